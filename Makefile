@@ -1,0 +1,36 @@
+# Two commands for users: `make demo` and `make test`. Both install what they need first.
+VENV    := .venv
+PYTHON  := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+DBT     := $(abspath $(VENV)/bin/dbt)
+
+.PHONY: setup system-deps demo test unit functional lint bench clean
+
+setup: system-deps $(STAMP)
+
+system-deps:
+	@scripts/install-system-deps
+
+$(STAMP): pyproject.toml setup.cfg
+	test -x $(PYTHON) || python3 -m venv $(VENV)
+	$(PYTHON) -m pip install --quiet --upgrade pip
+	$(PYTHON) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: setup
+	cd integration_tests && $(DBT) build --profiles-dir .
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+unit: setup
+	$(VENV)/bin/pytest tests/unit
+
+functional: setup
+	$(VENV)/bin/pytest tests/functional
+
+test: lint
+	$(VENV)/bin/pytest tests
+
+clean:
+	rm -rf integration_tests/target integration_tests/warehouse integration_tests/logs

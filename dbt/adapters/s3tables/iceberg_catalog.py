@@ -1,0 +1,262 @@
+"""Catalog metadata through PyIceberg: namespaces, relations, columns, table statistics.
+
+dbt's metadata calls land here instead of Spark (`SHOW TABLE EXTENDED` does not work
+for Iceberg tables on Spark 3.5 and `DESCRIBE EXTENDED` costs a Spark job per table).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from dbt.adapters.events.logging import AdapterLogger
+from pyiceberg.catalog import Catalog, load_catalog
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.exceptions import (
+    NamespaceAlreadyExistsError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    NoSuchViewError,
+)
+from pyiceberg.io import load_file_io
+from pyiceberg.schema import Schema
+from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
+
+from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.types import spark_type_name
+
+logger = AdapterLogger("s3tables")
+
+T = TypeVar("T")
+RelationKind = Literal["table", "view"]
+
+LOCK_RETRY_ATTEMPTS = 8
+LOCK_RETRY_BASE_SECONDS = 0.05
+
+
+@dataclass(frozen=True)
+class CatalogRelation:
+    namespace: str
+    name: str
+    kind: RelationKind
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    name: str
+    data_type: str
+    comment: str | None = None
+
+
+@dataclass(frozen=True)
+class TableStats:
+    """Figures of the current snapshot's summary (None before the first snapshot)."""
+
+    row_count: int | None
+    file_count: int | None
+    size_bytes: int | None
+    snapshot_id: int | None
+
+
+def is_lock_error(error: BaseException) -> bool:
+    return isinstance(error, OperationalError) and "locked" in str(error).lower()
+
+
+def retry_on_lock(operation: Callable[[], T], what: str) -> T:
+    """Run `operation`, retrying a bounded number of times while SQLite reports a lock.
+
+    The busy timeout already waits for a lock; a retry covers the case SQLite refuses to
+    wait for (a read transaction that must upgrade to a write while another writer won).
+    """
+    for attempt in range(LOCK_RETRY_ATTEMPTS):
+        try:
+            return operation()
+        except OperationalError as error:
+            if not is_lock_error(error) or attempt == LOCK_RETRY_ATTEMPTS - 1:
+                raise
+            delay = LOCK_RETRY_BASE_SECONDS * (2**attempt) * (1 + random.random())
+            logger.debug(f"catalog locked during {what}; retry {attempt + 1} in {delay:.2f}s")
+            time.sleep(delay)
+    raise AssertionError("unreachable")
+
+
+def schema_columns(schema: Schema) -> list[ColumnInfo]:
+    return [ColumnInfo(f.name, spark_type_name(f.field_type), f.doc) for f in schema.fields]
+
+
+def view_schema_from_metadata(metadata: dict[str, Any]) -> Schema:
+    """Current schema of an Iceberg view metadata document."""
+    current = metadata["current-version-id"]
+    version = next(v for v in metadata["versions"] if v["version-id"] == current)
+    schema = next(s for s in metadata["schemas"] if s["schema-id"] == version["schema-id"])
+    return Schema.model_validate(schema)
+
+
+def stats_from_summary(summary: dict[str, str] | None, snapshot_id: int | None) -> TableStats:
+    def number(key: str) -> int | None:
+        value = (summary or {}).get(key)
+        return int(value) if value is not None else None
+
+    return TableStats(
+        row_count=number("total-records"),
+        file_count=number("total-data-files"),
+        size_bytes=number("total-files-size"),
+        snapshot_id=snapshot_id,
+    )
+
+
+class IcebergCatalog:
+    """Thread-safe PyIceberg access to the catalog a profile names."""
+
+    def __init__(self, config: CatalogConfig) -> None:
+        self.config = config
+        self._catalog: Catalog | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def catalog(self) -> Catalog:
+        with self._lock:
+            if self._catalog is None:
+                self._catalog = retry_on_lock(
+                    lambda: load_catalog(self.config.name, **self.config.pyiceberg_properties()),
+                    "catalog open",
+                )
+            return self._catalog
+
+    def ensure_initialized(self) -> None:
+        """Open the catalog now (for SQLite: create its tables if the file is new)."""
+        _ = self.catalog
+
+    def list_namespaces(self) -> list[str]:
+        rows = retry_on_lock(self.catalog.list_namespaces, "list namespaces")
+        return [".".join(row) for row in rows]
+
+    def namespace_exists(self, namespace: str) -> bool:
+        return retry_on_lock(lambda: self.catalog.namespace_exists(namespace), "namespace check")
+
+    def create_namespace(self, namespace: str) -> None:
+        def create() -> None:
+            try:
+                self.catalog.create_namespace(namespace)
+            except NamespaceAlreadyExistsError:
+                pass
+
+        retry_on_lock(create, f"create namespace {namespace}")
+
+    def drop_namespace(self, namespace: str) -> None:
+        """Drop a namespace with every table (purged) and view in it."""
+        for relation in self.list_relations(namespace):
+            identifier = (namespace, relation.name)
+            if relation.kind == "view":
+                retry_on_lock(lambda i=identifier: self._drop_view(i), f"drop view {identifier}")
+            else:
+                retry_on_lock(
+                    lambda i=identifier: self.catalog.purge_table(i), f"drop table {identifier}"
+                )
+
+        def drop() -> None:
+            try:
+                self.catalog.drop_namespace(namespace)
+            except NoSuchNamespaceError:
+                pass
+
+        retry_on_lock(drop, f"drop namespace {namespace}")
+
+    def list_relations(self, namespace: str) -> list[CatalogRelation]:
+        def load() -> list[CatalogRelation]:
+            try:
+                tables = self.catalog.list_tables(namespace)
+                views = self._list_view_names(namespace)
+            except NoSuchNamespaceError:
+                return []
+            relations = [CatalogRelation(namespace, t[-1], "table") for t in tables]
+            relations += [CatalogRelation(namespace, name, "view") for name in views]
+            return relations
+
+        return retry_on_lock(load, f"list relations in {namespace}")
+
+    def columns(self, namespace: str, name: str, kind: RelationKind) -> list[ColumnInfo]:
+        def load() -> list[ColumnInfo]:
+            if kind == "view":
+                return schema_columns(self._view_schema(namespace, name))
+            return schema_columns(self.catalog.load_table((namespace, name)).schema())
+
+        return retry_on_lock(load, f"columns of {namespace}.{name}")
+
+    def find_columns(self, namespace: str, name: str) -> list[ColumnInfo]:
+        """Columns of a table or view, or [] when neither exists (as dbt expects)."""
+        try:
+            return self.columns(namespace, name, "table")
+        except (NoSuchTableError, NoSuchNamespaceError):
+            pass
+        try:
+            return self.columns(namespace, name, "view")
+        except (NoSuchViewError, NoSuchNamespaceError, LookupError):
+            return []
+
+    def table_stats(self, namespace: str, name: str) -> TableStats:
+        def load() -> TableStats:
+            snapshot = self.catalog.load_table((namespace, name)).current_snapshot()
+            if snapshot is None:
+                return stats_from_summary(None, None)
+            summary = snapshot.summary.additional_properties if snapshot.summary else None
+            return stats_from_summary(summary, snapshot.snapshot_id)
+
+        return retry_on_lock(load, f"statistics of {namespace}.{name}")
+
+    # PyIceberg's SqlCatalog has no view support (list_views raises NotImplementedError),
+    # but the JDBC catalog schema V1 keeps views as rows with iceberg_type = 'VIEW'.
+    def _list_view_names(self, namespace: str) -> list[str]:
+        if not isinstance(self.catalog, SqlCatalog):
+            return [v[-1] for v in self.catalog.list_views(namespace)]
+        return [row[0] for row in self._sql_view_rows(namespace)]
+
+    def _sql_view_rows(self, namespace: str, name: str | None = None) -> list[Any]:
+        assert isinstance(self.catalog, SqlCatalog)
+        query = (
+            "SELECT table_name, metadata_location FROM iceberg_tables "
+            "WHERE catalog_name = :catalog AND table_namespace = :namespace "
+            "AND iceberg_type = 'VIEW'"
+        )
+        params = {"catalog": self.config.name, "namespace": namespace}
+        if name is not None:
+            query += " AND table_name = :name"
+            params["name"] = name
+        with self.catalog.engine.connect() as connection:
+            return list(connection.execute(text(query), params))
+
+    def _view_schema(self, namespace: str, name: str) -> Schema:
+        if not isinstance(self.catalog, SqlCatalog):
+            metadata = self.catalog.load_view((namespace, name)).metadata
+            return view_schema_from_metadata(metadata.model_dump(by_alias=True))
+        rows = self._sql_view_rows(namespace, name)
+        if not rows:
+            raise LookupError(f"view {namespace}.{name} not found in the catalog")
+        location = rows[0][1]
+        io = load_file_io(self.catalog.properties, location)
+        with io.new_input(location).open() as stream:
+            raw = stream.read()
+        if location.endswith(".gz.metadata.json"):
+            raw = gzip.decompress(raw)
+        return view_schema_from_metadata(json.loads(raw))
+
+    def _drop_view(self, identifier: tuple[str, str]) -> None:
+        if not isinstance(self.catalog, SqlCatalog):
+            self.catalog.drop_view(identifier)
+            return
+        with self.catalog.engine.begin() as connection:
+            connection.execute(
+                text(
+                    "DELETE FROM iceberg_tables WHERE catalog_name = :catalog "
+                    "AND table_namespace = :namespace AND table_name = :name "
+                    "AND iceberg_type = 'VIEW'"
+                ),
+                {"catalog": self.config.name, "namespace": identifier[0], "name": identifier[1]},
+            )

@@ -1,0 +1,273 @@
+"""The s3tables adapter: dbt-spark's SQL dialect, PyIceberg for every metadata read."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from dbt.adapters.base import available
+from dbt.adapters.base.impl import AdapterConfig
+from dbt.adapters.base.relation import BaseRelation, InformationSchema
+from dbt.adapters.contracts.relation import RelationType
+from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.spark.column import SparkColumn
+from dbt.adapters.spark.impl import SparkAdapter
+from dbt_common.clients.agate_helper import DEFAULT_TYPE_TESTER
+from dbt_common.exceptions import DbtRuntimeError
+from dbt_common.contracts.metadata import (
+    CatalogTable,
+    ColumnMetadata,
+    StatsItem,
+    TableMetadata,
+)
+
+from dbt.adapters.s3tables.connections import (
+    S3TablesConnectionManager,
+    catalog_config_for,
+    iceberg_catalog_for,
+    spark_error_message,
+)
+from dbt.adapters.s3tables.model_config import (
+    check_columns_exist,
+    normalize_predicates,
+    normalize_unique_key,
+    resolve_strategy,
+)
+from dbt.adapters.s3tables.credentials import resolve_warehouse
+from dbt.adapters.s3tables.iceberg_catalog import CatalogRelation, IcebergCatalog, TableStats
+from dbt.adapters.s3tables.relation import S3TablesRelation
+from dbt.adapters.s3tables.seeds import seed_rows_as_text
+from dbt.adapters.s3tables.strategies import STRATEGY_BUILDERS, IncrementalWrite
+
+if TYPE_CHECKING:
+    import agate
+
+logger = AdapterLogger("s3tables")
+
+
+@dataclass
+class S3TablesConfig(AdapterConfig):
+    partition_by: list[str] | str | None = None
+    tblproperties: dict[str, str] | None = None
+    incremental_strategy: str | None = None
+
+
+def stats_items(stats: TableStats) -> dict[str, StatsItem]:
+    """Snapshot-summary figures as dbt catalog statistics."""
+    figures = [
+        ("row_count", "Row count", stats.row_count, "Rows in the current snapshot"),
+        ("num_files", "Data files", stats.file_count, "Data files in the current snapshot"),
+        ("bytes", "Size (bytes)", stats.size_bytes, "Bytes of the current snapshot's files"),
+    ]
+    items = {
+        key: StatsItem(id=key, label=label, value=value, include=True, description=text)
+        for key, label, value, text in figures
+        if value is not None
+    }
+    items["has_stats"] = StatsItem(
+        id="has_stats", label="Has Stats?", value=bool(items), include=False
+    )
+    return items
+
+
+class S3TablesAdapter(SparkAdapter):
+    Relation = S3TablesRelation  # type: ignore[assignment]
+    ConnectionManager = S3TablesConnectionManager  # type: ignore[assignment]
+    AdapterSpecificConfigs = S3TablesConfig  # type: ignore[assignment]
+
+    def __init__(self, config: Any, mp_context: Any) -> None:
+        credentials = config.credentials
+        credentials.warehouse = resolve_warehouse(
+            credentials.warehouse, getattr(config, "project_root", None)
+        )
+        super().__init__(config, mp_context)
+
+    @classmethod
+    def type(cls) -> str:
+        return "s3tables"
+
+    @property
+    def iceberg(self) -> IcebergCatalog:
+        return iceberg_catalog_for(catalog_config_for(self.config.credentials))
+
+    # --- schemas (Iceberg namespaces) ---
+
+    def list_schemas(self, database: str) -> list[str]:
+        return self.iceberg.list_namespaces()
+
+    def check_schema_exists(self, database: str, schema: str) -> bool:
+        return self.iceberg.namespace_exists(schema)
+
+    @available
+    def create_namespace(self, namespace: str) -> None:
+        self.iceberg.create_namespace(namespace)
+
+    @available
+    def drop_namespace(self, namespace: str) -> None:
+        self.iceberg.drop_namespace(namespace)
+
+    # --- relations and columns ---
+
+    def _relation_from_catalog(self, entry: CatalogRelation) -> S3TablesRelation:
+        kind = RelationType.View if entry.kind == "view" else RelationType.Table
+        return self.Relation.create(schema=entry.namespace, identifier=entry.name, type=kind)
+
+    def list_relations_without_caching(self, schema_relation: BaseRelation) -> list[BaseRelation]:
+        entries = self.iceberg.list_relations(schema_relation.schema)
+        return [self._relation_from_catalog(entry) for entry in entries]
+
+    def get_columns_in_relation(self, relation: BaseRelation) -> list[SparkColumn]:
+        # Temporary views live only in the Spark session: Spark knows them, the catalog not.
+        if not relation.schema or not relation.include_policy.schema:
+            return super().get_columns_in_relation(relation)
+        columns = self.iceberg.find_columns(relation.schema, relation.identifier)
+        return [
+            SparkColumn(
+                table_database=None,
+                table_schema=relation.schema,
+                table_name=relation.identifier,
+                table_type=relation.type,
+                column_index=index,
+                column=column.name,
+                dtype=column.data_type,
+            )
+            for index, column in enumerate(columns)
+        ]
+
+    # --- dbt docs catalog ---
+
+    def _catalog_rows(self, entry: CatalogRelation) -> Iterable[dict[str, Any]]:
+        stats = stats_items(self.iceberg.table_stats(entry.namespace, entry.name)) if (
+            entry.kind == "table"
+        ) else {}
+        flat_stats: dict[str, Any] = {}
+        for item in stats.values():
+            for field_name in ("label", "value", "description", "include"):
+                flat_stats[f"stats:{item.id}:{field_name}"] = getattr(item, field_name)
+        for index, column in enumerate(self.iceberg.columns(entry.namespace, entry.name, entry.kind)):
+            yield {
+                "table_database": None,
+                "table_schema": entry.namespace,
+                "table_name": entry.name,
+                "table_type": entry.kind,
+                "table_comment": None,
+                "table_owner": None,
+                "column_name": column.name,
+                "column_index": index,
+                "column_type": column.data_type,
+                "column_comment": column.comment,
+                **flat_stats,
+            }
+
+    def _get_one_catalog(
+        self,
+        information_schema: InformationSchema,
+        schemas: set[str],
+        used_schemas: frozenset[tuple[str, str]],
+    ) -> agate.Table:
+        import agate
+
+        rows: list[dict[str, Any]] = []
+        for schema in schemas:
+            for entry in self.iceberg.list_relations(schema):
+                rows.extend(self._catalog_rows(entry))
+        return agate.Table.from_object(rows, column_types=DEFAULT_TYPE_TESTER)
+
+    def get_catalog_for_single_relation(self, relation: BaseRelation) -> CatalogTable | None:
+        entries = {e.name: e for e in self.iceberg.list_relations(relation.schema)}
+        entry = entries.get(relation.identifier)
+        if entry is None:
+            return None
+        columns = self.iceberg.columns(entry.namespace, entry.name, entry.kind)
+        stats = (
+            stats_items(self.iceberg.table_stats(entry.namespace, entry.name))
+            if entry.kind == "table"
+            else {}
+        )
+        return CatalogTable(
+            metadata=TableMetadata(
+                type=RelationType.View.value if entry.kind == "view" else "table",
+                schema=entry.namespace,
+                name=entry.name,
+            ),
+            columns={
+                c.name: ColumnMetadata(type=c.data_type, index=i, name=c.name, comment=c.comment)
+                for i, c in enumerate(columns)
+            },
+            stats=stats,
+        )
+
+    # --- incremental ---
+
+    @available
+    def query_columns(self, sql: str) -> list[str]:
+        """Output column names of a query; Spark analyses it without running it."""
+        spark = self.connections.get_thread_connection().handle.spark
+        try:
+            return list(spark.sql(sql).columns)
+        except Exception as error:
+            raise DbtRuntimeError(spark_error_message(error)) from error
+
+    @available
+    def incremental_sql(
+        self,
+        model_name: str,
+        strategy: str | None,
+        target: BaseRelation,
+        source_sql: str,
+        unique_key: str | list[str] | None,
+        predicates: list[str] | str | None = None,
+    ) -> str:
+        """The one statement of this incremental run, after checking the model's config."""
+        keys = normalize_unique_key(unique_key)
+        chosen = resolve_strategy(model_name, strategy, keys)
+        source_columns = self.query_columns(source_sql)
+        check_columns_exist(model_name, "unique_key", keys, source_columns)
+        target_columns = [c.name for c in self.get_columns_in_relation(target)]
+        write = IncrementalWrite(
+            target=str(target),
+            source_sql=source_sql,
+            target_columns=target_columns,
+            source_columns=source_columns,
+            unique_key=keys,
+            predicates=normalize_predicates(predicates),
+        )
+        logger.debug(f"{model_name}: incremental strategy {chosen}")
+        return STRATEGY_BUILDERS[chosen](write)
+
+    # --- seeds ---
+
+    @available
+    def register_seed_view(self, agate_table: agate.Table, view_name: str) -> str:
+        """Load a seed's rows into a Spark temporary view in one bulk DataFrame.
+
+        Every value travels as text and is cast in SQL, so decimals, dates and strings
+        arrive exactly as written in the CSV, with no float rounding on the way.
+        """
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        spark = self.connections.get_thread_connection().handle.spark
+        names = [str(name) for name in agate_table.column_names]
+        schema = StructType([StructField(f"c{i}", StringType()) for i in range(len(names))])
+        frame = spark.createDataFrame(seed_rows_as_text(agate_table), schema=schema)
+        frame.createOrReplaceTempView(view_name)
+        return view_name
+
+    @available
+    def drop_temp_view(self, view_name: str) -> None:
+        self.connections.get_thread_connection().handle.spark.catalog.dropTempView(view_name)
+
+    def debug_query(self) -> None:
+        handle = self.connections.get_thread_connection().handle
+        self.execute("select 1 as id")
+        spark = handle.spark
+        import pyiceberg
+
+        iceberg_version = spark._jvm.org.apache.iceberg.IcebergBuild.version()
+        config = catalog_config_for(self.config.credentials)
+        logger.info(
+            f"Spark {spark.version}, Iceberg {iceberg_version}, PyIceberg "
+            f"{pyiceberg.__version__}, catalog `{config.name}` ({config.catalog_type}) at "
+            f"{config.location}"
+        )

@@ -1,0 +1,23 @@
+"""Relations: `schema.identifier` in the Iceberg catalog that is Spark's default catalog."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dbt.adapters.base.relation import Policy
+from dbt.adapters.spark.relation import SparkRelation
+
+
+@dataclass
+class S3TablesQuotePolicy(Policy):
+    # Backticks cost nothing in Spark SQL and make names with spaces or odd characters work.
+    database: bool = False
+    schema: bool = True
+    identifier: bool = True
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class S3TablesRelation(SparkRelation):
+    quote_policy: Policy = field(default_factory=lambda: S3TablesQuotePolicy())
+    # Every table this adapter creates or lists is an Iceberg table.
+    is_iceberg: bool | None = True

@@ -1,0 +1,72 @@
+"""The process-wide SparkSession: its settings (pure) and its creation.
+
+A JVM holds one SparkSession per process; every dbt thread shares it, so it is created
+once under a lock and reused.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import TYPE_CHECKING
+
+from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.jars import JarPlan, find_java, resolve_jars
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+LOG4J_CONFIG = os.path.join(os.path.dirname(__file__), "log4j2.properties")
+
+_session_lock = threading.Lock()
+_session: SparkSession | None = None
+
+
+def session_settings(
+    *,
+    master: str,
+    catalog: CatalogConfig,
+    jars: JarPlan,
+    user_settings: dict[str, str],
+) -> dict[str, str]:
+    """All Spark settings of the session, user settings last so they win."""
+    settings = {
+        "spark.master": master,
+        "spark.app.name": "dbt-s3tables",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        # dbt runs small statements one after another: few shuffle partitions are faster.
+        "spark.sql.shuffle.partitions": "4",
+        "spark.sql.ansi.enabled": "false",
+        "spark.sql.session.timeZone": "UTC",
+        # Spark's own session catalog is unused, but keep its folder out of the project.
+        "spark.sql.warehouse.dir": os.path.join(catalog.warehouse, "spark-warehouse"),
+        "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile=file:{LOG4J_CONFIG}",
+    }
+    settings.update(jars.spark_settings())
+    settings.update(catalog.spark_settings())
+    settings.update(user_settings)
+    return settings
+
+
+def get_or_create_session(catalog: CatalogConfig, master: str, user_settings: dict[str, str]) -> SparkSession:
+    """Return the process's SparkSession, starting it with this catalog if none runs yet."""
+    global _session
+    with _session_lock:
+        if _session is not None and _session._jsc is not None:
+            return _session
+        find_java()
+        settings = session_settings(
+            master=master,
+            catalog=catalog,
+            jars=resolve_jars(needs_sqlite=catalog.uses_sqlite),
+            user_settings=user_settings,
+        )
+        from pyspark.sql import SparkSession
+
+        builder = SparkSession.builder
+        for key, value in settings.items():
+            builder = builder.config(key, value)
+        _session = builder.getOrCreate()
+        _session.sparkContext.setLogLevel("ERROR")
+        return _session

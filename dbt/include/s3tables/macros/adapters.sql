@@ -1,0 +1,71 @@
+{#-- Every table is an Iceberg table in the catalog that is Spark's default catalog. --#}
+{% macro s3tables__file_format_clause() -%}
+  using iceberg
+{%- endmacro %}
+
+{#-- Locations are the catalog's business (S3 Tables forbids choosing one). --#}
+{% macro s3tables__location_clause() %}{% endmacro %}
+
+{% macro s3tables__options_clause() %}{% endmacro %}
+
+{% macro s3tables__create_table_as(temporary, relation, compiled_code, language='sql') -%}
+  {%- if temporary -%}
+    {{ create_temporary_view(relation, compiled_code) }}
+  {%- else -%}
+    {%- set contract_config = config.get('contract') -%}
+    {%- if contract_config.enforced -%}
+      {{ get_assert_columns_equivalent(compiled_code) }}
+      {%- set compiled_code = get_select_subquery(compiled_code) -%}
+    {%- endif %}
+    create or replace table {{ relation }}
+    {{ file_format_clause() }}
+    {{ partition_cols(label="partitioned by") }}
+    {{ tblproperties_clause() }}
+    {{ comment_clause() }}
+    as
+    {{ compiled_code }}
+  {%- endif -%}
+{%- endmacro %}
+
+{% macro s3tables__create_view_as(relation, sql) -%}
+  create or replace view {{ relation }}
+  {{ comment_clause() }}
+  {%- set contract_config = config.get('contract') -%}
+  {%- if contract_config.enforced -%}
+    {{ get_assert_columns_equivalent(sql) }}
+  {%- endif %}
+  as
+  {{ sql }}
+{%- endmacro %}
+
+{% macro s3tables__create_schema(relation) -%}
+  {% do adapter.create_namespace(relation.schema) %}
+{%- endmacro %}
+
+{% macro s3tables__drop_schema(relation) -%}
+  {% do adapter.drop_namespace(relation.schema) %}
+{%- endmacro %}
+
+{#-- PURGE: a dropped table's files go too (and S3 Tables rejects non-purge drops). --#}
+{% macro s3tables__drop_relation(relation) -%}
+  {% call statement('drop_relation', auto_begin=False) -%}
+    {%- if relation.type == 'view' -%}
+      drop view if exists {{ relation }}
+    {%- else -%}
+      drop table if exists {{ relation }} purge
+    {%- endif -%}
+  {%- endcall %}
+{% endmacro %}
+
+{% macro s3tables__persist_docs(relation, model, for_relation, for_columns) -%}
+  {% if for_columns and config.persist_column_docs() and model.columns and relation.type != 'view' %}
+    {% set existing_columns = adapter.get_columns_in_relation(relation) | map(attribute="name") | list %}
+    {% set filtered_columns = validate_doc_columns(relation, model.columns, existing_columns) %}
+    {% for column_name in filtered_columns %}
+      {% set comment = filtered_columns[column_name]['description'] | replace("'", "\\'") %}
+      {% call statement('alter_column_comment') %}
+        alter table {{ relation }} alter column {{ adapter.quote(column_name) }} comment '{{ comment }}'
+      {% endcall %}
+    {% endfor %}
+  {% endif %}
+{% endmacro %}

@@ -1,0 +1,47 @@
+{#-- A seed is one atomic `CREATE OR REPLACE TABLE ... AS SELECT` from a temporary view
+     holding the CSV rows as text, each column cast to its type: no row-by-row inserts,
+     and a failed load leaves the previous seed table untouched. --#}
+{% materialization seed, adapter='s3tables' %}
+  {%- set identifier = model['alias'] -%}
+  {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
+  {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
+  {%- set grant_config = config.get('grants') -%}
+  {%- set agate_table = load_agate_table() -%}
+  {%- do store_result('agate_table', response='OK', agate_table=agate_table) -%}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {% if old_relation is not none and old_relation.is_view %}
+    {{ adapter.drop_relation(old_relation) }}
+  {% endif %}
+
+  {%- set rows_view = adapter.register_seed_view(agate_table, identifier ~ '__dbt_seed_rows') -%}
+  {%- set column_override = model['config'].get('column_types', {}) -%}
+  {%- set quote_seed_column = model['config'].get('quote_columns', None) -%}
+  {%- set select_sql -%}
+    select
+    {%- for col_name in agate_table.column_names %}
+      {%- set inferred_type = adapter.convert_type(agate_table, loop.index0) -%}
+      {%- set type = column_override.get(col_name, inferred_type) %}
+      cast(`c{{ loop.index0 }}` as {{ type }}) as {{ adapter.quote_seed_column(col_name | string, quote_seed_column) }}
+      {%- if not loop.last %},{% endif -%}
+    {%- endfor %}
+    from {{ rows_view }}
+  {%- endset -%}
+
+  {% call noop_statement('main', 'INSERT ' ~ (agate_table.rows | length), code='INSERT', rows_affected=(agate_table.rows | length)) %}
+    {{ create_table_as(False, target_relation, select_sql) }}
+  {% endcall %}
+  {% call statement('load_seed') %}
+    {{ create_table_as(False, target_relation, select_sql) }}
+  {% endcall %}
+  {% do adapter.drop_temp_view(rows_view) %}
+
+  {% set should_revoke = should_revoke(old_relation, full_refresh_mode=True) %}
+  {% do apply_grants(target_relation, grant_config, should_revoke=should_revoke) %}
+  {% do persist_docs(target_relation, model) %}
+
+  {{ run_hooks(post_hooks) }}
+
+  {{ return({'relations': [target_relation]}) }}
+{% endmaterialization %}

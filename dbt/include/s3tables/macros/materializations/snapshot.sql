@@ -1,0 +1,6 @@
+{#-- dbt-core's snapshot materialization, which writes with `snapshot_merge_sql` (one
+     Iceberg MERGE). dbt-spark's own version insists on a `file_format` config that is
+     meaningless here: every table is Iceberg. --#}
+{% materialization snapshot, adapter='s3tables' %}
+  {{ return(materialization_snapshot_default()) }}
+{% endmaterialization %}

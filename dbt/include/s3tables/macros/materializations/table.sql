@@ -1,0 +1,27 @@
+{#-- One atomic `CREATE OR REPLACE TABLE ... AS SELECT`: a failing query leaves the old
+     table readable and unchanged, and the table keeps its snapshot history. --#}
+{% materialization table, adapter='s3tables', supported_languages=['sql'] %}
+  {%- set identifier = model['alias'] -%}
+  {%- set grant_config = config.get('grants') -%}
+  {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
+  {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {#-- A view cannot be replaced by a table in place. --#}
+  {% if old_relation is not none and old_relation.is_view %}
+    {{ adapter.drop_relation(old_relation) }}
+  {% endif %}
+
+  {%- call statement('main') -%}
+    {{ create_table_as(False, target_relation, compiled_code) }}
+  {%- endcall -%}
+
+  {% set should_revoke = should_revoke(old_relation, full_refresh_mode=True) %}
+  {% do apply_grants(target_relation, grant_config, should_revoke) %}
+  {% do persist_docs(target_relation, model) %}
+
+  {{ run_hooks(post_hooks) }}
+
+  {{ return({'relations': [target_relation]}) }}
+{% endmaterialization %}

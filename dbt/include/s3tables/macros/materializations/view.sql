@@ -1,0 +1,22 @@
+{% materialization view, adapter='s3tables' -%}
+  {%- set identifier = model['alias'] -%}
+  {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
+  {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='view') -%}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {#-- A table cannot be replaced by a view in place. --#}
+  {% if old_relation is not none and not old_relation.is_view %}
+    {{ adapter.drop_relation(old_relation) }}
+  {% endif %}
+
+  {%- call statement('main') -%}
+    {{ get_create_view_as_sql(target_relation, sql) }}
+  {%- endcall -%}
+
+  {% do persist_docs(target_relation, model, for_columns=false) %}
+
+  {{ run_hooks(post_hooks) }}
+
+  {{ return({'relations': [target_relation]}) }}
+{%- endmaterialization %}

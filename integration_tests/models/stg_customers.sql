@@ -1,0 +1,1 @@
+select customer_id, name, signup_date, balance from {{ ref('customers') }}

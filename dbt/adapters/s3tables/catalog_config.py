@@ -55,6 +55,11 @@ class CatalogConfig:
             ),
             # V1 schema stores views next to tables (Iceberg views in the JDBC catalog).
             f"{prefix}.jdbc.schema-version": "V1",
+            # PyIceberg creates the catalog tables before Spark starts. Iceberg's own
+            # creation check leaves a metadata ResultSet open, which pins an old read
+            # snapshot on a pooled connection: every later JVM commit after a Python
+            # write then fails with SQLITE_BUSY_SNAPSHOT.
+            f"{prefix}.jdbc.init-catalog-tables": "false",
             f"{prefix}.warehouse": self.warehouse_uri,
             # PyIceberg changes tables behind Spark's back (schema evolution): a cached
             # table would hide those commits, so every statement loads fresh metadata.

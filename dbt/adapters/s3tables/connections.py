@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.contracts.connection import Connection, ConnectionState
@@ -33,7 +33,7 @@ def catalog_config_for(credentials: S3TablesCredentials) -> CatalogConfig:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def iceberg_catalog_for(config: CatalogConfig) -> IcebergCatalog:
     """One PyIceberg catalog per catalog description and process, shared by all threads."""
     return IcebergCatalog(config)

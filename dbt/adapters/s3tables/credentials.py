@@ -21,7 +21,7 @@ DEFAULT_MASTER = "local[*]"
 DEFAULT_CATALOG_NAME = "local"
 
 # Spark and Iceberg catalog names become SQL identifiers and JDBC rows: keep them plain.
-_CATALOG_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_CATALOG_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class ProfileError(DbtRuntimeError):
@@ -111,7 +111,7 @@ class S3TablesCredentials(SparkCredentials):
                 f"unknown value `{self.catalog_type}`",
                 f"use one of: {', '.join(SUPPORTED_CATALOG_TYPES)}",
             )
-        if not _CATALOG_NAME_RE.match(self.catalog or ""):
+        if not _CATALOG_NAME_RE.fullmatch(self.catalog or ""):
             raise ProfileError(
                 "catalog",
                 f"`{self.catalog}` is not a plain identifier",

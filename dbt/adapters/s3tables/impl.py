@@ -14,13 +14,13 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.column import SparkColumn
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt_common.clients.agate_helper import DEFAULT_TYPE_TESTER
-from dbt_common.exceptions import DbtRuntimeError
 from dbt_common.contracts.metadata import (
     CatalogTable,
     ColumnMetadata,
     StatsItem,
     TableMetadata,
 )
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.connections import (
     S3TablesConnectionManager,
@@ -28,14 +28,14 @@ from dbt.adapters.s3tables.connections import (
     iceberg_catalog_for,
     spark_error_message,
 )
+from dbt.adapters.s3tables.credentials import resolve_warehouse
+from dbt.adapters.s3tables.iceberg_catalog import CatalogRelation, IcebergCatalog, TableStats
 from dbt.adapters.s3tables.model_config import (
     check_columns_exist,
     normalize_predicates,
     normalize_unique_key,
     resolve_strategy,
 )
-from dbt.adapters.s3tables.credentials import resolve_warehouse
-from dbt.adapters.s3tables.iceberg_catalog import CatalogRelation, IcebergCatalog, TableStats
 from dbt.adapters.s3tables.relation import S3TablesRelation
 from dbt.adapters.s3tables.seeds import seed_rows_as_text
 from dbt.adapters.s3tables.strategies import STRATEGY_BUILDERS, IncrementalWrite
@@ -138,14 +138,18 @@ class S3TablesAdapter(SparkAdapter):
     # --- dbt docs catalog ---
 
     def _catalog_rows(self, entry: CatalogRelation) -> Iterable[dict[str, Any]]:
-        stats = stats_items(self.iceberg.table_stats(entry.namespace, entry.name)) if (
-            entry.kind == "table"
-        ) else {}
+        stats = (
+            stats_items(self.iceberg.table_stats(entry.namespace, entry.name))
+            if (entry.kind == "table")
+            else {}
+        )
         flat_stats: dict[str, Any] = {}
         for item in stats.values():
             for field_name in ("label", "value", "description", "include"):
                 flat_stats[f"stats:{item.id}:{field_name}"] = getattr(item, field_name)
-        for index, column in enumerate(self.iceberg.columns(entry.namespace, entry.name, entry.kind)):
+        for index, column in enumerate(
+            self.iceberg.columns(entry.namespace, entry.name, entry.kind)
+        ):
             yield {
                 "table_database": None,
                 "table_schema": entry.namespace,

@@ -65,7 +65,6 @@ def check_columns_exist(
         raise ModelConfigError(
             model_name,
             key,
-            f"column(s) {', '.join(missing)} not in the model's output "
-            f"({', '.join(available)})",
+            f"column(s) {', '.join(missing)} not in the model's output ({', '.join(available)})",
             f"select the column(s) in the model or correct `{key}`",
         )

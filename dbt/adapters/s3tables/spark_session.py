@@ -49,7 +49,9 @@ def session_settings(
     return settings
 
 
-def get_or_create_session(catalog: CatalogConfig, master: str, user_settings: dict[str, str]) -> SparkSession:
+def get_or_create_session(
+    catalog: CatalogConfig, master: str, user_settings: dict[str, str]
+) -> SparkSession:
     """Return the process's SparkSession, starting it with this catalog if none runs yet."""
     global _session
     with _session_lock:

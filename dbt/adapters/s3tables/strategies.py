@@ -42,7 +42,8 @@ class IncrementalWrite:
             source = self.source_column(column)
             value = quote(source) if source is not None else "NULL"
             expressions.append(f"{value} AS {quote(column)}")
-        return f"SELECT {', '.join(expressions)} FROM ({self.source_sql}) AS {SOURCE_ALIAS}_raw"
+        # The model SQL sits on lines of its own: it may end in a `--` comment.
+        return f"SELECT {', '.join(expressions)} FROM (\n{self.source_sql}\n) AS {SOURCE_ALIAS}_raw"
 
 
 def append_sql(write: IncrementalWrite) -> str:

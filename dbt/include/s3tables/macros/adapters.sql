@@ -69,3 +69,8 @@
     {% endfor %}
   {% endif %}
 {% endmacro %}
+
+{#-- Spark relations have no database; a node's unset database reaches here Undefined. --#}
+{% macro s3tables__get_or_create_relation(database, schema, identifier, type) -%}
+  {{ return(default__get_or_create_relation(none, schema, identifier, type)) }}
+{%- endmacro %}

@@ -1,0 +1,191 @@
+"""Profile contract: `spark_conf` validation, warehouse resolution, credential checks."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from dbt.adapters.s3tables.credentials import (
+    ProfileError,
+    S3TablesCredentials,
+    resolve_warehouse,
+    validate_spark_conf,
+)
+
+
+def credentials(**keys: object) -> S3TablesCredentials:
+    return S3TablesCredentials.from_dict({"schema": "analytics", **keys})
+
+
+def assert_names_key(error: pytest.ExceptionInfo[ProfileError], key: str) -> None:
+    message = str(error.value)
+    assert f"`{key}`" in message
+    assert "Fix:" in message
+
+
+# --- validate_spark_conf ---
+
+
+def test_spark_conf_none_is_empty() -> None:
+    assert validate_spark_conf(None) == {}
+
+
+def test_spark_conf_strings_pass_through() -> None:
+    conf = {"spark.executor.memory": "2g", "spark.sql.shuffle.partitions": "8"}
+    assert validate_spark_conf(conf) == conf
+
+
+def test_spark_conf_scalars_become_spark_strings() -> None:
+    settings = validate_spark_conf(
+        {"spark.a.enabled": True, "spark.b.enabled": False, "spark.c": 4, "spark.d": 0.5}
+    )
+    assert settings == {
+        "spark.a.enabled": "true",
+        "spark.b.enabled": "false",
+        "spark.c": "4",
+        "spark.d": "0.5",
+    }
+    assert all(isinstance(value, str) for value in settings.values())
+
+
+@pytest.mark.parametrize("value", [["spark.a=1"], "spark.a=1", 42])
+def test_spark_conf_must_be_a_mapping(value: object) -> None:
+    with pytest.raises(ProfileError) as error:
+        validate_spark_conf(value)
+    assert_names_key(error, "spark_conf")
+    assert type(value).__name__ in str(error.value)
+
+
+def test_spark_conf_key_must_start_with_spark() -> None:
+    with pytest.raises(ProfileError) as error:
+        validate_spark_conf({"spark.ok": "1", "executor.memory": "2g"})
+    assert_names_key(error, "spark_conf.executor.memory")
+    assert "spark.executor.memory" in str(error.value)
+
+
+@pytest.mark.parametrize("value", [{"memory": "2g"}, ["a", "b"], None])
+def test_spark_conf_value_must_be_scalar(value: object) -> None:
+    with pytest.raises(ProfileError) as error:
+        validate_spark_conf({"spark.nested": value})
+    assert_names_key(error, "spark_conf.spark.nested")
+
+
+# --- resolve_warehouse ---
+
+
+def test_relative_warehouse_resolves_against_project_root() -> None:
+    assert resolve_warehouse("./warehouse", "/projects/shop") == "/projects/shop/warehouse"
+    assert resolve_warehouse("data/../wh", "/projects/shop") == "/projects/shop/wh"
+
+
+def test_relative_warehouse_without_project_root_uses_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert resolve_warehouse("wh", None) == os.path.join(os.getcwd(), "wh")
+
+
+def test_absolute_warehouse_is_kept() -> None:
+    assert resolve_warehouse("/data/wh/", "/projects/shop") == "/data/wh"
+
+
+def test_home_is_expanded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    resolved = resolve_warehouse("~/wh", "/projects/shop")
+    assert resolved == os.path.join(str(tmp_path), "wh")
+    assert "~" not in resolved
+
+
+# --- S3TablesCredentials ---
+
+
+def test_defaults() -> None:
+    creds = credentials()
+    assert creds.type == "s3tables"
+    assert creds.method == "session"
+    assert creds.warehouse == "./warehouse"
+    assert creds.master == "local[*]"
+    assert creds.catalog == "local"
+    assert creds.catalog_type == "local"
+    assert creds.spark_conf == {}
+    assert creds.database is None
+
+
+def test_direct_construction_validates_spark_conf() -> None:
+    creds = S3TablesCredentials(schema="analytics", spark_conf={"spark.x.enabled": True})
+    assert creds.spark_conf == {"spark.x.enabled": "true"}
+
+
+def test_profile_spark_conf_is_validated() -> None:
+    with pytest.raises(ProfileError) as error:
+        credentials(spark_conf={"executor.memory": "2g"})
+    assert_names_key(error, "spark_conf.executor.memory")
+
+
+def test_database_equal_to_schema_is_accepted_and_dropped() -> None:
+    assert credentials(database="analytics").database is None
+
+
+def test_unknown_method() -> None:
+    with pytest.raises(ProfileError) as error:
+        credentials(method="thrift")
+    assert_names_key(error, "method")
+    assert "thrift" in str(error.value)
+    assert "session" in str(error.value).split("Fix:")[1]
+
+
+@pytest.mark.parametrize("name", ["my-catalog", "1st", "", "a b", "cat.alog"])
+def test_catalog_name_must_be_plain_identifier(name: str) -> None:
+    with pytest.raises(ProfileError) as error:
+        credentials(catalog=name)
+    assert_names_key(error, "catalog")
+
+
+def test_catalog_name_with_trailing_newline_is_refused() -> None:
+    # `$` in _CATALOG_NAME_RE also matches before a final newline (e.g. a YAML block
+    # scalar `catalog: |`), so "local\n" would become a Spark catalog name.
+    with pytest.raises(ProfileError) as error:
+        credentials(catalog="local\n")
+    assert_names_key(error, "catalog")
+
+
+@pytest.mark.parametrize("name", ["local", "_x", "Cat_2"])
+def test_plain_catalog_names_are_accepted(name: str) -> None:
+    assert credentials(catalog=name).catalog == name
+
+
+def test_unknown_catalog_type() -> None:
+    with pytest.raises(ProfileError) as error:
+        credentials(catalog_type="glue")
+    assert_names_key(error, "catalog_type")
+    assert "glue" in str(error.value)
+    assert "local" in str(error.value).split("Fix:")[1]
+
+
+def test_database_different_from_schema() -> None:
+    with pytest.raises(ProfileError) as error:
+        credentials(database="other")
+    assert_names_key(error, "database")
+    assert "other" in str(error.value)
+
+
+@pytest.mark.parametrize("warehouse", ["", "   "])
+def test_empty_warehouse(warehouse: str) -> None:
+    with pytest.raises(ProfileError) as error:
+        credentials(warehouse=warehouse)
+    assert_names_key(error, "warehouse")
+
+
+def test_empty_master() -> None:
+    with pytest.raises(ProfileError) as error:
+        credentials(master="")
+    assert_names_key(error, "master")
+
+
+@pytest.mark.parametrize("timeout", [0, -5])
+def test_lock_timeout_must_be_positive(timeout: int) -> None:
+    with pytest.raises(ProfileError) as error:
+        credentials(catalog_lock_timeout=timeout)
+    assert_names_key(error, "catalog_lock_timeout")

@@ -1,0 +1,125 @@
+"""Pure helpers of the PyIceberg catalog access."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy.exc import OperationalError
+
+from dbt.adapters.s3tables import iceberg_catalog
+from dbt.adapters.s3tables.iceberg_catalog import (
+    LOCK_RETRY_ATTEMPTS,
+    TableStats,
+    retry_on_lock,
+    stats_from_summary,
+    view_schema_from_metadata,
+)
+
+
+def test_stats_from_summary() -> None:
+    summary = {"total-records": "12", "total-data-files": "3", "total-files-size": "4096"}
+    assert stats_from_summary(summary, 77) == TableStats(
+        row_count=12, file_count=3, size_bytes=4096, snapshot_id=77
+    )
+
+
+def test_stats_without_summary_are_unknown() -> None:
+    assert stats_from_summary(None, None) == TableStats(None, None, None, None)
+
+
+def test_stats_missing_keys_are_unknown_not_zero() -> None:
+    stats = stats_from_summary({"total-records": "0"}, 5)
+    assert stats.row_count == 0
+    assert stats.file_count is None and stats.size_bytes is None
+
+
+def field(field_id: int, name: str, type_: str) -> dict:
+    return {"id": field_id, "name": name, "type": type_, "required": False}
+
+
+def view_metadata(current_version_id: int) -> dict:
+    return {
+        "view-uuid": "fa6506c3-7681-40c8-86dc-e36561f83385",
+        "format-version": 1,
+        "location": "file:///tmp/wh/analytics/v",
+        "current-version-id": current_version_id,
+        "versions": [
+            {"version-id": 1, "schema-id": 1, "timestamp-ms": 1, "summary": {}},
+            {"version-id": 2, "schema-id": 0, "timestamp-ms": 2, "summary": {}},
+        ],
+        "schemas": [
+            {"type": "struct", "schema-id": 0, "fields": [field(1, "id", "long")]},
+            {
+                "type": "struct",
+                "schema-id": 1,
+                "fields": [field(1, "id", "int"), field(2, "name", "string")],
+            },
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("current", "schema_id", "columns"), [(1, 1, ["id", "name"]), (2, 0, ["id"])]
+)
+def test_view_schema_is_the_current_versions(
+    current: int, schema_id: int, columns: list[str]
+) -> None:
+    schema = view_schema_from_metadata(view_metadata(current))
+    assert schema.schema_id == schema_id
+    assert [f.name for f in schema.fields] == columns
+
+
+def locked() -> OperationalError:
+    return OperationalError("UPDATE iceberg_tables", {}, Exception("database is locked"))
+
+
+@pytest.fixture
+def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    calls: list[float] = []
+    monkeypatch.setattr(iceberg_catalog.time, "sleep", calls.append)
+    return calls
+
+
+def flaky(failures: list[BaseException], result: str = "done"):
+    calls = []
+
+    def operation() -> str:
+        calls.append(1)
+        if failures:
+            raise failures.pop(0)
+        return result
+
+    return operation, calls
+
+
+def test_lock_is_retried_until_success(sleeps: list[float]) -> None:
+    operation, calls = flaky([locked(), locked()])
+    assert retry_on_lock(operation, "test") == "done"
+    assert len(calls) == 3
+    assert len(sleeps) == 2 and all(delay > 0 for delay in sleeps)
+
+
+def test_other_operational_errors_are_not_retried(sleeps: list[float]) -> None:
+    other = OperationalError("SELECT", {}, Exception("no such table: iceberg_tables"))
+    operation, calls = flaky([other])
+    with pytest.raises(OperationalError) as error:
+        retry_on_lock(operation, "test")
+    assert error.value is other
+    assert len(calls) == 1 and sleeps == []
+
+
+def test_non_sqlalchemy_errors_are_not_retried(sleeps: list[float]) -> None:
+    operation, calls = flaky([RuntimeError("database is locked")])
+    with pytest.raises(RuntimeError):
+        retry_on_lock(operation, "test")
+    assert len(calls) == 1 and sleeps == []
+
+
+def test_gives_up_after_the_last_attempt(sleeps: list[float]) -> None:
+    errors = [locked() for _ in range(LOCK_RETRY_ATTEMPTS + 1)]
+    last = errors[LOCK_RETRY_ATTEMPTS - 1]
+    operation, calls = flaky(errors)
+    with pytest.raises(OperationalError) as error:
+        retry_on_lock(operation, "test")
+    assert error.value is last
+    assert len(calls) == LOCK_RETRY_ATTEMPTS
+    assert len(sleeps) == LOCK_RETRY_ATTEMPTS - 1

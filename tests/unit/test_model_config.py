@@ -1,0 +1,84 @@
+"""Checks of a model's incremental config."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbt.adapters.s3tables.model_config import (
+    KNOWN_STRATEGIES,
+    ModelConfigError,
+    check_columns_exist,
+    normalize_unique_key,
+    resolve_strategy,
+)
+
+
+@pytest.mark.parametrize(
+    ("unique_key", "expected"),
+    [
+        (None, []),
+        ("id", ["id"]),
+        (" id ", ["id"]),
+        (["a", "b"], ["a", "b"]),
+        (("b", "a"), ["b", "a"]),
+        (["Id", "id", "ID", "b"], ["Id", "b"]),
+        (["", "  ", "a"], ["a"]),
+        ("", []),
+        ([], []),
+    ],
+)
+def test_normalize_unique_key(unique_key: object, expected: list[str]) -> None:
+    assert normalize_unique_key(unique_key) == expected
+
+
+def test_string_key_is_not_split_into_characters() -> None:
+    assert normalize_unique_key("order_id") == ["order_id"]
+
+
+def test_default_strategy_is_append_without_key() -> None:
+    assert resolve_strategy("orders", None, []) == "append"
+
+
+def test_default_strategy_is_merge_with_key() -> None:
+    assert resolve_strategy("orders", None, ["id"]) == "merge"
+
+
+def test_configured_strategy_wins() -> None:
+    assert resolve_strategy("orders", "append", ["id"]) == "append"
+
+
+def test_unknown_strategy_lists_valid_ones() -> None:
+    with pytest.raises(ModelConfigError) as error:
+        resolve_strategy("orders", "insert_overwrite", ["id"])
+    message = str(error.value)
+    assert "`orders`" in message
+    assert "incremental_strategy" in message
+    assert "insert_overwrite" in message
+    fix = message.split("Fix:")[1]
+    assert KNOWN_STRATEGIES and all(name in fix for name in KNOWN_STRATEGIES)
+    assert {"append", "merge"} <= set(KNOWN_STRATEGIES)
+
+
+def test_merge_without_key_errors() -> None:
+    with pytest.raises(ModelConfigError) as error:
+        resolve_strategy("orders", "merge", [])
+    message = str(error.value)
+    assert "`orders`" in message
+    assert "unique_key" in message
+    assert "Fix:" in message
+
+
+def test_columns_exist_case_insensitively() -> None:
+    available = ["id", "Status", "amount"]
+    assert check_columns_exist("orders", "unique_key", ["ID", "status"], available) is None
+
+
+def test_missing_columns_are_named() -> None:
+    with pytest.raises(ModelConfigError) as error:
+        check_columns_exist("orders", "unique_key", ["id", "customer", "day"], ["id", "amount"])
+    message = str(error.value)
+    assert "`orders`" in message
+    assert "`unique_key`" in message
+    problem = message.split("Fix:")[0]
+    assert "customer" in problem and "day" in problem
+    assert "not in the model's output (id, amount)" in problem

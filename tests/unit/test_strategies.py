@@ -1,0 +1,124 @@
+"""SQL of the incremental strategies, built from names only."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from dbt.adapters.s3tables.strategies import IncrementalWrite, append_sql, merge_sql, quote
+
+TARGET = "`analytics`.`orders`"
+SOURCE_SQL = "select * from staging"
+
+
+def write(**overrides: object) -> IncrementalWrite:
+    values: dict = {
+        "target": TARGET,
+        "source_sql": SOURCE_SQL,
+        "target_columns": ["id", "amount", "status"],
+        "source_columns": ["status", "id", "amount"],
+    }
+    values.update(overrides)
+    return IncrementalWrite(**values)
+
+
+def select_list(sql: str) -> str:
+    return re.search(r"SELECT (.*?) FROM \(", sql, re.S).group(1)
+
+
+def on_clause(sql: str) -> str:
+    return re.search(r"^ON (.*)$", sql, re.M).group(1)
+
+
+@pytest.mark.parametrize(
+    ("name", "quoted"),
+    [("id", "`id`"), ("a`b", "`a``b`"), ("``", "``````"), ("with space", "`with space`")],
+)
+def test_quote_doubles_backticks(name: str, quoted: str) -> None:
+    assert quote(name) == quoted
+
+
+def test_append_lists_columns_in_target_order() -> None:
+    sql = append_sql(write())
+    assert sql.startswith(f"INSERT INTO {TARGET} (`id`, `amount`, `status`)\n")
+    assert select_list(sql) == "`id` AS `id`, `amount` AS `amount`, `status` AS `status`"
+    assert f"(\n{SOURCE_SQL}\n)" in sql
+
+
+def test_target_column_missing_from_source_is_null() -> None:
+    sql = append_sql(write(source_columns=["id", "amount"]))
+    assert "NULL AS `status`" in select_list(sql)
+    assert "`status` AS" not in select_list(sql)
+
+
+def test_source_column_only_in_source_is_not_written() -> None:
+    sql = append_sql(write(source_columns=["id", "amount", "status", "extra"]))
+    assert "extra" not in sql
+
+
+def test_source_columns_match_case_insensitively() -> None:
+    w = write(target_columns=["customerid", "name"], source_columns=["Name", "CustomerID"])
+    assert w.source_column("customerid") == "CustomerID"
+    sql = append_sql(w)
+    assert select_list(sql) == "`CustomerID` AS `customerid`, `Name` AS `name`"
+    assert "NULL" not in sql
+
+
+def test_merge_on_null_safe_equality_of_every_key() -> None:
+    sql = merge_sql(write(unique_key=["id", "status"]))
+    on = on_clause(sql)
+    for key in ("id", "status"):
+        assert f"dbt_target.`{key}` <=> dbt_source.`{key}`" in on
+    assert " = " not in on
+
+
+def test_merge_updates_non_key_columns_and_inserts_all() -> None:
+    sql = merge_sql(write(unique_key=["ID"]))
+    assert "WHEN MATCHED THEN UPDATE SET dbt_target.`amount` = dbt_source.`amount`, " in sql
+    update = re.search(r"UPDATE SET (.*)$", sql, re.M).group(1)
+    assert "`id`" not in update
+    assert sql.endswith(
+        "WHEN NOT MATCHED THEN INSERT (`id`, `amount`, `status`) "
+        "VALUES (dbt_source.`id`, dbt_source.`amount`, dbt_source.`status`)"
+    )
+
+
+def test_merge_source_is_aligned_to_target() -> None:
+    sql = merge_sql(write(unique_key=["id"], source_columns=["ID", "amount"]))
+    assert "`ID` AS `id`" in sql
+    assert "NULL AS `status`" in sql
+
+
+def test_incremental_predicates_are_anded_into_on() -> None:
+    predicates = ["dbt_target.day >= '2024-01-01'", "dbt_source.amount > 0 OR true"]
+    on = on_clause(merge_sql(write(unique_key=["id"], predicates=predicates)))
+    assert on == (
+        "(dbt_target.`id` <=> dbt_source.`id`) AND (dbt_target.day >= '2024-01-01') "
+        "AND (dbt_source.amount > 0 OR true)"
+    )
+
+
+def test_merge_with_only_key_columns_has_no_update() -> None:
+    sql = merge_sql(write(target_columns=["id"], source_columns=["id"], unique_key=["id"]))
+    assert "WHEN MATCHED" not in sql
+    assert "UPDATE" not in sql
+    assert "WHEN NOT MATCHED THEN INSERT (`id`)" in sql
+
+
+@pytest.mark.parametrize("build", [append_sql, merge_sql])
+def test_exactly_one_statement(build) -> None:
+    sql = build(write(unique_key=["id"]))
+    assert ";" not in sql
+    assert sql.count("INSERT") == 1
+
+
+@pytest.mark.parametrize("build", [append_sql, merge_sql])
+def test_source_ending_in_line_comment_keeps_statement_intact(build) -> None:
+    # dbt's Jinja drops the model file's trailing newline, so a model whose last line is a
+    # `-- comment` reaches here without one; the closing `) AS ...` must not be swallowed.
+    source_sql = "select 1 as id, 2 as amount, 'x' as status\n-- where id > 10"
+    sql = build(write(source_sql=source_sql, unique_key=["id"]))
+    without_comments = re.sub(r"--[^\n]*", "", sql)
+    assert "AS dbt_source_raw" in without_comments
+    assert without_comments.count("(") == without_comments.count(")")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from dbt.adapters.spark.connections import SparkCredentials
@@ -84,7 +84,9 @@ class S3TablesCredentials(SparkCredentials):
     master: str = DEFAULT_MASTER
     catalog: str = DEFAULT_CATALOG_NAME
     catalog_type: str = "local"
-    spark_conf: dict[str, Any] = field(default_factory=dict)
+    # Typed loosely so a wrong shape reaches `validate_spark_conf`, whose error names the
+    # key, instead of dbt's generic schema message.
+    spark_conf: Any = None
     # Seconds a SQLite catalog writer waits for a lock before it is retried.
     catalog_lock_timeout: int = 30
 

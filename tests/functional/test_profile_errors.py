@@ -1,0 +1,79 @@
+"""Bad profiles fail at `dbt debug` with a message naming the key and the fix, and
+create nothing. Each case runs dbt in a subprocess: no Spark starts, and the missing-Java
+case needs an environment of its own."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+DBT = str(Path(sys.executable).parent / "dbt")
+
+
+def run_debug(tmp_path: Path, target: dict, env: dict | None = None) -> subprocess.CompletedProcess:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "dbt_project.yml").write_text(
+        yaml.safe_dump({"name": "profile_errors", "version": "1.0", "profile": "errors"})
+    )
+    profile = {"type": "s3tables", "schema": "analytics", **target}
+    (project / "profiles.yml").write_text(
+        yaml.safe_dump({"errors": {"target": "dev", "outputs": {"dev": profile}}})
+    )
+    return subprocess.run(
+        [DBT, "debug", "--profiles-dir", str(project), "--project-dir", str(project)],
+        capture_output=True,
+        text=True,
+        env=env or os.environ.copy(),
+        timeout=300,
+    )
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ({"method": "odbc"}, ["`method`", "unknown value `odbc`", "session"]),
+        ({"catalog_type": "hive"}, ["`catalog_type`", "hive", "local"]),
+        ({"catalog": "my-catalog"}, ["`catalog`", "my-catalog"]),
+        ({"spark_conf": {"executor.memory": "2g"}}, ["spark_conf.executor.memory", "spark."]),
+        ({"spark_conf": {"spark.jars": ["a", "b"]}}, ["spark_conf.spark.jars", "scalar"]),
+        ({"spark_conf": "spark.executor.memory=2g"}, ["`spark_conf`", "mapping"]),
+    ],
+)
+def test_bad_profile_key_is_named(tmp_path: Path, target: dict, expected: list[str]) -> None:
+    warehouse = tmp_path / "warehouse"
+    result = run_debug(tmp_path, {"warehouse": str(warehouse), **target})
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    for fragment in expected:
+        assert fragment in output, output
+    assert "Fix:" in output
+    assert not warehouse.exists()
+
+
+def test_warehouse_under_a_file_is_refused(tmp_path: Path) -> None:
+    blocker = tmp_path / "not_a_folder"
+    blocker.write_text("x")
+    warehouse = blocker / "warehouse"
+    result = run_debug(tmp_path, {"warehouse": str(warehouse)})
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "`warehouse`" in output and "is a file, not a folder" in output, output
+    assert blocker.read_text() == "x"
+
+
+def test_missing_java_is_named_with_install_command(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    # Keep the virtualenv's scripts and python, drop every folder that holds a `java`.
+    env["PATH"] = str(Path(sys.executable).parent)
+    warehouse = tmp_path / "warehouse"
+    result = run_debug(tmp_path, {"warehouse": str(warehouse)}, env=env)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "no Java runtime found" in output, output
+    assert "apt-get install openjdk-17-jre-headless" in output

@@ -1,0 +1,229 @@
+"""Seeds: one bulk DataFrame, one atomic `CREATE OR REPLACE TABLE ... AS SELECT`.
+
+Every value is read back from the Iceberg table through Spark and compared with the CSV
+text; column types are checked through the adapter (PyIceberg) and through Spark.
+"""
+
+from __future__ import annotations
+
+import datetime
+from decimal import Decimal
+
+import pytest
+from dbt.tests.util import get_connection, run_dbt
+
+# Quoted cells with embedded quotes and commas, unicode (accents, CJK, emoji), empty cells
+# (NULL) in an integer, a date and the decimal column.
+TYPED_VALUES_CSV = (
+    "id,name,note,birth_date,created_at,is_active,qty,amount\n"
+    '1,"Zoë ""Zed"" Smith","hello, world",2024-01-15,2024-01-15 10:30:00,true,7,12.34\n'
+    '2,日本,"🎉 party, ""big""",2023-12-31,2023-12-31 23:59:59,false,,0.5\n'
+    "3,Plain,text,,2020-02-29 00:00:00,true,-3,\n"
+    "4,Big,x,2000-01-01,2000-01-01 00:00:01,false,0,12345678.1234\n"
+)
+
+TYPED_VALUES_YML = """
+version: 2
+seeds:
+  - name: typed_values
+    config:
+      column_types:
+        amount: decimal(12,4)
+"""
+
+# Without `column_types`, an empty text cell is NULL as well (dbt's CSV reader).
+TEXT_NULL_CSV = "id,label\n1,\n2,b\n"
+
+EXPECTED_TYPES = [
+    ("id", "bigint"),
+    ("name", "string"),
+    ("note", "string"),
+    ("birth_date", "date"),
+    ("created_at", "timestamp"),
+    ("is_active", "boolean"),
+    ("qty", "bigint"),
+    ("amount", "decimal(12,4)"),
+]
+
+
+def spark_describe(project, relation_name: str) -> list[tuple[str, str]]:
+    """(column, type) pairs as Spark's own DESCRIBE prints them (stops at the blank row)."""
+    pairs = []
+    for row in project.run_sql(f"describe {relation_name}", fetch="all"):
+        name, data_type = row[0], row[1]
+        if not name or name.startswith("#"):
+            break
+        pairs.append((name, data_type))
+    return pairs
+
+
+def snapshot_ids(project, relation_name: str) -> list[int]:
+    rows = project.run_sql(
+        f"select snapshot_id from {relation_name}.snapshots order by committed_at", fetch="all"
+    )
+    return [row[0] for row in rows]
+
+
+class TestSeedValuesAndTypes:
+    @pytest.fixture(scope="class")
+    def seeds(self):
+        return {
+            "typed_values.csv": TYPED_VALUES_CSV,
+            "typed_values.yml": TYPED_VALUES_YML,
+            "text_null.csv": TEXT_NULL_CSV,
+        }
+
+    def test_values_round_trip(self, project):
+        results = run_dbt(["seed"])
+        assert len(results) == 2
+        assert all(r.status == "success" for r in results)
+
+        rows = project.run_sql(
+            "select id, name, note, birth_date, cast(created_at as string), is_active, qty, "
+            "amount from {schema}.typed_values order by id",
+            fetch="all",
+        )
+        assert [tuple(r) for r in rows] == [
+            (
+                1,
+                'Zoë "Zed" Smith',
+                "hello, world",
+                datetime.date(2024, 1, 15),
+                "2024-01-15 10:30:00",
+                True,
+                7,
+                Decimal("12.3400"),
+            ),
+            (
+                2,
+                "日本",
+                '🎉 party, "big"',
+                datetime.date(2023, 12, 31),
+                "2023-12-31 23:59:59",
+                False,
+                None,
+                Decimal("0.5000"),
+            ),
+            (3, "Plain", "text", None, "2020-02-29 00:00:00", True, -3, None),
+            (
+                4,
+                "Big",
+                "x",
+                datetime.date(2000, 1, 1),
+                "2000-01-01 00:00:01",
+                False,
+                0,
+                Decimal("12345678.1234"),
+            ),
+        ]
+        # Exact decimal text, not a float approximation.
+        assert str(rows[0][7]) == "12.3400"
+        assert str(rows[3][7]) == "12345678.1234"
+
+        text_rows = project.run_sql("select id, label from {schema}.text_null order by id", "all")
+        assert [tuple(r) for r in text_rows] == [(1, None), (2, "b")]
+
+    def test_column_types(self, project):
+        run_dbt(["seed"])
+        relation = project.adapter.Relation.create(
+            schema=project.test_schema, identifier="typed_values"
+        )
+        with get_connection(project.adapter):
+            columns = project.adapter.get_columns_in_relation(relation)
+        assert [(c.name, c.dtype) for c in columns] == EXPECTED_TYPES
+        # Spark, reading the same Iceberg schema on its own path, agrees.
+        assert spark_describe(project, f"{project.test_schema}.typed_values") == EXPECTED_TYPES
+
+    def test_single_bulk_load_commit(self, project):
+        run_dbt(["seed", "--select", "typed_values"])
+        table = f"{project.test_schema}.typed_values"
+        # Every load is one commit holding all rows (no row-by-row inserts).
+        latest = project.run_sql(
+            f"select summary['added-records'], operation from {table}.snapshots "
+            "order by committed_at desc limit 1",
+            fetch="one",
+        )
+        assert int(latest[0]) == 4
+        assert latest[1] in ("append", "overwrite")
+
+
+RESEED_V1 = "id,val\n1,a\n2,b\n"
+RESEED_V2 = "id,val\n10,x\n20,y\n30,z\n"
+RESEED_V3 = "id,val\n100,full\n"
+
+
+class TestReseed:
+    @pytest.fixture(scope="class")
+    def seeds(self):
+        return {"reseed.csv": RESEED_V1}
+
+    def write_seed(self, project, text: str) -> None:
+        (project.project_root / "seeds" / "reseed.csv").write_text(text, encoding="utf-8")
+
+    def rows(self, project) -> list[tuple]:
+        return [
+            tuple(r)
+            for r in project.run_sql("select id, val from {schema}.reseed order by id", "all")
+        ]
+
+    def test_reseed_replaces_rows_and_keeps_history(self, project):
+        table = f"{project.test_schema}.reseed"
+        self.write_seed(project, RESEED_V1)
+        run_dbt(["seed"])
+        assert self.rows(project) == [(1, "a"), (2, "b")]
+        first_snapshots = snapshot_ids(project, table)
+        assert len(first_snapshots) >= 1
+
+        self.write_seed(project, RESEED_V2)
+        results = run_dbt(["seed"])
+        assert len(results) == 1
+        assert self.rows(project) == [(10, "x"), (20, "y"), (30, "z")]
+        second_snapshots = snapshot_ids(project, table)
+        # Replaced in place: the earlier snapshots are still in the table's history.
+        assert len(second_snapshots) > len(first_snapshots)
+        assert set(first_snapshots) < set(second_snapshots)
+        count = project.run_sql(f"select count(*) from {table}.snapshots", fetch="one")[0]
+        assert count == len(second_snapshots)
+
+    def test_full_refresh_seed(self, project):
+        table = f"{project.test_schema}.reseed"
+        self.write_seed(project, RESEED_V2)
+        run_dbt(["seed"])
+        before = snapshot_ids(project, table)
+
+        self.write_seed(project, RESEED_V3)
+        results = run_dbt(["seed", "--full-refresh"])
+        assert len(results) == 1
+        assert results[0].status == "success"
+        assert self.rows(project) == [(100, "full")]
+        after = snapshot_ids(project, table)
+        assert after[-1] not in before
+
+
+class TestEmptySeed:
+    @pytest.fixture(scope="class")
+    def seeds(self):
+        return {"empty_seed.csv": "id,name,created_at\n"}
+
+    def test_header_only_seed_loads_zero_rows(self, project):
+        results = run_dbt(["seed"])
+        assert len(results) == 1
+        assert results[0].status == "success"
+        count = project.run_sql("select count(*) from {schema}.empty_seed", fetch="one")[0]
+        assert count == 0
+
+        relation = project.adapter.Relation.create(
+            schema=project.test_schema, identifier="empty_seed"
+        )
+        with get_connection(project.adapter):
+            columns = project.adapter.get_columns_in_relation(relation)
+            relations = project.adapter.list_relations_without_caching(
+                project.adapter.Relation.create(schema=project.test_schema)
+            )
+        assert [c.name for c in columns] == ["id", "name", "created_at"]
+        assert [(r.identifier, r.type) for r in relations] == [("empty_seed", "table")]
+
+        # Seeding again (still empty) works and stays empty.
+        run_dbt(["seed"])
+        count = project.run_sql("select count(*) from {schema}.empty_seed", fetch="one")[0]
+        assert count == 0

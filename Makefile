@@ -32,5 +32,8 @@ functional: setup
 test: lint
 	$(VENV)/bin/pytest tests
 
+bench: setup
+	$(PYTHON) bench/seed_load.py
+
 clean:
 	rm -rf integration_tests/target integration_tests/warehouse integration_tests/logs

@@ -77,3 +77,12 @@ def test_missing_java_is_named_with_install_command(tmp_path: Path) -> None:
     assert result.returncode != 0
     assert "no Java runtime found" in output, output
     assert "apt-get install openjdk-17-jre-headless" in output
+
+
+def test_debug_reports_versions_and_catalog(tmp_path: Path) -> None:
+    warehouse = tmp_path / "warehouse"
+    result = run_debug(tmp_path, {"warehouse": str(warehouse), "master": "local[1]"})
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "Spark 3.5." in output and "Iceberg 1.10." in output and "PyIceberg 0.12." in output
+    assert str(warehouse / "catalog.db") in output

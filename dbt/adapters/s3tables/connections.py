@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sqlite3
 from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -14,7 +12,7 @@ from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnecti
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalog_config import CatalogConfig
-from dbt.adapters.s3tables.credentials import ProfileError, S3TablesCredentials
+from dbt.adapters.s3tables.credentials import S3TablesCredentials
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
 from dbt.adapters.s3tables.spark_session import get_or_create_session
 
@@ -37,38 +35,6 @@ def catalog_config_for(credentials: S3TablesCredentials) -> CatalogConfig:
 def iceberg_catalog_for(config: CatalogConfig) -> IcebergCatalog:
     """One PyIceberg catalog per catalog description and process, shared by all threads."""
     return IcebergCatalog(config)
-
-
-def check_writable_folder(path: str, key: str = "warehouse") -> None:
-    """Raise unless `path` exists as a writable folder or can be created; create nothing."""
-    probe = path
-    while not os.path.exists(probe):
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            break
-        probe = parent
-    if not os.path.isdir(probe):
-        raise ProfileError(key, f"`{probe}` is a file, not a folder", "point it at a folder")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise ProfileError(
-            key,
-            f"`{path}` cannot be written (no write permission on `{probe}`)",
-            "choose a folder you can write to, or fix its permissions",
-        )
-
-
-def prepare_local_catalog(config: CatalogConfig) -> None:
-    """Create the warehouse folder and switch the SQLite catalog file to WAL mode.
-
-    WAL is a property of the file, so setting it once serves the JVM and Python alike.
-    """
-    check_writable_folder(config.warehouse)
-    os.makedirs(config.warehouse, exist_ok=True)
-    connection = sqlite3.connect(config.sqlite_path, timeout=config.lock_timeout_seconds)
-    try:
-        connection.execute("PRAGMA journal_mode=WAL")
-    finally:
-        connection.close()
 
 
 def spark_error_message(error: BaseException) -> str:
@@ -157,9 +123,8 @@ class S3TablesConnectionManager(SparkConnectionManager):
             return connection
         credentials: S3TablesCredentials = connection.credentials
         config = catalog_config_for(credentials)
-        if config.uses_sqlite:
-            prepare_local_catalog(config)
-        # PyIceberg creates the catalog tables first so the JVM never races it to do so.
+        # PyIceberg creates the catalog (folder, SQLite file and tables) before the JVM
+        # starts, so the two never race to create them.
         iceberg_catalog_for(config).ensure_initialized()
         spark = get_or_create_session(config, credentials.master, credentials.spark_conf)
         connection.handle = SparkSqlHandle(spark, job_group=f"dbt:{connection.name}")

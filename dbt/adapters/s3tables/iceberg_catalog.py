@@ -30,6 +30,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
 from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.local_catalog import prepare_local_catalog
 from dbt.adapters.s3tables.types import spark_type_name
 
 logger = AdapterLogger("s3tables")
@@ -124,6 +125,8 @@ class IcebergCatalog:
     def catalog(self) -> Catalog:
         with self._lock:
             if self._catalog is None:
+                if self.config.uses_sqlite:
+                    prepare_local_catalog(self.config)
                 self._catalog = retry_on_lock(
                     lambda: load_catalog(self.config.name, **self.config.pyiceberg_properties()),
                     "catalog open",

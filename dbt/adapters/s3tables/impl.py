@@ -37,7 +37,7 @@ from dbt.adapters.s3tables.model_config import (
     resolve_strategy,
 )
 from dbt.adapters.s3tables.relation import S3TablesRelation
-from dbt.adapters.s3tables.seeds import seed_rows_as_text
+from dbt.adapters.s3tables.seeds import seed_text_table
 from dbt.adapters.s3tables.strategies import STRATEGY_BUILDERS, IncrementalWrite
 
 if TYPE_CHECKING:
@@ -252,9 +252,10 @@ class S3TablesAdapter(SparkAdapter):
         from pyspark.sql.types import StringType, StructField, StructType
 
         spark = self.connections.get_thread_connection().handle.spark
-        names = [str(name) for name in agate_table.column_names]
-        schema = StructType([StructField(f"c{i}", StringType()) for i in range(len(names))])
-        frame = spark.createDataFrame(seed_rows_as_text(agate_table), schema=schema)
+        width = len(agate_table.column_names)
+        schema = StructType([StructField(f"c{i}", StringType()) for i in range(width)])
+        rows = seed_text_table(agate_table.rows, width).to_pandas()
+        frame = spark.createDataFrame(rows, schema=schema)
         frame.createOrReplaceTempView(view_name)
         return view_name
 

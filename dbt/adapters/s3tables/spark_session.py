@@ -38,6 +38,8 @@ def session_settings(
         # dbt runs small statements one after another: few shuffle partitions are faster.
         "spark.sql.shuffle.partitions": "4",
         "spark.sql.ansi.enabled": "false",
+        # Seeds and Python data reach the JVM as Arrow batches instead of pickled rows.
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.session.timeZone": "UTC",
         # Spark's own session catalog is unused, but keep its folder out of the project.
         "spark.sql.warehouse.dir": os.path.join(catalog.warehouse, "spark-warehouse"),

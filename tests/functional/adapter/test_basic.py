@@ -15,6 +15,7 @@ from dbt.tests.adapter.basic.test_snapshot_check_cols import BaseSnapshotCheckCo
 from dbt.tests.adapter.basic.test_snapshot_timestamp import BaseSnapshotTimestamp
 from dbt.tests.adapter.basic.test_table_materialization import BaseTableMaterialization
 from dbt.tests.adapter.basic.test_validate_connection import BaseValidateConnection
+from dbt.tests.adapter.dbt_show.test_dbt_show import BaseShowLimit, BaseShowSqlHeader
 
 
 class TestSimpleMaterializations(BaseSimpleMaterializations):
@@ -66,4 +67,12 @@ class TestSnapshotCheckCols(BaseSnapshotCheckCols):
 
 
 class TestSnapshotTimestamp(BaseSnapshotTimestamp):
+    pass
+
+
+class TestShowLimit(BaseShowLimit):
+    pass
+
+
+class TestShowSqlHeader(BaseShowSqlHeader):
     pass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -243,20 +244,25 @@ class S3TablesAdapter(SparkAdapter):
     # --- seeds ---
 
     @available
-    def register_seed_view(self, agate_table: agate.Table, view_name: str) -> str:
-        """Load a seed's rows into a Spark temporary view in one bulk DataFrame.
+    def register_seed_view(self, agate_table: agate.Table) -> str:
+        """Load a seed's rows into a Spark temporary view in one bulk Arrow transfer and
+        return the view's name.
 
         Every value travels as text and is cast in SQL, so decimals, dates and strings
-        arrive exactly as written in the CSV, with no float rounding on the way.
+        arrive exactly as written in the CSV, with no float rounding on the way. The view
+        name is unique: all dbt threads share one SparkSession and its temporary views.
         """
         from pyspark.sql.types import StringType, StructField, StructType
 
         spark = self.connections.get_thread_connection().handle.spark
         width = len(agate_table.column_names)
         schema = StructType([StructField(f"c{i}", StringType()) for i in range(width)])
-        rows = seed_text_table(agate_table.rows, width).to_pandas()
-        frame = spark.createDataFrame(rows, schema=schema)
-        frame.createOrReplaceTempView(view_name)
+        view_name = f"dbt_seed_rows_{uuid.uuid4().hex}"
+        try:
+            rows = seed_text_table(agate_table.rows, width).to_pandas()
+            spark.createDataFrame(rows, schema=schema).createOrReplaceTempView(view_name)
+        except Exception as error:
+            raise DbtRuntimeError(spark_error_message(error)) from error
         return view_name
 
     @available

@@ -15,7 +15,7 @@
     {{ adapter.drop_relation(old_relation) }}
   {% endif %}
 
-  {%- set rows_view = adapter.register_seed_view(agate_table, identifier ~ '__dbt_seed_rows') -%}
+  {%- set rows_view = adapter.register_seed_view(agate_table) -%}
   {%- set column_override = model['config'].get('column_types', {}) -%}
   {%- set quote_seed_column = model['config'].get('quote_columns', None) -%}
   {%- set select_sql -%}
@@ -29,12 +29,10 @@
     from {{ rows_view }}
   {%- endset -%}
 
-  {% call noop_statement('main', 'INSERT ' ~ (agate_table.rows | length), code='INSERT', rows_affected=(agate_table.rows | length)) %}
-    {{ create_table_as(False, target_relation, select_sql) }}
-  {% endcall %}
-  {% call statement('load_seed') %}
-    {{ create_table_as(False, target_relation, select_sql) }}
-  {% endcall %}
+  {%- set load_sql = create_table_as(False, target_relation, select_sql) -%}
+  {% call statement('load_seed') %}{{ load_sql }}{% endcall %}
+  {#-- Report the row count as dbt's seed output expects (`INSERT n`). --#}
+  {% call noop_statement('main', 'INSERT ' ~ (agate_table.rows | length), code='INSERT', rows_affected=(agate_table.rows | length)) %}{{ load_sql }}{% endcall %}
   {% do adapter.drop_temp_view(rows_view) %}
 
   {% set should_revoke = should_revoke(old_relation, full_refresh_mode=True) %}

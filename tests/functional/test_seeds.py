@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from dbt.tests.util import get_connection, run_dbt
@@ -150,6 +151,23 @@ class TestSeedValuesAndTypes:
 RESEED_V1 = "id,val\n1,a\n2,b\n"
 RESEED_V2 = "id,val\n10,x\n20,y\n30,z\n"
 RESEED_V3 = "id,val\n100,full\n"
+RESEED_BAD_TYPE_YML = """
+version: 2
+seeds:
+  - name: reseed
+    config:
+      column_types:
+        val: not_a_spark_type
+"""
+
+SPACED_SEED_CSV = "id,name\n1,Zoë\n2,b\n"
+SPACED_SEED_YML = """
+version: 2
+seeds:
+  - name: spaced_seed
+    config:
+      alias: Seed With Space
+"""
 
 
 class TestReseed:
@@ -158,7 +176,8 @@ class TestReseed:
         return {"reseed.csv": RESEED_V1}
 
     def write_seed(self, project, text: str) -> None:
-        (project.project_root / "seeds" / "reseed.csv").write_text(text, encoding="utf-8")
+        path = Path(project.project_root) / "seeds" / "reseed.csv"
+        path.write_text(text, encoding="utf-8")
 
     def rows(self, project) -> list[tuple]:
         return [
@@ -198,6 +217,41 @@ class TestReseed:
         assert self.rows(project) == [(100, "full")]
         after = snapshot_ids(project, table)
         assert after[-1] not in before
+
+    def test_failed_reseed_leaves_table_unchanged(self, project):
+        table = f"{project.test_schema}.reseed"
+        self.write_seed(project, RESEED_V1)
+        run_dbt(["seed"])
+        before_rows = self.rows(project)
+        before = snapshot_ids(project, table)
+
+        # A type Spark cannot parse makes the load statement fail: nothing may be dropped.
+        properties = Path(project.project_root) / "seeds" / "reseed.yml"
+        properties.write_text(RESEED_BAD_TYPE_YML, encoding="utf-8")
+        self.write_seed(project, RESEED_V2)
+        try:
+            results = run_dbt(["seed"], expect_pass=False)
+            assert results[0].status == "error"
+        finally:
+            properties.unlink()
+        assert self.rows(project) == before_rows == [(1, "a"), (2, "b")]
+        assert snapshot_ids(project, table) == before
+
+
+class TestSeedNameNeedingQuotes:
+    """A seed alias with spaces and capitals, like the quoted `table` model names."""
+
+    @pytest.fixture(scope="class")
+    def seeds(self):
+        return {"spaced_seed.csv": SPACED_SEED_CSV, "spaced_seed.yml": SPACED_SEED_YML}
+
+    def test_seed_alias_with_space(self, project):
+        results = run_dbt(["seed"])
+        assert len(results) == 1
+        rows = project.run_sql(
+            "select id, name from `{schema}`.`Seed With Space` order by id", "all"
+        )
+        assert [tuple(r) for r in rows] == [(1, "Zoë"), (2, "b")]
 
 
 class TestEmptySeed:

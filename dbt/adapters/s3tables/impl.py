@@ -39,7 +39,7 @@ from dbt.adapters.s3tables.model_config import (
 )
 from dbt.adapters.s3tables.relation import S3TablesRelation
 from dbt.adapters.s3tables.seeds import seed_text_table
-from dbt.adapters.s3tables.strategies import STRATEGY_BUILDERS, IncrementalWrite
+from dbt.adapters.s3tables.strategies import STRATEGY_BUILDERS, IncrementalWrite, quote
 
 if TYPE_CHECKING:
     import agate
@@ -87,6 +87,9 @@ class S3TablesAdapter(SparkAdapter):
     @classmethod
     def type(cls) -> str:
         return "s3tables"
+
+    def quote(self, identifier: str) -> str:  # type: ignore[override]
+        return quote(identifier)
 
     @property
     def iceberg(self) -> IcebergCatalog:

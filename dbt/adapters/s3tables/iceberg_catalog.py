@@ -57,6 +57,15 @@ class ColumnInfo:
 
 
 @dataclass(frozen=True)
+class RelationDetails:
+    """What `dbt docs` shows of a relation: its columns, and statistics for tables."""
+
+    relation: CatalogRelation
+    columns: list[ColumnInfo]
+    stats: TableStats | None
+
+
+@dataclass(frozen=True)
 class TableStats:
     """Figures of the current snapshot's summary (None before the first snapshot)."""
 
@@ -204,15 +213,23 @@ class IcebergCatalog:
         except (NoSuchViewError, NoSuchNamespaceError, LookupError):
             return []
 
-    def table_stats(self, namespace: str, name: str) -> TableStats:
-        def load() -> TableStats:
-            snapshot = self.catalog.load_table((namespace, name)).current_snapshot()
-            if snapshot is None:
-                return stats_from_summary(None, None)
-            summary = snapshot.summary.additional_properties if snapshot.summary else None
-            return stats_from_summary(summary, snapshot.snapshot_id)
+    def details(self, relation: CatalogRelation) -> RelationDetails:
+        """Columns and (for tables) snapshot statistics, from one metadata load."""
 
-        return retry_on_lock(load, f"statistics of {namespace}.{name}")
+        def load() -> RelationDetails:
+            if relation.kind == "view":
+                schema = self._view_schema(relation.namespace, relation.name)
+                return RelationDetails(relation, schema_columns(schema), None)
+            table = self.catalog.load_table((relation.namespace, relation.name))
+            snapshot = table.current_snapshot()
+            if snapshot is None:
+                stats = stats_from_summary(None, None)
+            else:
+                summary = snapshot.summary.additional_properties if snapshot.summary else None
+                stats = stats_from_summary(summary, snapshot.snapshot_id)
+            return RelationDetails(relation, schema_columns(table.schema()), stats)
+
+        return retry_on_lock(load, f"details of {relation.namespace}.{relation.name}")
 
     # PyIceberg's SqlCatalog has no view support (list_views raises NotImplementedError),
     # but the JDBC catalog schema V1 keeps views as rows with iceberg_type = 'VIEW'.

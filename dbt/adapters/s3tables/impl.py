@@ -30,7 +30,12 @@ from dbt.adapters.s3tables.connections import (
     spark_error_message,
 )
 from dbt.adapters.s3tables.credentials import resolve_warehouse
-from dbt.adapters.s3tables.iceberg_catalog import CatalogRelation, IcebergCatalog, TableStats
+from dbt.adapters.s3tables.iceberg_catalog import (
+    CatalogRelation,
+    IcebergCatalog,
+    RelationDetails,
+    TableStats,
+)
 from dbt.adapters.s3tables.model_config import (
     check_columns_exist,
     normalize_predicates,
@@ -54,8 +59,10 @@ class S3TablesConfig(AdapterConfig):
     incremental_strategy: str | None = None
 
 
-def stats_items(stats: TableStats) -> dict[str, StatsItem]:
-    """Snapshot-summary figures as dbt catalog statistics."""
+def stats_items(stats: TableStats | None) -> dict[str, StatsItem]:
+    """Snapshot-summary figures as dbt catalog statistics (views have none)."""
+    if stats is None:
+        return {}
     figures = [
         ("row_count", "Row count", stats.row_count, "Rows in the current snapshot"),
         ("num_files", "Data files", stats.file_count, "Data files in the current snapshot"),
@@ -89,7 +96,8 @@ class S3TablesAdapter(SparkAdapter):
         return "s3tables"
 
     def quote(self, identifier: str) -> str:  # type: ignore[override]
-        return quote(identifier)
+        # str(): dbt's own callers quote values that may be None (an unset database).
+        return quote(str(identifier))
 
     @property
     def iceberg(self) -> IcebergCatalog:
@@ -141,19 +149,13 @@ class S3TablesAdapter(SparkAdapter):
 
     # --- dbt docs catalog ---
 
-    def _catalog_rows(self, entry: CatalogRelation) -> Iterable[dict[str, Any]]:
-        stats = (
-            stats_items(self.iceberg.table_stats(entry.namespace, entry.name))
-            if (entry.kind == "table")
-            else {}
-        )
+    def _catalog_rows(self, details: RelationDetails) -> Iterable[dict[str, Any]]:
         flat_stats: dict[str, Any] = {}
-        for item in stats.values():
+        for item in stats_items(details.stats).values():
             for field_name in ("label", "value", "description", "include"):
                 flat_stats[f"stats:{item.id}:{field_name}"] = getattr(item, field_name)
-        for index, column in enumerate(
-            self.iceberg.columns(entry.namespace, entry.name, entry.kind)
-        ):
+        entry = details.relation
+        for index, column in enumerate(details.columns):
             yield {
                 "table_database": None,
                 "table_schema": entry.namespace,
@@ -179,7 +181,7 @@ class S3TablesAdapter(SparkAdapter):
         rows: list[dict[str, Any]] = []
         for schema in schemas:
             for entry in self.iceberg.list_relations(schema):
-                rows.extend(self._catalog_rows(entry))
+                rows.extend(self._catalog_rows(self.iceberg.details(entry)))
         return agate.Table.from_object(rows, column_types=DEFAULT_TYPE_TESTER)
 
     def get_catalog_for_single_relation(self, relation: BaseRelation) -> CatalogTable | None:
@@ -187,12 +189,7 @@ class S3TablesAdapter(SparkAdapter):
         entry = entries.get(relation.identifier)
         if entry is None:
             return None
-        columns = self.iceberg.columns(entry.namespace, entry.name, entry.kind)
-        stats = (
-            stats_items(self.iceberg.table_stats(entry.namespace, entry.name))
-            if entry.kind == "table"
-            else {}
-        )
+        details = self.iceberg.details(entry)
         return CatalogTable(
             metadata=TableMetadata(
                 type=RelationType.View.value if entry.kind == "view" else "table",
@@ -201,9 +198,9 @@ class S3TablesAdapter(SparkAdapter):
             ),
             columns={
                 c.name: ColumnMetadata(type=c.data_type, index=i, name=c.name, comment=c.comment)
-                for i, c in enumerate(columns)
+                for i, c in enumerate(details.columns)
             },
-            stats=stats,
+            stats=stats_items(details.stats),
         )
 
     # --- incremental ---

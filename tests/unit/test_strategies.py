@@ -69,18 +69,22 @@ def test_merge_on_null_safe_equality_of_every_key() -> None:
     sql = merge_sql(write(unique_key=["id", "status"]))
     on = on_clause(sql)
     for key in ("id", "status"):
-        assert f"dbt_target.`{key}` <=> dbt_source.`{key}`" in on
+        assert f"DBT_INTERNAL_DEST.`{key}` <=> DBT_INTERNAL_SOURCE.`{key}`" in on
     assert " = " not in on
 
 
 def test_merge_updates_non_key_columns_and_inserts_all() -> None:
     sql = merge_sql(write(unique_key=["ID"]))
-    assert "WHEN MATCHED THEN UPDATE SET dbt_target.`amount` = dbt_source.`amount`, " in sql
+    assert (
+        "WHEN MATCHED THEN UPDATE SET DBT_INTERNAL_DEST.`amount` = DBT_INTERNAL_SOURCE.`amount`, "
+        in sql
+    )
     update = re.search(r"UPDATE SET (.*)$", sql, re.M).group(1)
     assert "`id`" not in update
     assert sql.endswith(
         "WHEN NOT MATCHED THEN INSERT (`id`, `amount`, `status`) "
-        "VALUES (dbt_source.`id`, dbt_source.`amount`, dbt_source.`status`)"
+        "VALUES (DBT_INTERNAL_SOURCE.`id`, DBT_INTERNAL_SOURCE.`amount`, "
+        "DBT_INTERNAL_SOURCE.`status`)"
     )
 
 
@@ -91,11 +95,12 @@ def test_merge_source_is_aligned_to_target() -> None:
 
 
 def test_incremental_predicates_are_anded_into_on() -> None:
-    predicates = ["dbt_target.day >= '2024-01-01'", "dbt_source.amount > 0 OR true"]
+    predicates = ["DBT_INTERNAL_DEST.day >= '2024-01-01'", "DBT_INTERNAL_SOURCE.amount > 0 OR true"]
     on = on_clause(merge_sql(write(unique_key=["id"], predicates=predicates)))
     assert on == (
-        "(dbt_target.`id` <=> dbt_source.`id`) AND (dbt_target.day >= '2024-01-01') "
-        "AND (dbt_source.amount > 0 OR true)"
+        "(DBT_INTERNAL_DEST.`id` <=> DBT_INTERNAL_SOURCE.`id`) "
+        "AND (DBT_INTERNAL_DEST.day >= '2024-01-01') "
+        "AND (DBT_INTERNAL_SOURCE.amount > 0 OR true)"
     )
 
 
@@ -120,5 +125,5 @@ def test_source_ending_in_line_comment_keeps_statement_intact(build) -> None:
     source_sql = "select 1 as id, 2 as amount, 'x' as status\n-- where id > 10"
     sql = build(write(source_sql=source_sql, unique_key=["id"]))
     without_comments = re.sub(r"--[^\n]*", "", sql)
-    assert "AS dbt_source_raw" in without_comments
+    assert "AS DBT_INTERNAL_SOURCE_raw" in without_comments
     assert without_comments.count("(") == without_comments.count(")")

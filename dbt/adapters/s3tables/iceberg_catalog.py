@@ -63,6 +63,7 @@ class RelationDetails:
     relation: CatalogRelation
     columns: list[ColumnInfo]
     stats: TableStats | None
+    comment: str | None = None
 
 
 @dataclass(frozen=True)
@@ -227,7 +228,8 @@ class IcebergCatalog:
             else:
                 summary = snapshot.summary.additional_properties if snapshot.summary else None
                 stats = stats_from_summary(summary, snapshot.snapshot_id)
-            return RelationDetails(relation, schema_columns(table.schema()), stats)
+            columns = schema_columns(table.schema())
+            return RelationDetails(relation, columns, stats, table.properties.get("comment"))
 
         return retry_on_lock(load, f"details of {relation.namespace}.{relation.name}")
 

@@ -161,7 +161,7 @@ class S3TablesAdapter(SparkAdapter):
                 "table_schema": entry.namespace,
                 "table_name": entry.name,
                 "table_type": entry.kind,
-                "table_comment": None,
+                "table_comment": details.comment,
                 "table_owner": None,
                 "column_name": column.name,
                 "column_index": index,
@@ -195,6 +195,7 @@ class S3TablesAdapter(SparkAdapter):
                 type=RelationType.View.value if entry.kind == "view" else "table",
                 schema=entry.namespace,
                 name=entry.name,
+                comment=details.comment,
             ),
             columns={
                 c.name: ColumnMetadata(type=c.data_type, index=i, name=c.name, comment=c.comment)

@@ -10,6 +10,8 @@ import os
 import threading
 from typing import TYPE_CHECKING
 
+from dbt_common.exceptions import DbtRuntimeError
+
 from dbt.adapters.s3tables.catalog_config import CatalogConfig
 from dbt.adapters.s3tables.jars import JarPlan, find_java, resolve_jars
 
@@ -20,6 +22,7 @@ LOG4J_CONFIG = os.path.join(os.path.dirname(__file__), "log4j2.properties")
 
 _session_lock = threading.Lock()
 _session: SparkSession | None = None
+_session_catalog: CatalogConfig | None = None
 
 
 def session_settings(
@@ -55,9 +58,17 @@ def get_or_create_session(
     catalog: CatalogConfig, master: str, user_settings: dict[str, str]
 ) -> SparkSession:
     """Return the process's SparkSession, starting it with this catalog if none runs yet."""
-    global _session
+    global _session, _session_catalog
     with _session_lock:
         if _session is not None and _session._jsc is not None:
+            if _session_catalog != catalog:
+                # Spark fixes its catalogs and jars when the JVM starts: silently reusing
+                # the session would send this profile's writes to another catalog.
+                raise DbtRuntimeError(
+                    f"This process already runs Spark on catalog `{_session_catalog.name}` at "
+                    f"{_session_catalog.location}; it cannot switch to `{catalog.name}` at "
+                    f"{catalog.location}. Run each target in its own process."
+                )
             return _session
         find_java()
         settings = session_settings(
@@ -72,5 +83,6 @@ def get_or_create_session(
         for key, value in settings.items():
             builder = builder.config(key, value)
         _session = builder.getOrCreate()
+        _session_catalog = catalog
         _session.sparkContext.setLogLevel("ERROR")
         return _session

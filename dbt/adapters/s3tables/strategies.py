@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-SOURCE_ALIAS = "dbt_source"
-TARGET_ALIAS = "dbt_target"
+# dbt's documented aliases, which users write in `incremental_predicates`.
+SOURCE_ALIAS = "DBT_INTERNAL_SOURCE"
+TARGET_ALIAS = "DBT_INTERNAL_DEST"
 
 
 def quote(name: str) -> str:

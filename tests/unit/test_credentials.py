@@ -189,3 +189,10 @@ def test_lock_timeout_must_be_positive(timeout: int) -> None:
     with pytest.raises(ProfileError) as error:
         credentials(catalog_lock_timeout=timeout)
     assert_names_key(error, "catalog_lock_timeout")
+
+
+def test_dbt_spark_server_side_parameters_point_to_spark_conf() -> None:
+    with pytest.raises(ProfileError) as error:
+        credentials(server_side_parameters={"spark.executor.memory": "2g"})
+    assert "server_side_parameters" in str(error.value)
+    assert "spark_conf" in str(error.value)

@@ -127,10 +127,13 @@ class S3TablesCredentials(SparkCredentials):
             raise ProfileError(
                 "catalog_lock_timeout", "must be a positive number of seconds", "omit it for 30"
             )
+        if self.server_side_parameters:
+            raise ProfileError(
+                "server_side_parameters",
+                "is dbt-spark's key and is not read by this adapter",
+                "move these settings under `spark_conf`",
+            )
         self.spark_conf = validate_spark_conf(self.spark_conf)
-        self.server_side_parameters = {
-            str(key): str(value) for key, value in self.server_side_parameters.items()
-        }
 
     @property
     def type(self) -> str:

@@ -56,7 +56,6 @@ logger = AdapterLogger("s3tables")
 class S3TablesConfig(AdapterConfig):
     partition_by: list[str] | str | None = None
     tblproperties: dict[str, str] | None = None
-    incremental_strategy: str | None = None
 
 
 def stats_items(stats: TableStats | None) -> dict[str, StatsItem]:

@@ -11,7 +11,7 @@ import os
 import platform
 import shutil
 import socket
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from dbt_common.exceptions import DbtRuntimeError
 
@@ -46,7 +46,6 @@ class JarPlan:
     jars: tuple[str, ...] = ()
     packages: tuple[str, ...] = ()
     library_path: str | None = None
-    notes: tuple[str, ...] = field(default=())
 
     def spark_settings(self) -> dict[str, str]:
         settings: dict[str, str] = {}

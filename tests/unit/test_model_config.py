@@ -49,11 +49,11 @@ def test_configured_strategy_wins() -> None:
 
 def test_unknown_strategy_lists_valid_ones() -> None:
     with pytest.raises(ModelConfigError) as error:
-        resolve_strategy("orders", "insert_overwrite", ["id"])
+        resolve_strategy("orders", "upsert", ["id"])
     message = str(error.value)
     assert "`orders`" in message
     assert "incremental_strategy" in message
-    assert "insert_overwrite" in message
+    assert "upsert" in message
     fix = message.split("Fix:")[1]
     assert KNOWN_STRATEGIES and all(name in fix for name in KNOWN_STRATEGIES)
     assert {"append", "merge"} <= set(KNOWN_STRATEGIES)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -79,6 +80,21 @@ class SparkSqlHandle(SparkConnectionWrapper):
     def rollback(self, *args: Any, **kwargs: Any) -> None:
         logger.debug("rollback: Spark has no transactions; each statement is atomic")
 
+    @contextmanager
+    def settings(self, values: dict[str, str]) -> Iterator[None]:
+        """Apply SQL settings to this connection's session for one block, then restore."""
+        previous = {key: self.spark.conf.get(key, None) for key in values}
+        for key, value in values.items():
+            self.spark.conf.set(key, value)
+        try:
+            yield
+        finally:
+            for key, value in previous.items():
+                if value is None:
+                    self.spark.conf.unset(key)
+                else:
+                    self.spark.conf.set(key, value)
+
     def execute(self, sql: str, bindings: list[Any] | None = None) -> None:
         if bindings:
             raise DbtRuntimeError("s3tables runs plain SQL: query bindings are not supported")
@@ -127,6 +143,9 @@ class S3TablesConnectionManager(SparkConnectionManager):
         # starts, so the two never race to create them.
         iceberg_catalog_for(config).ensure_initialized()
         spark = get_or_create_session(config, credentials.master, credentials.spark_conf)
-        connection.handle = SparkSqlHandle(spark, job_group=f"dbt:{connection.name}")
+        # Each connection (one per dbt thread) gets its own session over the shared
+        # SparkContext: SQL settings and temporary views never leak between models that
+        # run at the same time.
+        connection.handle = SparkSqlHandle(spark.newSession(), job_group=f"dbt:{connection.name}")
         connection.state = ConnectionState.OPEN
         return connection

@@ -214,6 +214,33 @@ class IcebergCatalog:
         except (NoSuchViewError, NoSuchNamespaceError, LookupError):
             return []
 
+    def current_snapshot(self, namespace: str, name: str) -> tuple[int | None, dict[str, str]]:
+        """Id and summary of a table's current snapshot (None and {} before the first)."""
+
+        def load() -> tuple[int | None, dict[str, str]]:
+            snapshot = self.catalog.load_table((namespace, name)).current_snapshot()
+            if snapshot is None:
+                return None, {}
+            summary = snapshot.summary.additional_properties if snapshot.summary else {}
+            return snapshot.snapshot_id, dict(summary)
+
+        return retry_on_lock(load, f"snapshot of {namespace}.{name}")
+
+    def set_properties_if_changed(
+        self, namespace: str, name: str, properties: dict[str, str]
+    ) -> bool:
+        """Set table properties that differ from `properties`; True if a commit was made."""
+
+        def update() -> bool:
+            table = self.catalog.load_table((namespace, name))
+            changed = {k: v for k, v in properties.items() if table.properties.get(k) != v}
+            if changed:
+                with table.transaction() as transaction:
+                    transaction.set_properties(changed)
+            return bool(changed)
+
+        return retry_on_lock(update, f"properties of {namespace}.{name}")
+
     def details(self, relation: CatalogRelation) -> RelationDetails:
         """Columns and (for tables) snapshot statistics, from one metadata load."""
 

@@ -23,6 +23,7 @@ from dbt_common.contracts.metadata import (
 )
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.s3tables.commit_counts import IncrementalResponse, commit_counts
 from dbt.adapters.s3tables.connections import (
     S3TablesConnectionManager,
     catalog_config_for,
@@ -37,10 +38,11 @@ from dbt.adapters.s3tables.iceberg_catalog import (
     TableStats,
 )
 from dbt.adapters.s3tables.model_config import (
+    check_against_columns,
     check_columns_exist,
-    normalize_predicates,
-    normalize_unique_key,
-    resolve_strategy,
+    incremental_config,
+    merge_update_columns,
+    write_mode_properties,
 )
 from dbt.adapters.s3tables.relation import S3TablesRelation
 from dbt.adapters.s3tables.seeds import seed_text_table
@@ -215,31 +217,111 @@ class S3TablesAdapter(SparkAdapter):
             raise DbtRuntimeError(spark_error_message(error)) from error
 
     @available
-    def incremental_sql(
+    def run_incremental(
         self,
         model_name: str,
-        strategy: str | None,
+        config: dict[str, Any],
         target: BaseRelation,
         source_sql: str,
-        unique_key: str | list[str] | None,
-        predicates: list[str] | str | None = None,
-    ) -> str:
-        """The one statement of this incremental run, after checking the model's config."""
-        keys = normalize_unique_key(unique_key)
-        chosen = resolve_strategy(model_name, strategy, keys)
+        batch_start: str | None = None,
+        batch_end: str | None = None,
+    ) -> IncrementalResponse:
+        """Check the model's config, then write this run as one statement (one commit)
+        and report the exact row counts of that commit."""
+        settings = incremental_config(model_name, config)
         source_columns = self.query_columns(source_sql)
-        check_columns_exist(model_name, "unique_key", keys, source_columns)
+        check_against_columns(settings, source_columns)
         target_columns = [c.name for c in self.get_columns_in_relation(target)]
+        check_columns_exist(model_name, "unique_key", settings.unique_key, target_columns)
+        self._apply_write_mode(model_name, config, target)
         write = IncrementalWrite(
             target=str(target),
             source_sql=source_sql,
             target_columns=target_columns,
             source_columns=source_columns,
-            unique_key=keys,
-            predicates=normalize_predicates(predicates),
+            unique_key=settings.unique_key,
+            predicates=settings.predicates,
+            update_columns=merge_update_columns(settings, target_columns),
+            watermark_column=settings.watermark_column,
+            check_columns=settings.check_columns,
+            valid_from=settings.valid_from,
+            valid_to=settings.valid_to,
+            event_time=settings.event_time,
+            window_start=batch_start,
+            window_end=batch_end,
         )
-        logger.debug(f"{model_name}: incremental strategy {chosen}")
-        return STRATEGY_BUILDERS[chosen](write)
+        if settings.strategy == "merge" and not settings.watermark_column:
+            self._warn_about_duplicate_keys(write)
+        sql = STRATEGY_BUILDERS[settings.strategy](write)
+        handle = self.connections.get_thread_connection().handle
+        session_settings = (
+            {"spark.sql.sources.partitionOverwriteMode": "dynamic"}
+            if settings.strategy == "insert_overwrite"
+            else {}
+        )
+        before, _ = self.iceberg.current_snapshot(target.schema, target.identifier)
+        with handle.settings(session_settings):
+            self.connections.execute(sql)
+        after, summary = self.iceberg.current_snapshot(target.schema, target.identifier)
+        counts = commit_counts(settings.strategy, summary if after != before else None)
+        logger.debug(f"{model_name}: {settings.strategy} committed snapshot {after}")
+        return IncrementalResponse(
+            _message=f"{settings.strategy.upper()} {counts.inserted} inserted, "
+            f"{counts.updated} updated, {counts.deleted} deleted",
+            code=settings.strategy.upper(),
+            rows_affected=sum(n or 0 for n in (counts.inserted, counts.updated, counts.deleted)),
+            rows_inserted=counts.inserted,
+            rows_updated=counts.updated,
+            rows_deleted=counts.deleted,
+            snapshot_id=after if after != before else None,
+        )
+
+    def _warn_about_duplicate_keys(self, write: IncrementalWrite) -> None:
+        keys = ", ".join(quote(k) for k in write.keys)
+        rows = self.connections.execute(
+            f"SELECT COUNT(*) - COUNT(DISTINCT struct({keys})) FROM ({write.aligned_select()})",
+            fetch=True,
+        )[1]
+        duplicates = int(rows[0][0] or 0)
+        if duplicates:
+            logger.warning(
+                f"{write.target}: the model returned {duplicates} row(s) with a unique_key "
+                "already seen in this run; merge keeps one row per key (set "
+                "`watermark_column` to choose which)"
+            )
+
+    def _apply_write_mode(
+        self, model_name: str, config: dict[str, Any], target: BaseRelation
+    ) -> None:
+        """Bring the table's row-level write properties in line with `write_mode`; a
+        change is one metadata commit, made only when the setting changed."""
+        wanted = write_mode_properties(model_name, config.get("write_mode"))
+        if self.iceberg.set_properties_if_changed(target.schema, target.identifier, wanted):
+            logger.info(f"{model_name}: table write mode set to {wanted['write.merge.mode']}")
+
+    @available
+    def table_properties(self, config: dict[str, Any]) -> dict[str, str]:
+        """Table properties a new table gets: write-mode properties for incremental models,
+        then the model's own `tblproperties` (which win)."""
+        properties: dict[str, str] = {}
+        if config.get("materialized") == "incremental":
+            properties.update(
+                write_mode_properties(config.get("name", "?"), config.get("write_mode"))
+            )
+        properties.update({str(k): str(v) for k, v in (config.get("tblproperties") or {}).items()})
+        return properties
+
+    @available
+    def initial_build_sql(self, config: dict[str, Any], source_sql: str) -> str:
+        """The query a new incremental table is created from (scd2 adds its history columns)."""
+        if config.get("incremental_strategy") != "scd2":
+            return source_sql
+        valid_from = quote(config.get("scd_valid_from") or "valid_from")
+        valid_to = quote(config.get("scd_valid_to") or "valid_to")
+        return (
+            f"SELECT *, current_timestamp() AS {valid_from}, CAST(NULL AS TIMESTAMP) AS {valid_to}"
+            f" FROM (\n{source_sql}\n) AS dbt_scd2_source"
+        )
 
     # --- seeds ---
 

@@ -1,16 +1,18 @@
-"""Checks of a model's incremental config, before anything runs (pure functions)."""
+"""A model's incremental config, checked before anything runs (pure functions)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from dbt_common.exceptions import CompilationError
 
 from dbt.adapters.s3tables.strategies import STRATEGY_BUILDERS
 
-# Strategies dbt users may name; those without a builder yet are refused explicitly.
 KNOWN_STRATEGIES = tuple(STRATEGY_BUILDERS)
-KEYED_STRATEGIES = ("merge",)
+KEYED_STRATEGIES = ("merge", "delete+insert", "scd2")
+USE_MERGE_VALUES = ("auto", "true", "false")
 
 
 class ModelConfigError(CompilationError):
@@ -34,6 +36,12 @@ def normalize_predicates(predicates: str | Sequence[str] | None) -> list[str]:
     if not predicates:
         return []
     return [predicates] if isinstance(predicates, str) else [str(p) for p in predicates]
+
+
+def normalize_columns(columns: str | Sequence[str] | None) -> list[str] | None:
+    if columns is None:
+        return None
+    return [columns] if isinstance(columns, str) else [str(c) for c in columns]
 
 
 def resolve_strategy(model_name: str, strategy: str | None, unique_key: Sequence[str]) -> str:
@@ -68,3 +76,122 @@ def check_columns_exist(
             f"column(s) {', '.join(missing)} not in the model's output ({', '.join(available)})",
             f"select the column(s) in the model or correct `{key}`",
         )
+
+
+@dataclass(frozen=True)
+class IncrementalConfig:
+    """The incremental settings of one model, validated and normalized."""
+
+    model_name: str
+    strategy: str
+    unique_key: list[str]
+    predicates: list[str]
+    update_columns: list[str] | None
+    exclude_columns: list[str] | None
+    watermark_column: str | None
+    partition_by: list[str]
+    check_columns: list[str] | None
+    valid_from: str
+    valid_to: str
+    event_time: str | None
+
+
+def incremental_config(model_name: str, config: Mapping[str, Any]) -> IncrementalConfig:
+    """Read and check the strategy-level config (what needs no knowledge of columns)."""
+    keys = normalize_unique_key(config.get("unique_key"))
+    strategy = resolve_strategy(model_name, config.get("incremental_strategy"), keys)
+    partition_by = normalize_columns(config.get("partition_by")) or []
+    if strategy == "insert_overwrite" and not partition_by:
+        raise ModelConfigError(
+            model_name,
+            "partition_by",
+            "strategy `insert_overwrite` replaces the partitions present in the new rows and "
+            "needs `partition_by` (without it every run would wipe the whole table)",
+            "set `partition_by`, or use `append`, `merge` or `delete+insert`",
+        )
+    update_columns = normalize_columns(config.get("merge_update_columns"))
+    exclude_columns = normalize_columns(config.get("merge_exclude_columns"))
+    if update_columns is not None and exclude_columns is not None:
+        raise ModelConfigError(
+            model_name,
+            "merge_update_columns",
+            "is set together with `merge_exclude_columns`",
+            "keep only one of the two",
+        )
+    event_time = config.get("event_time")
+    if strategy == "microbatch" and not event_time:
+        raise ModelConfigError(
+            model_name,
+            "event_time",
+            "strategy `microbatch` needs the column holding each row's event time",
+            "set `event_time`, `begin` and `batch_size`",
+        )
+    return IncrementalConfig(
+        model_name=model_name,
+        strategy=strategy,
+        unique_key=keys,
+        predicates=normalize_predicates(config.get("incremental_predicates")),
+        update_columns=update_columns,
+        exclude_columns=exclude_columns,
+        watermark_column=config.get("watermark_column"),
+        partition_by=partition_by,
+        check_columns=normalize_columns(config.get("scd_check_cols")),
+        valid_from=config.get("scd_valid_from") or "valid_from",
+        valid_to=config.get("scd_valid_to") or "valid_to",
+        event_time=event_time,
+    )
+
+
+def check_against_columns(settings: IncrementalConfig, source_columns: Sequence[str]) -> None:
+    """Every column the config names must be in the model's output."""
+    name = settings.model_name
+    check_columns_exist(name, "unique_key", settings.unique_key, source_columns)
+    if settings.watermark_column:
+        check_columns_exist(name, "watermark_column", [settings.watermark_column], source_columns)
+    if settings.update_columns:
+        check_columns_exist(name, "merge_update_columns", settings.update_columns, source_columns)
+    if settings.check_columns:
+        check_columns_exist(name, "scd_check_cols", settings.check_columns, source_columns)
+    if settings.event_time:
+        check_columns_exist(name, "event_time", [settings.event_time], source_columns)
+    partition_columns = [partition_source_column(p) for p in settings.partition_by]
+    check_columns_exist(name, "partition_by", partition_columns, source_columns)
+
+
+def partition_source_column(expression: str) -> str:
+    """The column a partition field reads: `id`, `days(ts)` -> ts, `bucket(16, id)` -> id."""
+    if "(" not in expression:
+        return expression.strip().strip("`")
+    inner = expression[expression.index("(") + 1 : expression.rindex(")")]
+    return inner.split(",")[-1].strip().strip("`")
+
+
+WRITE_MODES = {"merge_on_read": "merge-on-read", "copy_on_write": "copy-on-write"}
+
+
+def write_mode_properties(model_name: str, write_mode: str | None) -> dict[str, str]:
+    """Iceberg row-level write properties for `write_mode` (default merge_on_read)."""
+    mode = write_mode or "merge_on_read"
+    if mode not in WRITE_MODES:
+        raise ModelConfigError(
+            model_name,
+            "write_mode",
+            f"unknown value `{mode}`",
+            f"use one of: {', '.join(WRITE_MODES)}",
+        )
+    value = WRITE_MODES[mode]
+    return {f"write.{op}.mode": value for op in ("merge", "update", "delete")}
+
+
+def merge_update_columns(
+    settings: IncrementalConfig, target_columns: Sequence[str]
+) -> list[str] | None:
+    """The target columns a merge updates: `merge_update_columns`, or every column but the
+    keys and `merge_exclude_columns` (None: every non-key column)."""
+    if settings.update_columns is not None:
+        wanted = {c.lower() for c in settings.update_columns}
+        return [c for c in target_columns if c.lower() in wanted]
+    if settings.exclude_columns is not None:
+        skipped = {c.lower() for c in [*settings.exclude_columns, *settings.unique_key]}
+        return [c for c in target_columns if c.lower() not in skipped]
+    return None

@@ -6,17 +6,32 @@ commit: a failure anywhere leaves the target at its previous snapshot.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 # dbt's documented aliases, which users write in `incremental_predicates`.
 SOURCE_ALIAS = "DBT_INTERNAL_SOURCE"
 TARGET_ALIAS = "DBT_INTERNAL_DEST"
+# Marks, in a MERGE source, which rows delete target rows and which rows are inserted.
+ACTION_COLUMN = "dbt_internal_action"
+# For scd2: the key a source row matches open target rows on (NULL: never matches).
+MERGE_KEY_PREFIX = "dbt_internal_merge_key_"
+ROW_NUMBER_COLUMN = "dbt_internal_row_number"
 
 
 def quote(name: str) -> str:
     """Spark SQL identifier quoting: backticks, with embedded backticks doubled."""
     return "`" + name.replace("`", "``") + "`"
+
+
+def column_list(columns: Sequence[str], alias: str | None = None) -> str:
+    prefix = f"{alias}." if alias else ""
+    return ", ".join(f"{prefix}{quote(c)}" for c in columns)
+
+
+def null_safe_equal(columns: Sequence[str], left: str, right: str) -> str:
+    """Null-safe equality of every column (NULL matches NULL)."""
+    return " AND ".join(f"{left}.{quote(c)} <=> {right}.{quote(c)}" for c in columns)
 
 
 @dataclass(frozen=True)
@@ -29,57 +44,209 @@ class IncrementalWrite:
     source_columns: Sequence[str]
     unique_key: Sequence[str] = ()
     predicates: Sequence[str] = field(default=())
+    # merge: the target columns a matched row updates (default: every non-key column).
+    update_columns: Sequence[str] | None = None
+    # merge: keep, per key, the source row with the greatest value of this column.
+    watermark_column: str | None = None
+    # scd2
+    check_columns: Sequence[str] | None = None
+    valid_from: str = "valid_from"
+    valid_to: str = "valid_to"
+    # microbatch: the batch replaces target rows with `event_time` in [start, end).
+    event_time: str | None = None
+    window_start: str | None = None
+    window_end: str | None = None
 
     def source_column(self, target_column: str) -> str | None:
         """The source column feeding `target_column` (names match case-insensitively)."""
         wanted = target_column.lower()
         return next((c for c in self.source_columns if c.lower() == wanted), None)
 
-    def aligned_select(self) -> str:
-        """The model's rows with exactly the target's columns, in the target's order:
-        a column the model lacks is NULL (never dropped from the table)."""
+    def target_column(self, name: str) -> str:
+        """The target's spelling of a column the config names (case-insensitive)."""
+        wanted = name.lower()
+        return next((c for c in self.target_columns if c.lower() == wanted), name)
+
+    @property
+    def keys(self) -> list[str]:
+        return [self.target_column(k) for k in self.unique_key]
+
+    def aligned_select(self, columns: Sequence[str] | None = None) -> str:
+        """The model's rows with exactly the given target columns (default: all), in the
+        target's order: a column the model lacks is NULL (never dropped from the table)."""
         expressions = []
-        for column in self.target_columns:
+        for column in columns if columns is not None else self.target_columns:
             source = self.source_column(column)
             value = quote(source) if source is not None else "NULL"
             expressions.append(f"{value} AS {quote(column)}")
         # The model SQL sits on lines of its own: it may end in a `--` comment.
         return f"SELECT {', '.join(expressions)} FROM (\n{self.source_sql}\n) AS {SOURCE_ALIAS}_raw"
 
+    def deduplicated_select(self) -> str:
+        """One source row per unique key: the greatest watermark, else an arbitrary one."""
+        order = quote(self.target_column(self.watermark_column or self.keys[0]))
+        direction = " DESC NULLS LAST" if self.watermark_column else ""
+        return (
+            f"SELECT {column_list(self.target_columns)} FROM (\n"
+            f"SELECT *, ROW_NUMBER() OVER (PARTITION BY {column_list(self.keys)} "
+            f"ORDER BY {order}{direction}) AS {ROW_NUMBER_COLUMN}\n"
+            f"FROM ({self.aligned_select()}) AS {SOURCE_ALIAS}_aligned\n"
+            f") AS {SOURCE_ALIAS}_ranked WHERE {ROW_NUMBER_COLUMN} = 1"
+        )
+
+    def on_clause(self, condition: str) -> str:
+        return " AND ".join(f"({c})" for c in [condition, *self.predicates])
+
 
 def append_sql(write: IncrementalWrite) -> str:
-    columns = ", ".join(quote(c) for c in write.target_columns)
+    columns = column_list(write.target_columns)
     return f"INSERT INTO {write.target} ({columns})\n{write.aligned_select()}"
 
 
-def key_match(unique_key: Sequence[str], left: str, right: str) -> str:
-    """Null-safe equality of every key column (NULL keys match NULL keys)."""
-    return " AND ".join(f"{left}.{quote(k)} <=> {right}.{quote(k)}" for k in unique_key)
+def insert_overwrite_sql(write: IncrementalWrite) -> str:
+    """Replaces the partitions present in the new rows; the caller runs it with Spark's
+    dynamic partition overwrite mode set for this statement's session only."""
+    return (
+        f"INSERT OVERWRITE {write.target} ({column_list(write.target_columns)})\n"
+        f"{write.aligned_select()}"
+    )
+
+
+def insert_values(columns: Sequence[str]) -> str:
+    return f"INSERT ({column_list(columns)}) VALUES ({column_list(columns, SOURCE_ALIAS)})"
 
 
 def merge_sql(write: IncrementalWrite) -> str:
-    """Update matched rows, insert new ones, in one MERGE."""
-    conditions = [key_match(write.unique_key, TARGET_ALIAS, SOURCE_ALIAS), *write.predicates]
-    on_clause = " AND ".join(f"({c})" for c in conditions)
+    """Update matched rows, insert new ones; the source is first made unique per key."""
     keys = {k.lower() for k in write.unique_key}
+    update_columns = write.update_columns
+    if update_columns is None:
+        update_columns = [c for c in write.target_columns if c.lower() not in keys]
     updates = ", ".join(
-        f"{TARGET_ALIAS}.{quote(c)} = {SOURCE_ALIAS}.{quote(c)}"
-        for c in write.target_columns
-        if c.lower() not in keys
+        f"{TARGET_ALIAS}.{quote(c)} = {SOURCE_ALIAS}.{quote(c)}" for c in update_columns
     )
-    columns = ", ".join(quote(c) for c in write.target_columns)
-    values = ", ".join(f"{SOURCE_ALIAS}.{quote(c)}" for c in write.target_columns)
     update_clause = f"WHEN MATCHED THEN UPDATE SET {updates}\n" if updates else ""
     return (
         f"MERGE INTO {write.target} AS {TARGET_ALIAS}\n"
-        f"USING ({write.aligned_select()}) AS {SOURCE_ALIAS}\n"
-        f"ON {on_clause}\n"
+        f"USING ({write.deduplicated_select()}) AS {SOURCE_ALIAS}\n"
+        f"ON {write.on_clause(null_safe_equal(write.keys, TARGET_ALIAS, SOURCE_ALIAS))}\n"
         f"{update_clause}"
-        f"WHEN NOT MATCHED THEN INSERT ({columns}) VALUES ({values})"
+        f"WHEN NOT MATCHED THEN {insert_values(write.target_columns)}"
     )
 
 
-STRATEGY_BUILDERS = {
+def delete_and_insert_merge(write: IncrementalWrite, delete_rows: str, condition: str) -> str:
+    """One MERGE that deletes and inserts: its source is `delete_rows` (tagged 'delete',
+    matched to target rows by `condition`) plus every model row (tagged 'insert', never
+    matched, so always inserted). A failure leaves both halves undone."""
+    insert_rows = (
+        f"SELECT {column_list(write.target_columns)}, 'insert' AS {ACTION_COLUMN} "
+        f"FROM ({write.aligned_select()}) AS {SOURCE_ALIAS}_rows"
+    )
+    action = f"{SOURCE_ALIAS}.{ACTION_COLUMN}"
+    on = write.on_clause(f"{action} = 'delete' AND {condition}")
+    return (
+        f"MERGE INTO {write.target} AS {TARGET_ALIAS}\n"
+        f"USING ({delete_rows}\nUNION ALL\n{insert_rows}) AS {SOURCE_ALIAS}\n"
+        f"ON {on}\n"
+        "WHEN MATCHED THEN DELETE\n"
+        f"WHEN NOT MATCHED AND {action} = 'insert' THEN {insert_values(write.target_columns)}"
+    )
+
+
+def delete_insert_sql(write: IncrementalWrite) -> str:
+    """Delete target rows whose key is in the source, insert every source row (no dedup):
+    each distinct key is one 'delete' row."""
+    keys = write.keys
+    values = [quote(c) if c in keys else f"NULL AS {quote(c)}" for c in write.target_columns]
+    delete_rows = (
+        f"SELECT DISTINCT {', '.join(values)}, 'delete' AS {ACTION_COLUMN} "
+        f"FROM ({write.aligned_select(keys)}) AS {SOURCE_ALIAS}_keys"
+    )
+    return delete_and_insert_merge(
+        write, delete_rows, null_safe_equal(keys, TARGET_ALIAS, SOURCE_ALIAS)
+    )
+
+
+def microbatch_sql(write: IncrementalWrite) -> str:
+    """Replace exactly the batch's time window [start, end): one 'delete' row matches
+    every target row in the window; the window sits in the ON clause, so Iceberg reads
+    only the files that can hold it."""
+    event_time = f"{TARGET_ALIAS}.{quote(write.target_column(write.event_time or ''))}"
+    window = (
+        f"{event_time} >= TIMESTAMP '{write.window_start}' "
+        f"AND {event_time} < TIMESTAMP '{write.window_end}'"
+    )
+    nulls = ", ".join(f"NULL AS {quote(c)}" for c in write.target_columns)
+    return delete_and_insert_merge(write, f"SELECT {nulls}, 'delete' AS {ACTION_COLUMN}", window)
+
+
+def scd2_sql(write: IncrementalWrite) -> str:
+    """History in one MERGE. A key whose incoming row differs in a tracked column has its
+    open row closed (valid_to = now) and gets a new open row; identical rows change
+    nothing; new keys open a row; keys absent from the source stay as they are.
+
+    The source lists every model row keyed for matching its open target row, plus, for
+    changed keys only, the same row with a NULL merge key, which never matches and so
+    inserts the new version.
+    """
+    keys = write.keys
+    valid_from, valid_to = (
+        write.target_column(write.valid_from),
+        write.target_column(write.valid_to),
+    )
+    history = {valid_from.lower(), valid_to.lower()}
+    data_columns = [c for c in write.target_columns if c.lower() not in history]
+    key_names = {k.lower() for k in keys}
+    tracked = (
+        [write.target_column(c) for c in write.check_columns]
+        if write.check_columns
+        else [c for c in data_columns if c.lower() not in key_names]
+    )
+    merge_keys = [f"{MERGE_KEY_PREFIX}{i}" for i in range(len(keys))]
+    rows = f"({write.aligned_select(data_columns)})"
+    changed = (
+        " OR ".join(
+            f"NOT ({TARGET_ALIAS}.{quote(c)} <=> {SOURCE_ALIAS}.{quote(c)})" for c in tracked
+        )
+        or "false"
+    )
+    keyed = (
+        "SELECT "
+        + ", ".join(f"{quote(k)} AS {quote(m)}" for k, m in zip(keys, merge_keys, strict=True))
+        + f", * FROM {rows} AS {SOURCE_ALIAS}_rows"
+    )
+    new_versions = (
+        "SELECT "
+        + ", ".join(f"NULL AS {quote(m)}" for m in merge_keys)
+        + f", {SOURCE_ALIAS}.* FROM {rows} AS {SOURCE_ALIAS}\n"
+        f"JOIN {write.target} AS {TARGET_ALIAS} ON "
+        f"{null_safe_equal(keys, TARGET_ALIAS, SOURCE_ALIAS)} "
+        f"AND {TARGET_ALIAS}.{quote(valid_to)} IS NULL\nWHERE {changed}"
+    )
+    match = " AND ".join(
+        f"{TARGET_ALIAS}.{quote(k)} <=> {SOURCE_ALIAS}.{quote(m)}"
+        for k, m in zip(keys, merge_keys, strict=True)
+    )
+    insert_columns = [*data_columns, valid_from, valid_to]
+    insert_values_sql = ", ".join(
+        [f"{SOURCE_ALIAS}.{quote(c)}" for c in data_columns] + ["current_timestamp()", "NULL"]
+    )
+    return (
+        f"MERGE INTO {write.target} AS {TARGET_ALIAS}\n"
+        f"USING ({keyed}\nUNION ALL\n{new_versions}) AS {SOURCE_ALIAS}\n"
+        f"ON {write.on_clause(f'{match} AND {TARGET_ALIAS}.{quote(valid_to)} IS NULL')}\n"
+        f"WHEN MATCHED AND ({changed}) THEN UPDATE SET "
+        f"{TARGET_ALIAS}.{quote(valid_to)} = current_timestamp()\n"
+        f"WHEN NOT MATCHED THEN INSERT ({column_list(insert_columns)}) VALUES ({insert_values_sql})"
+    )
+
+
+STRATEGY_BUILDERS: dict[str, Callable[[IncrementalWrite], str]] = {
     "append": append_sql,
     "merge": merge_sql,
+    "delete+insert": delete_insert_sql,
+    "insert_overwrite": insert_overwrite_sql,
+    "scd2": scd2_sql,
+    "microbatch": microbatch_sql,
 }

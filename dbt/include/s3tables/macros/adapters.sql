@@ -8,6 +8,18 @@
 
 {% macro s3tables__options_clause() %}{% endmacro %}
 
+{#-- The model's tblproperties, plus the row-level write mode of incremental tables. --#}
+{% macro s3tables__tblproperties_clause() -%}
+  {%- set properties = adapter.table_properties(model['config']) -%}
+  {%- if properties %}
+    tblproperties (
+      {%- for key, value in properties.items() -%}
+      '{{ key }}' = '{{ value }}'{% if not loop.last %}, {% endif %}
+      {%- endfor %}
+    )
+  {%- endif %}
+{%- endmacro %}
+
 {% macro s3tables__create_table_as(temporary, relation, compiled_code, language='sql') -%}
   {%- if temporary -%}
     {{ create_temporary_view(relation, compiled_code) }}

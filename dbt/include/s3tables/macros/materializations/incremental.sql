@@ -1,5 +1,6 @@
-{#-- Incremental models: the first run (or --full-refresh) builds the table atomically;
-     every later run is exactly one statement chosen by `adapter.incremental_sql`. --#}
+{#-- Incremental models. The first run (or --full-refresh) builds the table with one
+     atomic CREATE OR REPLACE; every later run is exactly one statement, chosen, checked
+     and executed by `adapter.run_incremental`, which also reports its row counts. --#}
 {% materialization incremental, adapter='s3tables', supported_languages=['sql'] %}
   {%- set identifier = model['alias'] -%}
   {%- set grant_config = config.get('grants') -%}
@@ -15,20 +16,20 @@
   {% endif %}
 
   {% if existing_relation is none or full_refresh %}
-    {%- set build_sql = create_table_as(False, target_relation, compiled_code) -%}
+    {%- call statement('main') -%}
+      {{ create_table_as(False, target_relation, adapter.initial_build_sql(model['config'], compiled_code)) }}
+    {%- endcall -%}
   {% else %}
-    {%- set build_sql = adapter.incremental_sql(
+    {%- set batch = model.get('batch') -%}
+    {%- set response = adapter.run_incremental(
           model_name=model['name'],
-          strategy=config.get('incremental_strategy'),
+          config=model['config'],
           target=existing_relation,
           source_sql=compiled_code,
-          unique_key=config.get('unique_key'),
-          predicates=config.get('incremental_predicates')) -%}
+          batch_start=batch.event_time_start if batch else none,
+          batch_end=batch.event_time_end if batch else none) -%}
+    {% do store_result('main', response=response) %}
   {% endif %}
-
-  {%- call statement('main') -%}
-    {{ build_sql }}
-  {%- endcall -%}
 
   {% set should_revoke = should_revoke(existing_relation, full_refresh_mode=full_refresh) %}
   {% do apply_grants(target_relation, grant_config, should_revoke=should_revoke) %}

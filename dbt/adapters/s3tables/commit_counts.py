@@ -1,0 +1,55 @@
+"""Logical row counts of one incremental commit, read from its Iceberg snapshot summary.
+
+With merge-on-read (the default write mode) a MERGE writes one position delete per
+target row it updates or deletes and one data row per row it writes, so the summary
+gives exact logical counts. With copy-on-write, rewritten files count every row they
+held, so an update count cannot be derived: it is reported as unknown (None).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from dbt.adapters.contracts.connection import AdapterResponse
+
+
+@dataclass
+class IncrementalResponse(AdapterResponse):
+    rows_inserted: int | None = None
+    rows_updated: int | None = None
+    rows_deleted: int | None = None
+    snapshot_id: int | None = None
+
+
+@dataclass(frozen=True)
+class CommitCounts:
+    inserted: int | None
+    updated: int | None
+    deleted: int | None
+
+
+def _number(summary: Mapping[str, str], key: str) -> int:
+    return int(summary.get(key, 0) or 0)
+
+
+def commit_counts(strategy: str, summary: Mapping[str, str] | None) -> CommitCounts:
+    """Counts for `strategy` from the summary of the snapshot it committed (None: none)."""
+    if summary is None:
+        return CommitCounts(0, 0, 0)
+    added = _number(summary, "added-records")
+    removed_rows = _number(summary, "deleted-records")
+    position_deletes = _number(summary, "added-position-deletes")
+    if strategy == "append":
+        return CommitCounts(added, 0, 0)
+    if strategy == "insert_overwrite":
+        return CommitCounts(added, 0, removed_rows)
+    if strategy in ("delete+insert", "microbatch"):
+        if removed_rows and position_deletes == 0 and added:
+            # Copy-on-write rewrote files: their surviving rows count as added too.
+            return CommitCounts(None, 0, None)
+        return CommitCounts(added, 0, position_deletes + removed_rows)
+    # merge, scd2: an updated (or closed) row is a position delete plus a new data row.
+    if removed_rows:
+        return CommitCounts(added - removed_rows if added >= removed_rows else None, None, 0)
+    return CommitCounts(added - position_deletes, position_deletes, 0)

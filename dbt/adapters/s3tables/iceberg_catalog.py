@@ -226,6 +226,12 @@ class IcebergCatalog:
 
         return retry_on_lock(load, f"snapshot of {namespace}.{name}")
 
+    def properties(self, namespace: str, name: str) -> dict[str, str]:
+        return retry_on_lock(
+            lambda: dict(self.catalog.load_table((namespace, name)).properties),
+            f"properties of {namespace}.{name}",
+        )
+
     def set_properties_if_changed(
         self, namespace: str, name: str, properties: dict[str, str]
     ) -> bool:

@@ -44,6 +44,11 @@ from dbt.adapters.s3tables.model_config import (
     merge_update_columns,
     write_mode_properties,
 )
+from dbt.adapters.s3tables.model_state import (
+    LAST_PROCESSED_VALUE,
+    compare_state,
+    state_properties,
+)
 from dbt.adapters.s3tables.relation import S3TablesRelation
 from dbt.adapters.s3tables.seeds import seed_text_table
 from dbt.adapters.s3tables.strategies import STRATEGY_BUILDERS, IncrementalWrite, quote
@@ -217,6 +222,15 @@ class S3TablesAdapter(SparkAdapter):
             raise DbtRuntimeError(spark_error_message(error)) from error
 
     @available
+    def validate_incremental(
+        self, model_name: str, config: dict[str, Any], source_sql: str
+    ) -> None:
+        """Raise, naming the model and key, if the incremental config cannot work."""
+        settings = incremental_config(model_name, config)
+        check_against_columns(settings, self.query_columns(source_sql))
+        write_mode_properties(model_name, config.get("write_mode"))
+
+    @available
     def run_incremental(
         self,
         model_name: str,
@@ -233,6 +247,9 @@ class S3TablesAdapter(SparkAdapter):
         check_against_columns(settings, source_columns)
         target_columns = [c.name for c in self.get_columns_in_relation(target)]
         check_columns_exist(model_name, "unique_key", settings.unique_key, target_columns)
+        previous = self.iceberg.properties(target.schema, target.identifier)
+        for change in compare_state(settings, previous):
+            logger.warning(f"{model_name}: {change} since the last run")
         self._apply_write_mode(model_name, config, target)
         write = IncrementalWrite(
             target=str(target),
@@ -298,6 +315,34 @@ class S3TablesAdapter(SparkAdapter):
         wanted = write_mode_properties(model_name, config.get("write_mode"))
         if self.iceberg.set_properties_if_changed(target.schema, target.identifier, wanted):
             logger.info(f"{model_name}: table write mode set to {wanted['write.merge.mode']}")
+
+    @available
+    def record_model_state(
+        self, model_name: str, config: dict[str, Any], target: BaseRelation, model_sql: str
+    ) -> None:
+        """Keep the strategy, keys, hashes and last processed watermark on the table, for
+        the next run to compare with (table properties: no data change, no snapshot)."""
+        settings = incremental_config(model_name, config)
+        last_value = None
+        if settings.watermark_column:
+            rows = self.connections.execute(
+                f"SELECT CAST(MAX({quote(settings.watermark_column)}) AS STRING) FROM {target}",
+                fetch=True,
+            )[1]
+            last_value = rows[0][0]
+        properties = state_properties(settings, config, model_sql, last_value)
+        self.iceberg.set_properties_if_changed(target.schema, target.identifier, properties)
+
+    @available
+    def last_processed_value(self, target: BaseRelation) -> str | None:
+        """The greatest `watermark_column` value of the last successful run, or None."""
+        if self.get_relation(None, target.schema, target.identifier) is None:  # type: ignore
+            return None
+        return self.iceberg.properties(target.schema, target.identifier).get(LAST_PROCESSED_VALUE)
+
+    @available
+    def resolved_strategy(self, model_name: str, config: dict[str, Any]) -> str:
+        return incremental_config(model_name, config).strategy
 
     @available
     def table_properties(self, config: dict[str, Any]) -> dict[str, str]:

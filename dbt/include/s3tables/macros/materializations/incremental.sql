@@ -16,6 +16,8 @@
   {% endif %}
 
   {% if existing_relation is none or full_refresh %}
+    {#-- Check the config before the first build writes anything. --#}
+    {% do adapter.validate_incremental(model['name'], model['config'], compiled_code) %}
     {%- call statement('main') -%}
       {{ create_table_as(False, target_relation, adapter.initial_build_sql(model['config'], compiled_code)) }}
     {%- endcall -%}
@@ -30,6 +32,8 @@
           batch_end=batch.event_time_end if batch else none) -%}
     {% do store_result('main', response=response) %}
   {% endif %}
+
+  {% do adapter.record_model_state(model['name'], model['config'], target_relation, compiled_code) %}
 
   {% set should_revoke = should_revoke(existing_relation, full_refresh_mode=full_refresh) %}
   {% do apply_grants(target_relation, grant_config, should_revoke=should_revoke) %}

@@ -1,0 +1,93 @@
+"""What an incremental model looked like at its last successful run, kept as Iceberg
+table properties on the table itself (pure functions; the adapter reads and writes them).
+
+Properties change no data and add no snapshot: a run's data still lands in one snapshot.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from dbt.adapters.s3tables.model_config import IncrementalConfig, ModelConfigError
+
+PREFIX = "dbt.s3tables."
+STRATEGY = PREFIX + "incremental_strategy"
+UNIQUE_KEY = PREFIX + "unique_key"
+PARTITION_BY = PREFIX + "partition_by"
+SQL_HASH = PREFIX + "model_sql_hash"
+CONFIG_HASH = PREFIX + "incremental_config_hash"
+LAST_PROCESSED_VALUE = PREFIX + "last_processed_value"
+# Config keys whose change alters what an incremental run does.
+HASHED_CONFIG_KEYS = (
+    "incremental_strategy",
+    "unique_key",
+    "partition_by",
+    "incremental_predicates",
+    "merge_update_columns",
+    "merge_exclude_columns",
+    "watermark_column",
+    "scd_check_cols",
+    "scd_valid_from",
+    "scd_valid_to",
+    "event_time",
+    "write_mode",
+)
+
+
+def digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def state_properties(
+    settings: IncrementalConfig,
+    config: Mapping[str, Any],
+    model_sql: str,
+    last_processed_value: str | None,
+) -> dict[str, str]:
+    properties = {
+        STRATEGY: settings.strategy,
+        UNIQUE_KEY: json.dumps(settings.unique_key),
+        PARTITION_BY: json.dumps(settings.partition_by),
+        SQL_HASH: digest(model_sql),
+        CONFIG_HASH: digest({k: config.get(k) for k in HASHED_CONFIG_KEYS}),
+    }
+    if last_processed_value is not None:
+        properties[LAST_PROCESSED_VALUE] = last_processed_value
+    return properties
+
+
+def _changed(previous: Mapping[str, str], key: str, current: str) -> bool:
+    return key in previous and previous[key] != current
+
+
+def compare_state(settings: IncrementalConfig, previous: Mapping[str, str]) -> list[str]:
+    """Warnings for config changes since the last run; raises for a switch to or from
+    scd2, whose table holds history rather than current rows."""
+    old_strategy = previous.get(STRATEGY)
+    if (
+        old_strategy
+        and old_strategy != settings.strategy
+        and "scd2" in (old_strategy, settings.strategy)
+    ):
+        raise ModelConfigError(
+            settings.model_name,
+            "incremental_strategy",
+            f"the table was built with `{old_strategy}` and the model now says "
+            f"`{settings.strategy}`; an scd2 table holds history rows, so the two cannot be mixed",
+            "run with `--full-refresh` to rebuild the table with the new strategy",
+        )
+    warnings = []
+    if old_strategy and old_strategy != settings.strategy:
+        warnings.append(
+            f"incremental_strategy changed from `{old_strategy}` to `{settings.strategy}`"
+        )
+    for key, label, value in (
+        (UNIQUE_KEY, "unique_key", settings.unique_key),
+        (PARTITION_BY, "partition_by", settings.partition_by),
+    ):
+        if _changed(previous, key, json.dumps(value)):
+            warnings.append(f"{label} changed from {previous[key]} to {json.dumps(value)}")
+    return warnings

@@ -1,0 +1,88 @@
+"""Model state kept on the table: strategy and keys compared between runs, the last
+processed watermark exposed to model SQL, and strategy helpers next to is_incremental()."""
+
+from __future__ import annotations
+
+import pytest
+from dbt.tests.util import run_dbt, run_dbt_and_capture
+
+SOURCE_SQL = """
+select * from values
+  (1, 'a', timestamp '2024-01-01 00:00:00'),
+  (2, 'b', timestamp '2024-01-02 00:00:00')
+  {% if var('batch', 1) >= 2 %}, (3, 'c', timestamp '2024-01-03 00:00:00'){% endif %}
+  as t(id, name, updated_at)
+"""
+
+WATERMARKED_SQL = """
+{{ config(materialized='incremental', unique_key='id', watermark_column='updated_at',
+          incremental_strategy=var('strategy', 'merge')) }}
+select id, name, updated_at,
+  '{{ last_processed_value() }}' as seen_watermark,
+  {{ 'true' if is_append_only() else 'false' }} as append_only,
+  {{ 'true' if is_delete_insert() else 'false' }} as delete_insert
+from {{ ref('events') }}
+{% if is_incremental() %}
+where updated_at > timestamp '{{ last_processed_value() }}'
+{% endif %}
+"""
+
+
+def table_property(project, table: str, key: str) -> str | None:
+    rows = project.run_sql(f"show tblproperties {project.test_schema}.{table}", fetch="all")
+    return {row[0]: row[1] for row in rows}.get(key)
+
+
+def snapshot_id(project, table: str) -> int:
+    return project.run_sql(
+        f"select snapshot_id from {project.test_schema}.{table}.snapshots "
+        "order by committed_at desc limit 1",
+        fetch="one",
+    )[0]
+
+
+class TestModelState:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"events.sql": SOURCE_SQL, "watermarked.sql": WATERMARKED_SQL}
+
+    def test_watermark_state_and_strategy_changes(self, project):
+        run_dbt(["run"])
+        assert table_property(project, "watermarked", "dbt.s3tables.last_processed_value") == (
+            "2024-01-02 00:00:00"
+        )
+        assert table_property(project, "watermarked", "dbt.s3tables.incremental_strategy") == (
+            "merge"
+        )
+
+        run_dbt(["run", "--vars", "{batch: 2}"])
+        rows = project.run_sql(
+            f"select id, seen_watermark, append_only, delete_insert "
+            f"from {project.test_schema}.watermarked order by id",
+            fetch="all",
+        )
+        # Only the row newer than the recorded watermark went through the second run.
+        assert [tuple(r) for r in rows] == [
+            (1, "None", False, False),
+            (2, "None", False, False),
+            (3, "2024-01-02 00:00:00", False, False),
+        ]
+        assert table_property(project, "watermarked", "dbt.s3tables.last_processed_value") == (
+            "2024-01-03 00:00:00"
+        )
+
+        # A strategy change is allowed with a warning; the helpers see the new strategy.
+        _, log = run_dbt_and_capture(["run", "--vars", "{batch: 2, strategy: 'delete+insert'}"])
+        assert "incremental_strategy changed from `merge` to `delete+insert`" in log
+
+        # Switching to scd2 would mix history rows with current rows: refused, untouched.
+        before = snapshot_id(project, "watermarked")
+        result = run_dbt(["run", "--vars", "{batch: 2, strategy: scd2}"], expect_pass=False)
+        message = next(r.message for r in result.results if r.node.name == "watermarked")
+        assert "--full-refresh" in message and "scd2" in message
+        assert snapshot_id(project, "watermarked") == before
+
+        run_dbt(["run", "--full-refresh", "--vars", "{batch: 2, strategy: scd2}"])
+        assert table_property(project, "watermarked", "dbt.s3tables.incremental_strategy") == (
+            "scd2"
+        )

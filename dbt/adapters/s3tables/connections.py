@@ -12,7 +12,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionWrapper
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.catalog_config import ICEBERG_EXTENSIONS, CatalogConfig
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
 from dbt.adapters.s3tables.spark_session import get_or_create_session
@@ -79,6 +79,10 @@ class SparkSqlHandle(SparkConnectionWrapper):
 
     def rollback(self, *args: Any, **kwargs: Any) -> None:
         logger.debug("rollback: Spark has no transactions; each statement is atomic")
+
+    def has_iceberg_extensions(self) -> bool:
+        extensions = self.spark.conf.get("spark.sql.extensions", "") or ""
+        return ICEBERG_EXTENSIONS in extensions
 
     @contextmanager
     def settings(self, values: dict[str, str]) -> Iterator[None]:

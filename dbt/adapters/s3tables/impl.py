@@ -23,7 +23,7 @@ from dbt_common.contracts.metadata import (
 )
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.s3tables.commit_counts import IncrementalResponse, commit_counts
+from dbt.adapters.s3tables.commit_counts import CommitCounts, IncrementalResponse, commit_counts
 from dbt.adapters.s3tables.connections import (
     S3TablesConnectionManager,
     catalog_config_for,
@@ -42,6 +42,7 @@ from dbt.adapters.s3tables.model_config import (
     check_columns_exist,
     incremental_config,
     merge_update_columns,
+    resolve_use_merge,
     write_mode_properties,
 )
 from dbt.adapters.s3tables.model_state import (
@@ -51,7 +52,12 @@ from dbt.adapters.s3tables.model_state import (
 )
 from dbt.adapters.s3tables.relation import S3TablesRelation
 from dbt.adapters.s3tables.seeds import seed_text_table
-from dbt.adapters.s3tables.strategies import STRATEGY_BUILDERS, IncrementalWrite, quote
+from dbt.adapters.s3tables.strategies import (
+    FALLBACK_BUILDERS,
+    STRATEGY_BUILDERS,
+    IncrementalWrite,
+    quote,
+)
 
 if TYPE_CHECKING:
     import agate
@@ -269,8 +275,18 @@ class S3TablesAdapter(SparkAdapter):
         )
         if settings.strategy == "merge" and not settings.watermark_column:
             self._warn_about_duplicate_keys(write)
-        sql = STRATEGY_BUILDERS[settings.strategy](write)
         handle = self.connections.get_thread_connection().handle
+        sql = STRATEGY_BUILDERS[settings.strategy](write)
+        rewrites_table = False
+        if settings.strategy in FALLBACK_BUILDERS:
+            use_merge, reason = resolve_use_merge(
+                model_name, config.get("use_merge"), handle.has_iceberg_extensions()
+            )
+            path = "MERGE INTO" if use_merge else "INSERT OVERWRITE of the whole table"
+            logger.info(f"{model_name}: {settings.strategy} writes with {path} ({reason})")
+            if not use_merge:
+                sql = FALLBACK_BUILDERS[settings.strategy](write)
+                rewrites_table = True
         session_settings = (
             {"spark.sql.sources.partitionOverwriteMode": "dynamic"}
             if settings.strategy == "insert_overwrite"
@@ -281,6 +297,9 @@ class S3TablesAdapter(SparkAdapter):
             self.connections.execute(sql)
         after, summary = self.iceberg.current_snapshot(target.schema, target.identifier)
         counts = commit_counts(settings.strategy, summary if after != before else None)
+        if rewrites_table:
+            # A whole-table rewrite removes and re-adds every row: no logical counts.
+            counts = CommitCounts(None, None, None)
         logger.debug(f"{model_name}: {settings.strategy} committed snapshot {after}")
         return IncrementalResponse(
             _message=f"{settings.strategy.upper()} {counts.inserted} inserted, "

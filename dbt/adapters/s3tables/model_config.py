@@ -195,3 +195,29 @@ def merge_update_columns(
         skipped = {c.lower() for c in [*settings.exclude_columns, *settings.unique_key]}
         return [c for c in target_columns if c.lower() not in skipped]
     return None
+
+
+def resolve_use_merge(model_name: str, value: Any, has_extensions: bool) -> tuple[bool, str]:
+    """Whether to write with MERGE INTO, and why (for the log)."""
+    setting = str(value).lower() if value is not None else "auto"
+    if setting not in USE_MERGE_VALUES:
+        raise ModelConfigError(
+            model_name,
+            "use_merge",
+            f"unknown value `{value}`",
+            f"use one of: {', '.join(USE_MERGE_VALUES)}",
+        )
+    if setting == "false":
+        return False, "use_merge is false"
+    if has_extensions:
+        return True, f"use_merge is {setting} and Iceberg's SQL extensions are loaded"
+    if setting == "true":
+        raise ModelConfigError(
+            model_name,
+            "use_merge",
+            "is true, but this Spark session lacks Iceberg's SQL extensions (MERGE INTO needs "
+            "spark.sql.extensions to include "
+            "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions)",
+            "add the extensions to the session, or set use_merge to auto or false",
+        )
+    return False, "use_merge is auto and Iceberg's SQL extensions are not loaded"

@@ -14,8 +14,6 @@ SOURCE_ALIAS = "DBT_INTERNAL_SOURCE"
 TARGET_ALIAS = "DBT_INTERNAL_DEST"
 # Marks, in a MERGE source, which rows delete target rows and which rows are inserted.
 ACTION_COLUMN = "dbt_internal_action"
-# For scd2: the key a source row matches open target rows on (NULL: never matches).
-MERGE_KEY_PREFIX = "dbt_internal_merge_key_"
 ROW_NUMBER_COLUMN = "dbt_internal_row_number"
 
 
@@ -181,63 +179,70 @@ def microbatch_sql(write: IncrementalWrite) -> str:
     return delete_and_insert_merge(write, f"SELECT {nulls}, 'delete' AS {ACTION_COLUMN}", window)
 
 
+@dataclass(frozen=True)
+class Scd2Parts:
+    """The pieces both scd2 statements share."""
+
+    keys: list[str]
+    valid_from: str
+    valid_to: str
+    data_columns: list[str]
+    changed: str
+    rows: str
+
+    @classmethod
+    def of(cls, write: IncrementalWrite) -> Scd2Parts:
+        valid_from = write.target_column(write.valid_from)
+        valid_to = write.target_column(write.valid_to)
+        history = {valid_from.lower(), valid_to.lower()}
+        data_columns = [c for c in write.target_columns if c.lower() not in history]
+        keys = write.keys
+        key_names = {k.lower() for k in keys}
+        tracked = (
+            [write.target_column(c) for c in write.check_columns]
+            if write.check_columns
+            else [c for c in data_columns if c.lower() not in key_names]
+        )
+        changed = (
+            " OR ".join(
+                f"NOT ({TARGET_ALIAS}.{quote(c)} <=> {SOURCE_ALIAS}.{quote(c)})" for c in tracked
+            )
+            or "false"
+        )
+        rows = f"({write.aligned_select(data_columns)})"
+        return cls(keys, valid_from, valid_to, data_columns, changed, rows)
+
+
 def scd2_sql(write: IncrementalWrite) -> str:
     """History in one MERGE. A key whose incoming row differs in a tracked column has its
     open row closed (valid_to = now) and gets a new open row; identical rows change
     nothing; new keys open a row; keys absent from the source stay as they are.
 
-    The source lists every model row keyed for matching its open target row, plus, for
-    changed keys only, the same row with a NULL merge key, which never matches and so
+    The source lists every model row tagged 'match' (matched to its key's open row), plus,
+    for changed keys only, the same row tagged 'insert', which never matches and so
     inserts the new version.
     """
-    keys = write.keys
-    valid_from, valid_to = (
-        write.target_column(write.valid_from),
-        write.target_column(write.valid_to),
-    )
-    history = {valid_from.lower(), valid_to.lower()}
-    data_columns = [c for c in write.target_columns if c.lower() not in history]
-    key_names = {k.lower() for k in keys}
-    tracked = (
-        [write.target_column(c) for c in write.check_columns]
-        if write.check_columns
-        else [c for c in data_columns if c.lower() not in key_names]
-    )
-    merge_keys = [f"{MERGE_KEY_PREFIX}{i}" for i in range(len(keys))]
-    rows = f"({write.aligned_select(data_columns)})"
-    changed = (
-        " OR ".join(
-            f"NOT ({TARGET_ALIAS}.{quote(c)} <=> {SOURCE_ALIAS}.{quote(c)})" for c in tracked
-        )
-        or "false"
-    )
-    keyed = (
-        "SELECT "
-        + ", ".join(f"{quote(k)} AS {quote(m)}" for k, m in zip(keys, merge_keys, strict=True))
-        + f", * FROM {rows} AS {SOURCE_ALIAS}_rows"
-    )
+    parts = Scd2Parts.of(write)
+    open_row = f"{TARGET_ALIAS}.{quote(parts.valid_to)} IS NULL"
+    match = null_safe_equal(parts.keys, TARGET_ALIAS, SOURCE_ALIAS)
+    tagged = f"SELECT *, 'match' AS {ACTION_COLUMN} FROM {parts.rows} AS {SOURCE_ALIAS}_rows"
     new_versions = (
-        "SELECT "
-        + ", ".join(f"NULL AS {quote(m)}" for m in merge_keys)
-        + f", {SOURCE_ALIAS}.* FROM {rows} AS {SOURCE_ALIAS}\n"
-        f"JOIN {write.target} AS {TARGET_ALIAS} ON "
-        f"{null_safe_equal(keys, TARGET_ALIAS, SOURCE_ALIAS)} "
-        f"AND {TARGET_ALIAS}.{quote(valid_to)} IS NULL\nWHERE {changed}"
+        f"SELECT {SOURCE_ALIAS}.*, 'insert' AS {ACTION_COLUMN} "
+        f"FROM {parts.rows} AS {SOURCE_ALIAS}\n"
+        f"JOIN {write.target} AS {TARGET_ALIAS} ON {match} AND {open_row}\n"
+        f"WHERE {parts.changed}"
     )
-    match = " AND ".join(
-        f"{TARGET_ALIAS}.{quote(k)} <=> {SOURCE_ALIAS}.{quote(m)}"
-        for k, m in zip(keys, merge_keys, strict=True)
-    )
-    insert_columns = [*data_columns, valid_from, valid_to]
+    insert_columns = [*parts.data_columns, parts.valid_from, parts.valid_to]
     insert_values_sql = ", ".join(
-        [f"{SOURCE_ALIAS}.{quote(c)}" for c in data_columns] + ["current_timestamp()", "NULL"]
+        [f"{SOURCE_ALIAS}.{quote(c)}" for c in parts.data_columns] + ["current_timestamp()", "NULL"]
     )
+    on = write.on_clause(f"{SOURCE_ALIAS}.{ACTION_COLUMN} = 'match' AND {match} AND {open_row}")
     return (
         f"MERGE INTO {write.target} AS {TARGET_ALIAS}\n"
-        f"USING ({keyed}\nUNION ALL\n{new_versions}) AS {SOURCE_ALIAS}\n"
-        f"ON {write.on_clause(f'{match} AND {TARGET_ALIAS}.{quote(valid_to)} IS NULL')}\n"
-        f"WHEN MATCHED AND ({changed}) THEN UPDATE SET "
-        f"{TARGET_ALIAS}.{quote(valid_to)} = current_timestamp()\n"
+        f"USING ({tagged}\nUNION ALL\n{new_versions}) AS {SOURCE_ALIAS}\n"
+        f"ON {on}\n"
+        f"WHEN MATCHED AND ({parts.changed}) THEN UPDATE SET "
+        f"{TARGET_ALIAS}.{quote(parts.valid_to)} = current_timestamp()\n"
         f"WHEN NOT MATCHED THEN INSERT ({column_list(insert_columns)}) VALUES ({insert_values_sql})"
     )
 
@@ -249,4 +254,93 @@ STRATEGY_BUILDERS: dict[str, Callable[[IncrementalWrite], str]] = {
     "insert_overwrite": insert_overwrite_sql,
     "scd2": scd2_sql,
     "microbatch": microbatch_sql,
+}
+
+
+# --- Without MERGE (Iceberg's SQL extensions absent, or use_merge: false) ---------------
+# Each fallback is one INSERT OVERWRITE of the whole table (static overwrite): the new
+# table content is computed from the old content and the model's rows, and committed at
+# once, so the single-commit rule holds on this path too.
+
+MATCHED_COLUMN = "dbt_internal_matched"
+
+
+def overwrite_table(write: IncrementalWrite, select: str) -> str:
+    return f"INSERT OVERWRITE {write.target} ({column_list(write.target_columns)})\n{select}"
+
+
+def rows_without_source_keys(write: IncrementalWrite, source: str) -> str:
+    """Target rows whose key is not in `source`."""
+    match = null_safe_equal(write.keys, TARGET_ALIAS, SOURCE_ALIAS)
+    return (
+        f"SELECT {column_list(write.target_columns, TARGET_ALIAS)} "
+        f"FROM {write.target} AS {TARGET_ALIAS}\n"
+        f"WHERE NOT EXISTS (SELECT 1 FROM ({source}) AS {SOURCE_ALIAS} WHERE {match})"
+    )
+
+
+def merge_fallback_sql(write: IncrementalWrite) -> str:
+    keys = {k.lower() for k in write.unique_key}
+    update_columns = write.update_columns
+    if update_columns is None:
+        update_columns = [c for c in write.target_columns if c.lower() not in keys]
+    updated = {c.lower() for c in update_columns} | keys
+    source = write.deduplicated_select()
+    values = ", ".join(
+        f"{SOURCE_ALIAS}.{quote(c)}"
+        if c.lower() in updated
+        else f"CASE WHEN {TARGET_ALIAS}.{MATCHED_COLUMN} THEN {TARGET_ALIAS}.{quote(c)} "
+        f"ELSE {SOURCE_ALIAS}.{quote(c)} END"
+        for c in write.target_columns
+    )
+    merged = (
+        f"SELECT {values} FROM ({source}) AS {SOURCE_ALIAS}\n"
+        f"LEFT JOIN (SELECT *, true AS {MATCHED_COLUMN} FROM {write.target}) AS {TARGET_ALIAS} "
+        f"ON {null_safe_equal(write.keys, TARGET_ALIAS, SOURCE_ALIAS)}"
+    )
+    return overwrite_table(write, f"{rows_without_source_keys(write, source)}\nUNION ALL\n{merged}")
+
+
+def delete_insert_fallback_sql(write: IncrementalWrite) -> str:
+    source = write.aligned_select()
+    return overwrite_table(write, f"{rows_without_source_keys(write, source)}\nUNION ALL\n{source}")
+
+
+def scd2_fallback_sql(write: IncrementalWrite) -> str:
+    parts = Scd2Parts.of(write)
+    open_rows = f"{TARGET_ALIAS}.{quote(parts.valid_to)} IS NULL"
+    closed_history = ", ".join(
+        [f"{TARGET_ALIAS}.{quote(c)}" for c in parts.data_columns]
+        + [
+            f"{TARGET_ALIAS}.{quote(parts.valid_from)}",
+            f"CASE WHEN {open_rows} AND {SOURCE_ALIAS}.{MATCHED_COLUMN} AND ({parts.changed}) "
+            f"THEN current_timestamp() ELSE {TARGET_ALIAS}.{quote(parts.valid_to)} END",
+        ]
+    )
+    match = null_safe_equal(parts.keys, TARGET_ALIAS, SOURCE_ALIAS)
+    history = (
+        f"SELECT {closed_history} FROM {write.target} AS {TARGET_ALIAS}\n"
+        f"LEFT JOIN (SELECT *, true AS {MATCHED_COLUMN} FROM {parts.rows}) AS {SOURCE_ALIAS} "
+        f"ON {match} AND {open_rows}"
+    )
+    new_rows = ", ".join(
+        [f"{SOURCE_ALIAS}.{quote(c)}" for c in parts.data_columns] + ["current_timestamp()", "NULL"]
+    )
+    additions = (
+        f"SELECT {new_rows} FROM {parts.rows} AS {SOURCE_ALIAS}\n"
+        f"LEFT JOIN (SELECT *, true AS {MATCHED_COLUMN} FROM {write.target} "
+        f"WHERE {quote(parts.valid_to)} IS NULL) AS {TARGET_ALIAS} ON {match}\n"
+        f"WHERE {TARGET_ALIAS}.{MATCHED_COLUMN} IS NULL OR ({parts.changed})"
+    )
+    columns = [*parts.data_columns, parts.valid_from, parts.valid_to]
+    return (
+        f"INSERT OVERWRITE {write.target} ({column_list(columns)})\n"
+        f"{history}\nUNION ALL\n{additions}"
+    )
+
+
+FALLBACK_BUILDERS: dict[str, Callable[[IncrementalWrite], str]] = {
+    "merge": merge_fallback_sql,
+    "delete+insert": delete_insert_fallback_sql,
+    "scd2": scd2_fallback_sql,
 }

@@ -130,7 +130,10 @@ def incremental_config(model_name: str, config: Mapping[str, Any]) -> Incrementa
         model_name=model_name,
         strategy=strategy,
         unique_key=keys,
-        predicates=normalize_predicates(config.get("incremental_predicates")),
+        # `predicates` is the older name dbt still honours.
+        predicates=normalize_predicates(
+            config.get("incremental_predicates") or config.get("predicates")
+        ),
         update_columns=update_columns,
         exclude_columns=exclude_columns,
         watermark_column=config.get("watermark_column"),

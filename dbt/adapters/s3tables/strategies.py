@@ -270,8 +270,8 @@ def overwrite_table(write: IncrementalWrite, select: str) -> str:
 
 
 def rows_without_source_keys(write: IncrementalWrite, source: str) -> str:
-    """Target rows whose key is not in `source`."""
-    match = null_safe_equal(write.keys, TARGET_ALIAS, SOURCE_ALIAS)
+    """Target rows no source row replaces (as MERGE: key match and predicates)."""
+    match = write.on_clause(null_safe_equal(write.keys, TARGET_ALIAS, SOURCE_ALIAS))
     return (
         f"SELECT {column_list(write.target_columns, TARGET_ALIAS)} "
         f"FROM {write.target} AS {TARGET_ALIAS}\n"
@@ -296,7 +296,7 @@ def merge_fallback_sql(write: IncrementalWrite) -> str:
     merged = (
         f"SELECT {values} FROM ({source}) AS {SOURCE_ALIAS}\n"
         f"LEFT JOIN (SELECT *, true AS {MATCHED_COLUMN} FROM {write.target}) AS {TARGET_ALIAS} "
-        f"ON {null_safe_equal(write.keys, TARGET_ALIAS, SOURCE_ALIAS)}"
+        f"ON {write.on_clause(null_safe_equal(write.keys, TARGET_ALIAS, SOURCE_ALIAS))}"
     )
     return overwrite_table(write, f"{rows_without_source_keys(write, source)}\nUNION ALL\n{merged}")
 

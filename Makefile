@@ -34,6 +34,7 @@ test: lint
 
 bench: setup
 	$(PYTHON) bench/seed_load.py
+	$(PYTHON) bench/incremental_merge.py
 
 clean:
 	rm -rf integration_tests/target integration_tests/warehouse integration_tests/logs

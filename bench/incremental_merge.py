@@ -1,0 +1,198 @@
+"""Benchmark: merge and delete+insert of 1% changed rows into a 1M-row Iceberg table.
+
+For each, the median over several runs of:
+- the model's execution time under this adapter (`dbt run`, run_results.json);
+- the same kind of statement run bare in a warm SparkSession (this process);
+- dbt-spark (`type: spark`, `method: session`) with the same Iceberg catalog settings
+  passed through `server_side_parameters` (merge only: dbt-spark has no delete+insert).
+Before every run the target is reset to the same 1M rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
+from dbt.adapters.s3tables.jars import resolve_jars
+from dbt.adapters.s3tables.spark_session import get_or_create_session, session_settings
+from dbt.adapters.s3tables.strategies import IncrementalWrite, delete_insert_sql, merge_sql
+
+DBT = str(Path(sys.executable).parent / "dbt")
+SCHEMA = "bench"
+MASTER = "local[2]"
+
+
+def write_project(root: Path, warehouse: Path, spark_parameters: dict[str, str]) -> None:
+    (root / "models").mkdir(parents=True)
+    (root / "dbt_project.yml").write_text(
+        "name: bench_merge\nversion: '1.0'\nconfig-version: 2\nprofile: bench\n"
+        # Spark starts before the models: their times exclude the JVM start.
+        "on-run-start: ['select 1']\n"
+    )
+    profiles = {
+        "bench": {
+            "target": "s3tables",
+            "outputs": {
+                "s3tables": {
+                    "type": "s3tables",
+                    "schema": SCHEMA,
+                    "warehouse": str(warehouse),
+                    "master": MASTER,
+                    "threads": 1,
+                },
+                "spark": {
+                    "type": "spark",
+                    "method": "session",
+                    "host": "localhost",
+                    "schema": SCHEMA,
+                    "threads": 1,
+                    "server_side_parameters": spark_parameters,
+                },
+            },
+        }
+    }
+    (root / "profiles.yml").write_text(json.dumps(profiles))
+    source = f"select * from {SCHEMA}.changes"
+    (root / "models" / "merge_s3tables.sql").write_text(
+        "{{ config(materialized='incremental', unique_key='id', watermark_column='version') }}\n"
+        + source
+    )
+    (root / "models" / "delete_insert_s3tables.sql").write_text(
+        "{{ config(materialized='incremental', incremental_strategy='delete+insert', "
+        "unique_key='id') }}\n" + source
+    )
+    (root / "models" / "merge_spark.sql").write_text(
+        "{{ config(materialized='incremental', unique_key='id', incremental_strategy='merge', "
+        "file_format='iceberg') }}\n" + source
+    )
+
+
+def reset_target(spark, table: str) -> None:
+    spark.sql(
+        f"CREATE OR REPLACE TABLE {SCHEMA}.{table} USING iceberg AS SELECT * FROM {SCHEMA}.base"
+    )
+
+
+def dbt_model_time(root: Path, target: str, model: str) -> float:
+    subprocess.run(
+        [
+            DBT,
+            "run",
+            "--target",
+            target,
+            "--select",
+            model,
+            "--profiles-dir",
+            str(root),
+            "--project-dir",
+            str(root),
+        ],
+        check=True,
+        capture_output=True,
+        cwd=root,
+    )
+    results = json.loads((root / "target" / "run_results.json").read_text())
+    return next(r for r in results["results"] if r["unique_id"].endswith(model))["execution_time"]
+
+
+def timed(spark, sql: str) -> float:
+    started = time.perf_counter()
+    spark.sql(sql)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="bench_merge_"))
+    warehouse = root / "warehouse"
+    catalog = CatalogConfig(name="local", catalog_type="local", warehouse=str(warehouse))
+    try:
+        IcebergCatalog(catalog).ensure_initialized()
+        spark_parameters = session_settings(
+            master=MASTER,
+            catalog=catalog,
+            jars=resolve_jars(needs_sqlite=True),
+            user_settings={},
+        )
+        write_project(root, warehouse, spark_parameters)
+        spark = get_or_create_session(catalog, MASTER, {})
+        changed = args.rows // 100
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {SCHEMA}")
+        spark.sql(
+            f"CREATE OR REPLACE TABLE {SCHEMA}.base USING iceberg AS "
+            f"SELECT id, CAST(id % 1000 AS STRING) AS name, id * 1.5 AS amount, 1 AS version "
+            f"FROM range({args.rows})"
+        )
+        # Half the changes update existing ids, half insert new ones.
+        spark.sql(
+            f"CREATE OR REPLACE TABLE {SCHEMA}.changes USING iceberg AS "
+            f"SELECT id * 2 + {args.rows - changed} AS id, 'changed' AS name, "
+            f"id * 2.5 AS amount, 2 AS version FROM range({changed})"
+        )
+        columns = ["id", "name", "amount", "version"]
+
+        def bare(builder, **options) -> str:
+            """The statement the adapter itself generates, aimed at the `bare` table."""
+            return builder(
+                IncrementalWrite(
+                    target=f"{SCHEMA}.bare",
+                    source_sql=f"select * from {SCHEMA}.changes",
+                    target_columns=columns,
+                    source_columns=columns,
+                    unique_key=["id"],
+                    **options,
+                )
+            )
+
+        cases = {
+            "merge": ("merge_s3tables", "merge_spark", bare(merge_sql, watermark_column="version")),
+            "delete+insert": ("delete_insert_s3tables", None, bare(delete_insert_sql)),
+        }
+        print(
+            f"{args.rows:,}-row target, {changed:,} changed rows (1%), "
+            f"median of {args.runs} runs, {os.cpu_count()} cores, master {MASTER}"
+        )
+        for case, (adapter_model, spark_model, bare_sql) in cases.items():
+            adapter_times, bare_times, spark_times = [], [], []
+            for _ in range(args.runs):
+                reset_target(spark, adapter_model)
+                adapter_times.append(dbt_model_time(root, "s3tables", adapter_model))
+                reset_target(spark, "bare")
+                bare_times.append(timed(spark, bare_sql))
+                if spark_model:
+                    reset_target(spark, spark_model)
+                    spark_times.append(dbt_model_time(root, "spark", spark_model))
+            adapter = statistics.median(adapter_times)
+            bare = statistics.median(bare_times)
+            line = (
+                f"{case:14s} dbt-s3tables {adapter:6.2f} s | bare Spark {bare:6.2f} s "
+                f"(adapter/bare {adapter / bare:4.2f})"
+            )
+            if spark_times:
+                spark_time = statistics.median(spark_times)
+                line += (
+                    f" | dbt-spark {spark_time:6.2f} s "
+                    f"(adapter/dbt-spark {adapter / spark_time:4.2f})"
+                )
+            else:
+                line += " | dbt-spark: no delete+insert strategy"
+            print(line)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

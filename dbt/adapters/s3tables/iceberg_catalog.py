@@ -67,6 +67,16 @@ class RelationDetails:
 
 
 @dataclass(frozen=True)
+class TableState:
+    """One metadata read of a table: what an incremental run needs before and after."""
+
+    columns: list[ColumnInfo]
+    properties: dict[str, str]
+    snapshot_id: int | None
+    summary: dict[str, str]
+
+
+@dataclass(frozen=True)
 class TableStats:
     """Figures of the current snapshot's summary (None before the first snapshot)."""
 
@@ -214,23 +224,23 @@ class IcebergCatalog:
         except (NoSuchViewError, NoSuchNamespaceError, LookupError):
             return []
 
-    def current_snapshot(self, namespace: str, name: str) -> tuple[int | None, dict[str, str]]:
-        """Id and summary of a table's current snapshot (None and {} before the first)."""
+    def table_state(self, namespace: str, name: str) -> TableState:
+        """Columns, properties and current snapshot (id and summary) from one load."""
 
-        def load() -> tuple[int | None, dict[str, str]]:
-            snapshot = self.catalog.load_table((namespace, name)).current_snapshot()
-            if snapshot is None:
-                return None, {}
-            summary = snapshot.summary.additional_properties if snapshot.summary else {}
-            return snapshot.snapshot_id, dict(summary)
+        def load() -> TableState:
+            table = self.catalog.load_table((namespace, name))
+            snapshot = table.current_snapshot()
+            summary = (
+                snapshot.summary.additional_properties if snapshot and snapshot.summary else {}
+            )
+            return TableState(
+                columns=schema_columns(table.schema()),
+                properties=dict(table.properties),
+                snapshot_id=snapshot.snapshot_id if snapshot else None,
+                summary=dict(summary),
+            )
 
-        return retry_on_lock(load, f"snapshot of {namespace}.{name}")
-
-    def properties(self, namespace: str, name: str) -> dict[str, str]:
-        return retry_on_lock(
-            lambda: dict(self.catalog.load_table((namespace, name)).properties),
-            f"properties of {namespace}.{name}",
-        )
+        return retry_on_lock(load, f"state of {namespace}.{name}")
 
     def set_properties_if_changed(
         self, namespace: str, name: str, properties: dict[str, str]

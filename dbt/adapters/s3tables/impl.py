@@ -38,6 +38,7 @@ from dbt.adapters.s3tables.iceberg_catalog import (
     TableStats,
 )
 from dbt.adapters.s3tables.model_config import (
+    IncrementalConfig,
     check_against_columns,
     check_columns_exist,
     incremental_config,
@@ -251,12 +252,12 @@ class S3TablesAdapter(SparkAdapter):
         settings = incremental_config(model_name, config)
         source_columns = self.query_columns(source_sql)
         check_against_columns(settings, source_columns)
-        target_columns = [c.name for c in self.get_columns_in_relation(target)]
+        before = self.iceberg.table_state(target.schema, target.identifier)
+        target_columns = [c.name for c in before.columns]
         check_columns_exist(model_name, "unique_key", settings.unique_key, target_columns)
-        previous = self.iceberg.properties(target.schema, target.identifier)
-        for change in compare_state(settings, previous):
+        for change in compare_state(settings, before.properties):
             logger.warning(f"{model_name}: {change} since the last run")
-        self._apply_write_mode(model_name, config, target)
+        self._apply_write_mode(model_name, config, target, before.properties)
         write = IncrementalWrite(
             target=str(target),
             source_sql=source_sql,
@@ -292,15 +293,16 @@ class S3TablesAdapter(SparkAdapter):
             if settings.strategy == "insert_overwrite"
             else {}
         )
-        before, _ = self.iceberg.current_snapshot(target.schema, target.identifier)
         with handle.settings(session_settings):
             self.connections.execute(sql)
-        after, summary = self.iceberg.current_snapshot(target.schema, target.identifier)
-        counts = commit_counts(settings.strategy, summary if after != before else None)
+        after = self.iceberg.table_state(target.schema, target.identifier)
+        committed = after.snapshot_id != before.snapshot_id
+        counts = commit_counts(settings.strategy, after.summary if committed else None)
         if rewrites_table:
             # A whole-table rewrite removes and re-adds every row: no logical counts.
             counts = CommitCounts(None, None, None)
-        logger.debug(f"{model_name}: {settings.strategy} committed snapshot {after}")
+        self._record_state(settings, config, target, source_sql, after.properties)
+        logger.debug(f"{model_name}: {settings.strategy} committed {after.snapshot_id}")
         return IncrementalResponse(
             _message=f"{settings.strategy.upper()} {counts.inserted} inserted, "
             f"{counts.updated} updated, {counts.deleted} deleted",
@@ -309,7 +311,7 @@ class S3TablesAdapter(SparkAdapter):
             rows_inserted=counts.inserted,
             rows_updated=counts.updated,
             rows_deleted=counts.deleted,
-            snapshot_id=after if after != before else None,
+            snapshot_id=after.snapshot_id if committed else None,
         )
 
     def _warn_about_duplicate_keys(self, write: IncrementalWrite) -> None:
@@ -327,21 +329,39 @@ class S3TablesAdapter(SparkAdapter):
             )
 
     def _apply_write_mode(
-        self, model_name: str, config: dict[str, Any], target: BaseRelation
+        self,
+        model_name: str,
+        config: dict[str, Any],
+        target: BaseRelation,
+        properties: dict[str, str],
     ) -> None:
         """Bring the table's row-level write properties in line with `write_mode`; a
         change is one metadata commit, made only when the setting changed."""
         wanted = write_mode_properties(model_name, config.get("write_mode"))
-        if self.iceberg.set_properties_if_changed(target.schema, target.identifier, wanted):
+        if any(properties.get(k) != v for k, v in wanted.items()):
+            self.iceberg.set_properties_if_changed(target.schema, target.identifier, wanted)
             logger.info(f"{model_name}: table write mode set to {wanted['write.merge.mode']}")
 
     @available
     def record_model_state(
         self, model_name: str, config: dict[str, Any], target: BaseRelation, model_sql: str
     ) -> None:
+        """State of a freshly built incremental table (see `_record_state`)."""
+        state = self.iceberg.table_state(target.schema, target.identifier)
+        self._record_state(
+            incremental_config(model_name, config), config, target, model_sql, state.properties
+        )
+
+    def _record_state(
+        self,
+        settings: IncrementalConfig,
+        config: dict[str, Any],
+        target: BaseRelation,
+        model_sql: str,
+        properties: dict[str, str],
+    ) -> None:
         """Keep the strategy, keys, hashes and last processed watermark on the table, for
         the next run to compare with (table properties: no data change, no snapshot)."""
-        settings = incremental_config(model_name, config)
         last_value = None
         if settings.watermark_column:
             rows = self.connections.execute(
@@ -349,15 +369,17 @@ class S3TablesAdapter(SparkAdapter):
                 fetch=True,
             )[1]
             last_value = rows[0][0]
-        properties = state_properties(settings, config, model_sql, last_value)
-        self.iceberg.set_properties_if_changed(target.schema, target.identifier, properties)
+        wanted = state_properties(settings, config, model_sql, last_value)
+        if any(properties.get(k) != v for k, v in wanted.items()):
+            self.iceberg.set_properties_if_changed(target.schema, target.identifier, wanted)
 
     @available
     def last_processed_value(self, target: BaseRelation) -> str | None:
         """The greatest `watermark_column` value of the last successful run, or None."""
         if self.get_relation(None, target.schema, target.identifier) is None:  # type: ignore
             return None
-        return self.iceberg.properties(target.schema, target.identifier).get(LAST_PROCESSED_VALUE)
+        state = self.iceberg.table_state(target.schema, target.identifier)
+        return state.properties.get(LAST_PROCESSED_VALUE)
 
     @available
     def resolved_strategy(self, model_name: str, config: dict[str, Any]) -> str:

@@ -21,6 +21,7 @@
     {%- call statement('main') -%}
       {{ create_table_as(False, target_relation, adapter.initial_build_sql(model['config'], compiled_code)) }}
     {%- endcall -%}
+    {% do adapter.record_model_state(model['name'], model['config'], target_relation, compiled_code) %}
   {% else %}
     {%- set batch = model.get('batch') -%}
     {%- set response = adapter.run_incremental(
@@ -32,8 +33,6 @@
           batch_end=batch.event_time_end if batch else none) -%}
     {% do store_result('main', response=response) %}
   {% endif %}
-
-  {% do adapter.record_model_state(model['name'], model['config'], target_relation, compiled_code) %}
 
   {% set should_revoke = should_revoke(existing_relation, full_refresh_mode=full_refresh) %}
   {% do apply_grants(target_relation, grant_config, should_revoke=should_revoke) %}

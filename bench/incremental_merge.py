@@ -1,8 +1,8 @@
 """Benchmark: merge and delete+insert of 1% changed rows into a 1M-row Iceberg table.
 
 For each, the median over several runs of:
-- the model's execution time under this adapter (`dbt run`, run_results.json);
-- the same kind of statement run bare in a warm SparkSession (this process);
+- the model's execution time under this adapter (`dbt run`);
+- the statement the adapter generates, run bare in the same warm SparkSession;
 - dbt-spark (`type: spark`, `method: session`) with the same Iceberg catalog settings
   passed through `server_side_parameters` (merge only: dbt-spark has no delete+insert).
 Before every run the target is reset to the same 1M rows.
@@ -15,11 +15,12 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
+
+from dbt.cli.main import dbtRunner
 
 from dbt.adapters.s3tables.catalog_config import CatalogConfig
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
@@ -27,7 +28,6 @@ from dbt.adapters.s3tables.jars import resolve_jars
 from dbt.adapters.s3tables.spark_session import get_or_create_session, session_settings
 from dbt.adapters.s3tables.strategies import IncrementalWrite, delete_insert_sql, merge_sql
 
-DBT = str(Path(sys.executable).parent / "dbt")
 SCHEMA = "bench"
 MASTER = "local[2]"
 
@@ -84,9 +84,11 @@ def reset_target(spark, table: str) -> None:
 
 
 def dbt_model_time(root: Path, target: str, model: str) -> float:
-    subprocess.run(
+    """The model's execution time in a dbt run inside this process, so that every
+    contender drives the same warm SparkSession (dbt-spark's `getOrCreate` and this
+    adapter both pick up the running session, which has the same catalog settings)."""
+    result = dbtRunner().invoke(
         [
-            DBT,
             "run",
             "--target",
             target,
@@ -96,13 +98,12 @@ def dbt_model_time(root: Path, target: str, model: str) -> float:
             str(root),
             "--project-dir",
             str(root),
-        ],
-        check=True,
-        capture_output=True,
-        cwd=root,
+            "--quiet",
+        ]
     )
-    results = json.loads((root / "target" / "run_results.json").read_text())
-    return next(r for r in results["results"] if r["unique_id"].endswith(model))["execution_time"]
+    if not result.success:
+        raise RuntimeError(f"dbt run of {model} on {target} failed: {result.exception}")
+    return next(r for r in result.result.results if r.node.name == model).execution_time
 
 
 def timed(spark, sql: str) -> float:
@@ -143,6 +144,7 @@ def main() -> None:
             f"id * 2.5 AS amount, 2 AS version FROM range({changed})"
         )
         columns = ["id", "name", "amount", "version"]
+        bare_session = spark.newSession()
 
         def bare(builder, **options) -> str:
             """The statement the adapter itself generates, aimed at the `bare` table."""
@@ -166,15 +168,31 @@ def main() -> None:
             f"median of {args.runs} runs, {os.cpu_count()} cores, master {MASTER}"
         )
         for case, (adapter_model, spark_model, bare_sql) in cases.items():
-            adapter_times, bare_times, spark_times = [], [], []
-            for _ in range(args.runs):
-                reset_target(spark, adapter_model)
-                adapter_times.append(dbt_model_time(root, "s3tables", adapter_model))
-                reset_target(spark, "bare")
-                bare_times.append(timed(spark, bare_sql))
-                if spark_model:
-                    reset_target(spark, spark_model)
-                    spark_times.append(dbt_model_time(root, "spark", spark_model))
+            times: dict[str, list[float]] = {"adapter": [], "bare": [], "dbt-spark": []}
+            contenders = [
+                (
+                    "adapter",
+                    adapter_model,
+                    partial(dbt_model_time, root, "s3tables", adapter_model),
+                ),
+                # A session of its own, as each dbt connection gets (see connections.py).
+                ("bare", "bare", partial(timed, bare_session, bare_sql)),
+            ]
+            if spark_model:
+                contenders.append(
+                    ("dbt-spark", spark_model, partial(dbt_model_time, root, "spark", spark_model))
+                )
+            for run in range(args.runs):
+                # Rotate the order each round so no contender always runs first.
+                shift = run % len(contenders)
+                for label, table, measure in contenders[shift:] + contenders[:shift]:
+                    reset_target(spark, table)
+                    times[label].append(measure())
+            adapter_times, bare_times, spark_times = (
+                times["adapter"],
+                times["bare"],
+                times["dbt-spark"],
+            )
             adapter = statistics.median(adapter_times)
             bare = statistics.median(bare_times)
             line = (

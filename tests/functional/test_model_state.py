@@ -86,3 +86,32 @@ class TestModelState:
         assert table_property(project, "watermarked", "dbt.s3tables.incremental_strategy") == (
             "scd2"
         )
+
+
+WRITE_MODE_SQL = """
+{{ config(materialized='incremental', unique_key='id', write_mode=var('mode', 'merge_on_read')) }}
+select * from values (1, 'a'), (2, 'b') as t(id, name)
+"""
+
+
+class TestWriteMode:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"modes.sql": WRITE_MODE_SQL}
+
+    def test_default_and_switch_without_rebuild(self, project):
+        run_dbt(["run"])
+        assert table_property(project, "modes", "write.merge.mode") == "merge-on-read"
+        assert table_property(project, "modes", "write.delete.mode") == "merge-on-read"
+        first = snapshot_id(project, "modes")
+        run_dbt(["run", "--vars", "{mode: copy_on_write}"])
+        assert table_property(project, "modes", "write.merge.mode") == "copy-on-write"
+        assert table_property(project, "modes", "write.update.mode") == "copy-on-write"
+        # Same table (no rebuild): its history goes on from the first snapshot.
+        history = project.run_sql(
+            f"select snapshot_id from {project.test_schema}.modes.snapshots", fetch="all"
+        )
+        assert first in [row[0] for row in history]
+        result = run_dbt(["run", "--vars", "{mode: sometimes}"], expect_pass=False)
+        assert "write_mode" in result.results[0].message
+        assert "merge_on_read, copy_on_write" in result.results[0].message

@@ -212,6 +212,16 @@ class Scd2Parts:
         rows = f"({write.aligned_select(data_columns)})"
         return cls(keys, valid_from, valid_to, data_columns, changed, rows)
 
+    @property
+    def columns(self) -> list[str]:
+        return [*self.data_columns, self.valid_from, self.valid_to]
+
+    @property
+    def new_row_values(self) -> str:
+        """A source row as a new open version: opened now, not closed."""
+        source = [f"{SOURCE_ALIAS}.{quote(c)}" for c in self.data_columns]
+        return ", ".join([*source, "current_timestamp()", "NULL"])
+
 
 def scd2_sql(write: IncrementalWrite) -> str:
     """History in one MERGE. A key whose incoming row differs in a tracked column has its
@@ -232,10 +242,6 @@ def scd2_sql(write: IncrementalWrite) -> str:
         f"JOIN {write.target} AS {TARGET_ALIAS} ON {match} AND {open_row}\n"
         f"WHERE {parts.changed}"
     )
-    insert_columns = [*parts.data_columns, parts.valid_from, parts.valid_to]
-    insert_values_sql = ", ".join(
-        [f"{SOURCE_ALIAS}.{quote(c)}" for c in parts.data_columns] + ["current_timestamp()", "NULL"]
-    )
     on = write.on_clause(f"{SOURCE_ALIAS}.{ACTION_COLUMN} = 'match' AND {match} AND {open_row}")
     return (
         f"MERGE INTO {write.target} AS {TARGET_ALIAS}\n"
@@ -243,7 +249,8 @@ def scd2_sql(write: IncrementalWrite) -> str:
         f"ON {on}\n"
         f"WHEN MATCHED AND ({parts.changed}) THEN UPDATE SET "
         f"{TARGET_ALIAS}.{quote(parts.valid_to)} = current_timestamp()\n"
-        f"WHEN NOT MATCHED THEN INSERT ({column_list(insert_columns)}) VALUES ({insert_values_sql})"
+        f"WHEN NOT MATCHED THEN INSERT ({column_list(parts.columns)}) "
+        f"VALUES ({parts.new_row_values})"
     )
 
 
@@ -323,18 +330,14 @@ def scd2_fallback_sql(write: IncrementalWrite) -> str:
         f"LEFT JOIN (SELECT *, true AS {MATCHED_COLUMN} FROM {parts.rows}) AS {SOURCE_ALIAS} "
         f"ON {match} AND {open_rows}"
     )
-    new_rows = ", ".join(
-        [f"{SOURCE_ALIAS}.{quote(c)}" for c in parts.data_columns] + ["current_timestamp()", "NULL"]
-    )
     additions = (
-        f"SELECT {new_rows} FROM {parts.rows} AS {SOURCE_ALIAS}\n"
+        f"SELECT {parts.new_row_values} FROM {parts.rows} AS {SOURCE_ALIAS}\n"
         f"LEFT JOIN (SELECT *, true AS {MATCHED_COLUMN} FROM {write.target} "
         f"WHERE {quote(parts.valid_to)} IS NULL) AS {TARGET_ALIAS} ON {match}\n"
         f"WHERE {TARGET_ALIAS}.{MATCHED_COLUMN} IS NULL OR ({parts.changed})"
     )
-    columns = [*parts.data_columns, parts.valid_from, parts.valid_to]
     return (
-        f"INSERT OVERWRITE {write.target} ({column_list(columns)})\n"
+        f"INSERT OVERWRITE {write.target} ({column_list(parts.columns)})\n"
         f"{history}\nUNION ALL\n{additions}"
     )
 

@@ -26,6 +26,7 @@ from pyiceberg.exceptions import (
 )
 from pyiceberg.io import load_file_io
 from pyiceberg.schema import Schema
+from pyiceberg.types import IcebergType
 from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
@@ -70,10 +71,14 @@ class RelationDetails:
 class TableState:
     """One metadata read of a table: what an incremental run needs before and after."""
 
-    columns: list[ColumnInfo]
+    schema: Schema
     properties: dict[str, str]
     snapshot_id: int | None
     summary: dict[str, str]
+
+    @property
+    def columns(self) -> list[ColumnInfo]:
+        return schema_columns(self.schema)
 
 
 @dataclass(frozen=True)
@@ -234,7 +239,7 @@ class IcebergCatalog:
                 snapshot.summary.additional_properties if snapshot and snapshot.summary else {}
             )
             return TableState(
-                columns=schema_columns(table.schema()),
+                schema=table.schema(),
                 properties=dict(table.properties),
                 snapshot_id=snapshot.snapshot_id if snapshot else None,
                 summary=dict(summary),
@@ -256,6 +261,26 @@ class IcebergCatalog:
             return bool(changed)
 
         return retry_on_lock(update, f"properties of {namespace}.{name}")
+
+    def evolve_schema(
+        self,
+        namespace: str,
+        name: str,
+        added: list[tuple[tuple[str, ...], IcebergType]],
+        widened: list[tuple[tuple[str, ...], IcebergType]],
+    ) -> None:
+        """Add columns (top-level or inside structs) and widen types in one schema commit.
+        Never drops a column."""
+
+        def commit() -> None:
+            table = self.catalog.load_table((namespace, name))
+            with table.update_schema() as update:
+                for path, field_type in added:
+                    update.add_column(path, field_type)
+                for path, field_type in widened:
+                    update.update_column(path, field_type)
+
+        retry_on_lock(commit, f"schema of {namespace}.{name}")
 
     def details(self, relation: CatalogRelation) -> RelationDetails:
         """Columns and (for tables) snapshot statistics, from one metadata load."""

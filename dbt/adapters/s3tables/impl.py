@@ -35,10 +35,12 @@ from dbt.adapters.s3tables.iceberg_catalog import (
     CatalogRelation,
     IcebergCatalog,
     RelationDetails,
+    TableState,
     TableStats,
 )
 from dbt.adapters.s3tables.model_config import (
     IncrementalConfig,
+    ModelConfigError,
     check_against_columns,
     check_columns_exist,
     incremental_config,
@@ -52,6 +54,12 @@ from dbt.adapters.s3tables.model_state import (
     state_properties,
 )
 from dbt.adapters.s3tables.relation import S3TablesRelation
+from dbt.adapters.s3tables.schema_evolution import (
+    SchemaDiff,
+    UnsupportedTypeError,
+    plan_evolution,
+    schema_diff,
+)
 from dbt.adapters.s3tables.seeds import seed_text_table
 from dbt.adapters.s3tables.strategies import (
     FALLBACK_BUILDERS,
@@ -62,6 +70,7 @@ from dbt.adapters.s3tables.strategies import (
 
 if TYPE_CHECKING:
     import agate
+    from pyspark.sql.types import StructType
 
 logger = AdapterLogger("s3tables")
 
@@ -219,14 +228,48 @@ class S3TablesAdapter(SparkAdapter):
 
     # --- incremental ---
 
-    @available
-    def query_columns(self, sql: str) -> list[str]:
-        """Output column names of a query; Spark analyses it without running it."""
+    def query_schema(self, sql: str) -> StructType:
+        """Output schema of a query; Spark analyses it without running it."""
         spark = self.connections.get_thread_connection().handle.spark
         try:
-            return list(spark.sql(sql).columns)
+            return spark.sql(sql).schema
         except Exception as error:
             raise DbtRuntimeError(spark_error_message(error)) from error
+
+    @available
+    def query_columns(self, sql: str) -> list[str]:
+        return self.query_schema(sql).names
+
+    def _evolve_schema(
+        self,
+        model_name: str,
+        config: dict[str, Any],
+        target: BaseRelation,
+        before: TableState,
+        source_schema: StructType,
+    ) -> list[str]:
+        """Apply `on_schema_change` with PyIceberg before the data commit and return the
+        table's columns afterwards (old columns + new ones, computed, not re-read)."""
+        try:
+            diff = schema_diff(before.schema, source_schema)
+        except UnsupportedTypeError as error:
+            raise ModelConfigError(
+                model_name, "columns", str(error), "cast the column to a supported type"
+            ) from error
+        plan = plan_evolution(model_name, config.get("on_schema_change"), diff)
+        columns = [c.name for c in before.columns]
+        if diff.removed and config.get("on_schema_change") == "sync_all_columns":
+            logger.warning(
+                f"{model_name}: column(s) {', '.join(diff.removed)} no longer returned by the "
+                "model are kept (this adapter never drops a column) and get NULL in new rows"
+            )
+        if plan.empty:
+            return columns
+        widened = [(c.path, c.new) for c in plan.changed]
+        self.iceberg.evolve_schema(target.schema, target.identifier, plan.added, widened)
+        for line in plan.describe():
+            logger.info(f"{model_name}: schema evolved: {line}")
+        return columns + [path[0] for path, _ in plan.added if len(path) == 1]
 
     @available
     def validate_incremental(
@@ -236,6 +279,7 @@ class S3TablesAdapter(SparkAdapter):
         settings = incremental_config(model_name, config)
         check_against_columns(settings, self.query_columns(source_sql))
         write_mode_properties(model_name, config.get("write_mode"))
+        plan_evolution(model_name, config.get("on_schema_change"), SchemaDiff())
 
     @available
     def run_incremental(
@@ -250,10 +294,11 @@ class S3TablesAdapter(SparkAdapter):
         """Check the model's config, then write this run as one statement (one commit)
         and report the exact row counts of that commit."""
         settings = incremental_config(model_name, config)
-        source_columns = self.query_columns(source_sql)
+        source_schema = self.query_schema(source_sql)
+        source_columns = source_schema.names
         check_against_columns(settings, source_columns)
         before = self.iceberg.table_state(target.schema, target.identifier)
-        target_columns = [c.name for c in before.columns]
+        target_columns = self._evolve_schema(model_name, config, target, before, source_schema)
         check_columns_exist(model_name, "unique_key", settings.unique_key, target_columns)
         for change in compare_state(settings, before.properties):
             logger.warning(f"{model_name}: {change} since the last run")

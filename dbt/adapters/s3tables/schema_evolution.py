@@ -1,0 +1,214 @@
+"""Schema evolution: Spark types to Iceberg types, and what a model's new output asks of
+its table (pure functions; the adapter commits the result through PyIceberg).
+
+The adapter never drops a column on its own: a column the model no longer returns stays
+in the table and receives NULL in new rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyiceberg.schema import Schema
+from pyiceberg.types import (
+    BinaryType,
+    BooleanType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IcebergType,
+    IntegerType,
+    ListType,
+    LongType,
+    MapType,
+    NestedField,
+    StringType,
+    StructType,
+    TimestampType,
+    TimestamptzType,
+)
+from pyspark.sql import types as spark
+
+from dbt.adapters.s3tables.model_config import ModelConfigError
+from dbt.adapters.s3tables.types import spark_type_name
+
+ON_SCHEMA_CHANGE_MODES = ("ignore", "fail", "append_new_columns", "sync_all_columns")
+
+
+class UnsupportedTypeError(ValueError):
+    """A Spark type Iceberg cannot hold."""
+
+
+def iceberg_type(data_type: spark.DataType, path: str) -> IcebergType:
+    """The Iceberg type storing a Spark type (`path` names the column in errors).
+
+    Field ids of nested types are placeholders: PyIceberg assigns real ids when the
+    type is added to a table.
+    """
+    simple: list[tuple[type, IcebergType]] = [
+        (spark.BooleanType, BooleanType()),
+        (spark.ByteType, IntegerType()),
+        (spark.ShortType, IntegerType()),
+        (spark.IntegerType, IntegerType()),
+        (spark.LongType, LongType()),
+        (spark.FloatType, FloatType()),
+        (spark.DoubleType, DoubleType()),
+        (spark.StringType, StringType()),
+        (spark.VarcharType, StringType()),
+        (spark.CharType, StringType()),
+        (spark.BinaryType, BinaryType()),
+        (spark.DateType, DateType()),
+        (spark.TimestampNTZType, TimestampType()),
+        (spark.TimestampType, TimestamptzType()),
+    ]
+    for spark_class, iceberg in simple:
+        if isinstance(data_type, spark_class):
+            return iceberg
+    if isinstance(data_type, spark.DecimalType):
+        return DecimalType(data_type.precision, data_type.scale)
+    if isinstance(data_type, spark.ArrayType):
+        element = iceberg_type(data_type.elementType, f"{path}.element")
+        return ListType(1, element, element_required=False)
+    if isinstance(data_type, spark.MapType):
+        key = iceberg_type(data_type.keyType, f"{path}.key")
+        value = iceberg_type(data_type.valueType, f"{path}.value")
+        return MapType(1, key, 2, value, value_required=False)
+    if isinstance(data_type, spark.StructType):
+        return StructType(
+            *(
+                NestedField(
+                    i + 1, f.name, iceberg_type(f.dataType, f"{path}.{f.name}"), required=False
+                )
+                for i, f in enumerate(data_type.fields)
+            )
+        )
+    raise UnsupportedTypeError(
+        f"column `{path}` has Spark type {data_type.simpleString()}, which Iceberg cannot store"
+    )
+
+
+def is_widening(old: IcebergType, new: IcebergType) -> bool:
+    """Type changes Iceberg applies in place: int to long, float to double, and a decimal
+    precision increase at the same scale."""
+    if isinstance(old, IntegerType) and isinstance(new, LongType):
+        return True
+    if isinstance(old, FloatType) and isinstance(new, DoubleType):
+        return True
+    return (
+        isinstance(old, DecimalType)
+        and isinstance(new, DecimalType)
+        and new.scale == old.scale
+        and new.precision > old.precision
+    )
+
+
+def same_type(old: IcebergType, new: IcebergType) -> bool:
+    """Equal types, comparing nested types by shape (not by field ids)."""
+    return spark_type_name(old) == spark_type_name(new)
+
+
+@dataclass(frozen=True)
+class ColumnChange:
+    path: tuple[str, ...]
+    old: IcebergType
+    new: IcebergType
+
+    @property
+    def widening(self) -> bool:
+        return is_widening(self.old, self.new)
+
+    def describe(self) -> str:
+        kind = "widening" if self.widening else "type change"
+        return (
+            f"{kind} of `{'.'.join(self.path)}` from {spark_type_name(self.old)} "
+            f"to {spark_type_name(self.new)}"
+        )
+
+
+@dataclass(frozen=True)
+class SchemaDiff:
+    """What the model's output has that the table lacks, and the reverse."""
+
+    added: list[tuple[tuple[str, ...], IcebergType]] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: list[ColumnChange] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.removed or self.changed)
+
+    def describe(self) -> list[str]:
+        lines = [f"new column `{'.'.join(p)}` {spark_type_name(t)}" for p, t in self.added]
+        lines += [f"column `{name}` is no longer returned by the model" for name in self.removed]
+        lines += [change.describe() for change in self.changed]
+        return lines
+
+
+def _diff_fields(
+    table_fields: list[NestedField],
+    model_fields: list[spark.StructField],
+    prefix: tuple[str, ...],
+    diff: SchemaDiff,
+) -> None:
+    by_name = {f.name.lower(): f for f in table_fields}
+    seen = set()
+    for model_field in model_fields:
+        path = (*prefix, model_field.name)
+        new = iceberg_type(model_field.dataType, ".".join(path))
+        existing = by_name.get(model_field.name.lower())
+        if existing is None:
+            diff.added.append((path, new))
+            continue
+        seen.add(existing.name.lower())
+        old = existing.field_type
+        table_path = (*prefix, existing.name)
+        if isinstance(old, StructType) and isinstance(model_field.dataType, spark.StructType):
+            _diff_fields(list(old.fields), list(model_field.dataType.fields), table_path, diff)
+        elif not same_type(old, new):
+            diff.changed.append(ColumnChange(table_path, old, new))
+    if not prefix:
+        diff.removed.extend(f.name for f in table_fields if f.name.lower() not in seen)
+
+
+def schema_diff(table: Schema, model: spark.StructType) -> SchemaDiff:
+    """Compare a table's schema with a model's output; names compare case-insensitively."""
+    diff = SchemaDiff()
+    _diff_fields(list(table.fields), list(model.fields), (), diff)
+    return diff
+
+
+def plan_evolution(model_name: str, mode: str | None, diff: SchemaDiff) -> SchemaDiff:
+    """The schema changes to commit for `on_schema_change` (nothing is ever dropped), or
+    an error naming every difference when the mode refuses them."""
+    mode = mode or "ignore"
+    if mode not in ON_SCHEMA_CHANGE_MODES:
+        raise ModelConfigError(
+            model_name,
+            "on_schema_change",
+            f"unknown value `{mode}`",
+            f"use one of: {', '.join(ON_SCHEMA_CHANGE_MODES)}",
+        )
+    if diff.empty or mode == "ignore":
+        return SchemaDiff()
+    if mode == "fail":
+        raise ModelConfigError(
+            model_name,
+            "on_schema_change",
+            "is `fail` and the model's columns differ from the table: "
+            + "; ".join(diff.describe()),
+            "align the model, or choose append_new_columns or sync_all_columns",
+        )
+    if mode == "append_new_columns":
+        return SchemaDiff(added=diff.added)
+    narrowing = [c for c in diff.changed if not c.widening]
+    if narrowing:
+        raise ModelConfigError(
+            model_name,
+            "on_schema_change",
+            "sync_all_columns only widens types in place (int to bigint, float to double, "
+            "decimal precision up at the same scale); refused: "
+            + "; ".join(c.describe() for c in narrowing),
+            "cast the column in the model to its current type, or rebuild with --full-refresh",
+        )
+    return SchemaDiff(added=diff.added, changed=diff.changed)

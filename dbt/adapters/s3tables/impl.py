@@ -242,7 +242,7 @@ class S3TablesAdapter(SparkAdapter):
 
     def _evolve_schema(
         self,
-        model_name: str,
+        settings: IncrementalConfig,
         config: dict[str, Any],
         target: BaseRelation,
         before: TableState,
@@ -250,8 +250,13 @@ class S3TablesAdapter(SparkAdapter):
     ) -> list[str]:
         """Apply `on_schema_change` with PyIceberg before the data commit and return the
         table's columns afterwards (old columns + new ones, computed, not re-read)."""
+        model_name = settings.model_name
+        # scd2's validity columns belong to the table, not to the model's output.
+        own_columns = (
+            [settings.valid_from, settings.valid_to] if settings.strategy == "scd2" else []
+        )
         try:
-            diff = schema_diff(before.schema, source_schema)
+            diff = schema_diff(before.schema, source_schema, table_only=own_columns)
         except UnsupportedTypeError as error:
             raise ModelConfigError(
                 model_name, "columns", str(error), "cast the column to a supported type"
@@ -298,7 +303,7 @@ class S3TablesAdapter(SparkAdapter):
         source_columns = source_schema.names
         check_against_columns(settings, source_columns)
         before = self.iceberg.table_state(target.schema, target.identifier)
-        target_columns = self._evolve_schema(model_name, config, target, before, source_schema)
+        target_columns = self._evolve_schema(settings, config, target, before, source_schema)
         check_columns_exist(model_name, "unique_key", settings.unique_key, target_columns)
         for change in compare_state(settings, before.properties):
             logger.warning(f"{model_name}: {change} since the last run")

@@ -171,10 +171,15 @@ def _diff_fields(
         diff.removed.extend(f.name for f in table_fields if f.name.lower() not in seen)
 
 
-def schema_diff(table: Schema, model: spark.StructType) -> SchemaDiff:
-    """Compare a table's schema with a model's output; names compare case-insensitively."""
+def schema_diff(
+    table: Schema, model: spark.StructType, table_only: list[str] | None = None
+) -> SchemaDiff:
+    """Compare a table's schema with a model's output; names compare case-insensitively.
+    `table_only` names columns the table has by design (not missing from the model)."""
     diff = SchemaDiff()
     _diff_fields(list(table.fields), list(model.fields), (), diff)
+    skip = {c.lower() for c in table_only or []}
+    diff.removed[:] = [c for c in diff.removed if c.lower() not in skip]
     return diff
 
 

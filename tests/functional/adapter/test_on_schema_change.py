@@ -140,3 +140,25 @@ class TestSyncAllColumnsWidensAndRefusesNarrowing:
         assert "`score` from double to string" in result.results[0].message
         assert project.run_sql(snapshots, fetch="one")[0] == before
         assert column_types(project, "evolving")["score"] == "double"
+
+
+SCD2_FAIL_MODEL = """
+{{ config(materialized='incremental', incremental_strategy='scd2', unique_key='id',
+          on_schema_change='fail') }}
+select * from values (1, '{{ var("name", "a") }}') as t(id, name)
+"""
+
+
+class TestScd2HistoryColumnsAreNotASchemaChange:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"people.sql": SCD2_FAIL_MODEL}
+
+    def test_fail_mode_accepts_scd2_tables(self, project):
+        run_dbt(["run"])
+        run_dbt(["run", "--vars", "{name: b}"])
+        rows = project.run_sql(
+            f"select name, valid_to is null from {project.test_schema}.people order by name",
+            fetch="all",
+        )
+        assert [tuple(r) for r in rows] == [("a", False), ("b", True)]

@@ -1,5 +1,6 @@
 """`dbt build` of the integration_tests/ project, from an empty warehouse and then again
-(every incremental model must converge and every data test pass both times).
+with `schema_phase: 2` (every incremental model must converge, schemas evolve, and every
+data test pass both times).
 
 It runs in a subprocess: the project's profile names its own warehouse, and a process
 holds one SparkSession bound to one catalog.
@@ -17,7 +18,7 @@ PROJECT = Path(__file__).resolve().parents[2] / "integration_tests"
 DBT = str(Path(sys.executable).parent / "dbt")
 
 
-def build(tmp_path: Path) -> dict:
+def build(tmp_path: Path, *extra: str) -> dict:
     env = {**os.environ, "DBT_S3TABLES_WAREHOUSE": str(tmp_path / "warehouse")}
     result = subprocess.run(
         [
@@ -31,6 +32,7 @@ def build(tmp_path: Path) -> dict:
             str(tmp_path / "target"),
             "--log-path",
             str(tmp_path / "logs"),
+            *extra,
         ],
         capture_output=True,
         text=True,
@@ -43,7 +45,8 @@ def build(tmp_path: Path) -> dict:
 
 def test_integration_project_builds_twice(tmp_path: Path) -> None:
     first = build(tmp_path)
-    second = build(tmp_path)
+    # The second build also evolves customers_evolving's schema (see the model).
+    second = build(tmp_path, "--vars", "{schema_phase: 2}")
     for results in (first, second):
         statuses = {r["unique_id"]: r["status"] for r in results["results"]}
         assert statuses, "dbt build ran nothing"

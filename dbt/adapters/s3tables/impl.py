@@ -240,17 +240,14 @@ class S3TablesAdapter(SparkAdapter):
     def query_columns(self, sql: str) -> list[str]:
         return self.query_schema(sql).names
 
-    def _evolve_schema(
+    def _plan_schema(
         self,
         settings: IncrementalConfig,
         config: dict[str, Any],
-        target: BaseRelation,
         before: TableState,
         source_schema: StructType,
-    ) -> list[str]:
-        """Apply `on_schema_change` with PyIceberg before the data commit and return the
-        table's columns afterwards (old columns + new ones, computed, not re-read)."""
-        model_name = settings.model_name
+    ) -> SchemaDiff:
+        """What `on_schema_change` asks of the table (computed; nothing is committed)."""
         # scd2's validity columns belong to the table, not to the model's output.
         own_columns = (
             [settings.valid_from, settings.valid_to] if settings.strategy == "scd2" else []
@@ -259,22 +256,23 @@ class S3TablesAdapter(SparkAdapter):
             diff = schema_diff(before.schema, source_schema, table_only=own_columns)
         except UnsupportedTypeError as error:
             raise ModelConfigError(
-                model_name, "columns", str(error), "cast the column to a supported type"
+                settings.model_name, "columns", str(error), "cast the column to a supported type"
             ) from error
-        plan = plan_evolution(model_name, config.get("on_schema_change"), diff)
-        columns = [c.name for c in before.columns]
         if diff.removed and config.get("on_schema_change") == "sync_all_columns":
             logger.warning(
-                f"{model_name}: column(s) {', '.join(diff.removed)} no longer returned by the "
-                "model are kept (this adapter never drops a column) and get NULL in new rows"
+                f"{settings.model_name}: column(s) {', '.join(diff.removed)} no longer returned "
+                "by the model are kept (this adapter never drops a column) and get NULL in new rows"
             )
+        return plan_evolution(settings.model_name, config.get("on_schema_change"), diff)
+
+    def _evolve_schema(self, model_name: str, target: BaseRelation, plan: SchemaDiff) -> None:
+        """Commit the planned schema changes with PyIceberg, before the data commit."""
         if plan.empty:
-            return columns
+            return
         widened = [(c.path, c.new) for c in plan.changed]
         self.iceberg.evolve_schema(target.schema, target.identifier, plan.added, widened)
         for line in plan.describe():
             logger.info(f"{model_name}: schema evolved: {line}")
-        return columns + [path[0] for path, _ in plan.added if len(path) == 1]
 
     @available
     def validate_incremental(
@@ -303,10 +301,15 @@ class S3TablesAdapter(SparkAdapter):
         source_columns = source_schema.names
         check_against_columns(settings, source_columns)
         before = self.iceberg.table_state(target.schema, target.identifier)
-        target_columns = self._evolve_schema(settings, config, target, before, source_schema)
+        plan = self._plan_schema(settings, config, before, source_schema)
+        # The table's columns after evolution: computed, not re-read.
+        target_columns = [c.name for c in before.columns]
+        target_columns += [path[0] for path, _ in plan.added if len(path) == 1]
         check_columns_exist(model_name, "unique_key", settings.unique_key, target_columns)
         for change in compare_state(settings, before.properties):
             logger.warning(f"{model_name}: {change} since the last run")
+        # Every check has passed: only now does anything reach the catalog.
+        self._evolve_schema(model_name, target, plan)
         self._apply_write_mode(model_name, config, target, before.properties)
         write = IncrementalWrite(
             target=str(target),
@@ -347,10 +350,12 @@ class S3TablesAdapter(SparkAdapter):
             self.connections.execute(sql)
         after = self.iceberg.table_state(target.schema, target.identifier)
         committed = after.snapshot_id != before.snapshot_id
-        counts = commit_counts(settings.strategy, after.summary if committed else None)
-        if rewrites_table:
-            # A whole-table rewrite removes and re-adds every row: no logical counts.
-            counts = CommitCounts(None, None, None)
+        # A whole-table rewrite removes and re-adds every row: no logical counts.
+        counts = (
+            CommitCounts(None, None, None)
+            if rewrites_table
+            else commit_counts(settings.strategy, after.summary if committed else None)
+        )
         self._record_state(settings, config, target, source_sql, after.properties)
         logger.debug(f"{model_name}: {settings.strategy} committed {after.snapshot_id}")
         return IncrementalResponse(
@@ -388,9 +393,16 @@ class S3TablesAdapter(SparkAdapter):
         """Bring the table's row-level write properties in line with `write_mode`; a
         change is one metadata commit, made only when the setting changed."""
         wanted = write_mode_properties(model_name, config.get("write_mode"))
-        if any(properties.get(k) != v for k, v in wanted.items()):
-            self.iceberg.set_properties_if_changed(target.schema, target.identifier, wanted)
+        if self._set_properties(target, properties, wanted):
             logger.info(f"{model_name}: table write mode set to {wanted['write.merge.mode']}")
+
+    def _set_properties(
+        self, target: BaseRelation, current: dict[str, str], wanted: dict[str, str]
+    ) -> bool:
+        """Commit `wanted` table properties unless `current` already has them."""
+        if all(current.get(k) == v for k, v in wanted.items()):
+            return False
+        return self.iceberg.set_properties_if_changed(target.schema, target.identifier, wanted)
 
     @available
     def record_model_state(
@@ -419,9 +431,9 @@ class S3TablesAdapter(SparkAdapter):
                 fetch=True,
             )[1]
             last_value = rows[0][0]
-        wanted = state_properties(settings, config, model_sql, last_value)
-        if any(properties.get(k) != v for k, v in wanted.items()):
-            self.iceberg.set_properties_if_changed(target.schema, target.identifier, wanted)
+        self._set_properties(
+            target, properties, state_properties(settings, config, model_sql, last_value)
+        )
 
     @available
     def last_processed_value(self, target: BaseRelation) -> str | None:
@@ -436,26 +448,24 @@ class S3TablesAdapter(SparkAdapter):
         return incremental_config(model_name, config).strategy
 
     @available
-    def table_properties(self, config: dict[str, Any]) -> dict[str, str]:
+    def table_properties(self, model_name: str, config: dict[str, Any]) -> dict[str, str]:
         """Table properties a new table gets: write-mode properties for incremental models,
         then the model's own `tblproperties` (which win)."""
         properties: dict[str, str] = {}
         if config.get("materialized") == "incremental":
-            properties.update(
-                write_mode_properties(config.get("name", "?"), config.get("write_mode"))
-            )
+            properties.update(write_mode_properties(model_name, config.get("write_mode")))
         properties.update({str(k): str(v) for k, v in (config.get("tblproperties") or {}).items()})
         return properties
 
     @available
-    def initial_build_sql(self, config: dict[str, Any], source_sql: str) -> str:
+    def initial_build_sql(self, model_name: str, config: dict[str, Any], source_sql: str) -> str:
         """The query a new incremental table is created from (scd2 adds its history columns)."""
-        if config.get("incremental_strategy") != "scd2":
+        settings = incremental_config(model_name, config)
+        if settings.strategy != "scd2":
             return source_sql
-        valid_from = quote(config.get("scd_valid_from") or "valid_from")
-        valid_to = quote(config.get("scd_valid_to") or "valid_to")
         return (
-            f"SELECT *, current_timestamp() AS {valid_from}, CAST(NULL AS TIMESTAMP) AS {valid_to}"
+            f"SELECT *, current_timestamp() AS {quote(settings.valid_from)}, "
+            f"CAST(NULL AS TIMESTAMP) AS {quote(settings.valid_to)}"
             f" FROM (\n{source_sql}\n) AS dbt_scd2_source"
         )
 
@@ -468,7 +478,7 @@ class S3TablesAdapter(SparkAdapter):
 
         Every value travels as text and is cast in SQL, so decimals, dates and strings
         arrive exactly as written in the CSV, with no float rounding on the way. The view
-        name is unique: all dbt threads share one SparkSession and its temporary views.
+        gets a generated name: a seed's own name may hold dots or spaces.
         """
         from pyspark.sql.types import StringType, StructField, StructType
 

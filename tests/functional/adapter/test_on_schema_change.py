@@ -162,3 +162,22 @@ class TestScd2HistoryColumnsAreNotASchemaChange:
             fetch="all",
         )
         assert [tuple(r) for r in rows] == [("a", False), ("b", True)]
+
+
+CHECKED_FIRST_MODEL = """
+{{ config(materialized='incremental', unique_key='id', on_schema_change='append_new_columns',
+          incremental_strategy=var('strategy', 'merge')) }}
+select 1 as id{% if var('strategy', 'merge') == 'scd2' %}, 'new' as extra{% endif %}
+"""
+
+
+class TestRefusedRunLeavesSchemaAlone:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"checked.sql": CHECKED_FIRST_MODEL}
+
+    def test_strategy_switch_refused_before_columns_are_added(self, project):
+        run_dbt(["run"])
+        result = run_dbt(["run", "--vars", "{strategy: scd2}"], expect_pass=False)
+        assert "--full-refresh" in result.results[0].message
+        assert list(column_types(project, "checked")) == ["id"]

@@ -10,7 +10,7 @@
 
 {#-- The model's tblproperties, plus the row-level write mode of incremental tables. --#}
 {% macro s3tables__tblproperties_clause() -%}
-  {%- set properties = adapter.table_properties(model['config']) -%}
+  {%- set properties = adapter.table_properties(model['name'], model['config']) -%}
   {%- if properties %}
     tblproperties (
       {%- for key, value in properties.items() -%}

@@ -19,7 +19,7 @@
     {#-- Check the config before the first build writes anything. --#}
     {% do adapter.validate_incremental(model['name'], model['config'], compiled_code) %}
     {%- call statement('main') -%}
-      {{ create_table_as(False, target_relation, adapter.initial_build_sql(model['config'], compiled_code)) }}
+      {{ create_table_as(False, target_relation, adapter.initial_build_sql(model['name'], model['config'], compiled_code)) }}
     {%- endcall -%}
     {% do adapter.record_model_state(model['name'], model['config'], target_relation, compiled_code) %}
   {% else %}

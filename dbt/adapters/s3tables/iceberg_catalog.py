@@ -248,17 +248,26 @@ class IcebergCatalog:
         return retry_on_lock(load, f"state of {namespace}.{name}")
 
     def set_properties_if_changed(
-        self, namespace: str, name: str, properties: dict[str, str]
+        self,
+        namespace: str,
+        name: str,
+        properties: dict[str, str],
+        remove: tuple[str, ...] = (),
     ) -> bool:
-        """Set table properties that differ from `properties`; True if a commit was made."""
+        """Set the table properties that differ from `properties` and remove those in
+        `remove`, in one commit; True if a commit was made."""
 
         def update() -> bool:
             table = self.catalog.load_table((namespace, name))
             changed = {k: v for k, v in properties.items() if table.properties.get(k) != v}
-            if changed:
+            removed = [k for k in remove if k in table.properties]
+            if changed or removed:
                 with table.transaction() as transaction:
-                    transaction.set_properties(changed)
-            return bool(changed)
+                    if changed:
+                        transaction.set_properties(changed)
+                    if removed:
+                        transaction.remove_properties(*removed)
+            return bool(changed or removed)
 
         return retry_on_lock(update, f"properties of {namespace}.{name}")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,6 +25,16 @@ from dbt_common.contracts.metadata import (
 )
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.s3tables.chunked_refresh import CONFIG_KEY as CHUNK_CONFIG_KEY
+from dbt.adapters.s3tables.chunked_refresh import (
+    ChunkPlan,
+    Progress,
+    chunk_plan,
+    chunk_sql,
+    chunk_starts_sql,
+    chunk_windows,
+    progress_sql,
+)
 from dbt.adapters.s3tables.commit_counts import CommitCounts, IncrementalResponse, commit_counts
 from dbt.adapters.s3tables.connections import (
     S3TablesConnectionManager,
@@ -50,14 +62,19 @@ from dbt.adapters.s3tables.model_config import (
 )
 from dbt.adapters.s3tables.model_state import (
     LAST_PROCESSED_VALUE,
+    REBUILD_PLAN,
     compare_state,
+    state_keys,
     state_properties,
 )
 from dbt.adapters.s3tables.relation import S3TablesRelation
 from dbt.adapters.s3tables.schema_evolution import (
+    REPLACING_MODES,
     SchemaDiff,
     UnsupportedTypeError,
+    check_mode_for_strategy,
     plan_evolution,
+    replaces_table,
     schema_diff,
 )
 from dbt.adapters.s3tables.seeds import seed_text_table
@@ -65,11 +82,14 @@ from dbt.adapters.s3tables.strategies import (
     FALLBACK_BUILDERS,
     STRATEGY_BUILDERS,
     IncrementalWrite,
+    append_sql,
     quote,
 )
+from dbt.adapters.s3tables.types import spark_type_name
 
 if TYPE_CHECKING:
     import agate
+    from pyiceberg.schema import Schema
     from pyspark.sql.types import StructType
 
 logger = AdapterLogger("s3tables")
@@ -112,6 +132,8 @@ class S3TablesAdapter(SparkAdapter):
             credentials.warehouse, getattr(config, "project_root", None)
         )
         super().__init__(config, mp_context)
+        self._full_renders: set[str] = set()
+        self._full_render_lock = threading.Lock()
 
     @classmethod
     def type(cls) -> str:
@@ -240,6 +262,27 @@ class S3TablesAdapter(SparkAdapter):
     def query_columns(self, sql: str) -> list[str]:
         return self.query_schema(sql).names
 
+    @staticmethod
+    def _schema_diff(
+        model_name: str, table: Schema, model: StructType, table_only: list[str] | None = None
+    ) -> SchemaDiff:
+        try:
+            return schema_diff(table, model, table_only=table_only)
+        except UnsupportedTypeError as error:
+            raise ModelConfigError(
+                model_name, "columns", str(error), "cast the column to a supported type"
+            ) from error
+
+    def _model_diff(
+        self, settings: IncrementalConfig, before: TableState, source_schema: StructType
+    ) -> SchemaDiff:
+        """How the model's output differs from the table."""
+        # scd2's validity columns belong to the table, not to the model's output.
+        own_columns = (
+            [settings.valid_from, settings.valid_to] if settings.strategy == "scd2" else []
+        )
+        return self._schema_diff(settings.model_name, before.schema, source_schema, own_columns)
+
     def _plan_schema(
         self,
         settings: IncrementalConfig,
@@ -248,22 +291,14 @@ class S3TablesAdapter(SparkAdapter):
         source_schema: StructType,
     ) -> SchemaDiff:
         """What `on_schema_change` asks of the table (computed; nothing is committed)."""
-        # scd2's validity columns belong to the table, not to the model's output.
-        own_columns = (
-            [settings.valid_from, settings.valid_to] if settings.strategy == "scd2" else []
-        )
-        try:
-            diff = schema_diff(before.schema, source_schema, table_only=own_columns)
-        except UnsupportedTypeError as error:
-            raise ModelConfigError(
-                settings.model_name, "columns", str(error), "cast the column to a supported type"
-            ) from error
-        if diff.removed and config.get("on_schema_change") == "sync_all_columns":
+        diff = self._model_diff(settings, before, source_schema)
+        mode = config.get("on_schema_change") or "ignore"
+        if diff.removed and mode not in ("ignore", "fail"):
             logger.warning(
                 f"{settings.model_name}: column(s) {', '.join(diff.removed)} no longer returned "
                 "by the model are kept (this adapter never drops a column) and get NULL in new rows"
             )
-        return plan_evolution(settings.model_name, config.get("on_schema_change"), diff)
+        return plan_evolution(settings.model_name, mode, diff)
 
     def _evolve_schema(self, model_name: str, target: BaseRelation, plan: SchemaDiff) -> None:
         """Commit the planned schema changes with PyIceberg, before the data commit."""
@@ -280,9 +315,151 @@ class S3TablesAdapter(SparkAdapter):
     ) -> None:
         """Raise, naming the model and key, if the incremental config cannot work."""
         settings = incremental_config(model_name, config)
-        check_against_columns(settings, self.query_columns(source_sql))
+        columns = self.query_columns(source_sql)
+        check_against_columns(settings, columns)
         write_mode_properties(model_name, config.get("write_mode"))
-        plan_evolution(model_name, config.get("on_schema_change"), SchemaDiff())
+        mode = check_mode_for_strategy(
+            model_name, config.get("on_schema_change"), settings.strategy
+        )
+        if mode == "full_incremental_refresh":
+            plan = chunk_plan(model_name, config)
+            check_columns_exist(
+                model_name, f"{CHUNK_CONFIG_KEY}.event_time", [plan.event_time], columns
+            )
+
+    @available
+    def incremental_action(
+        self, model_name: str, config: dict[str, Any], target: BaseRelation, source_sql: str
+    ) -> str:
+        """What this run on an existing table does: `incremental` (the strategy's one
+        statement); `full_refresh`, `recreate_empty` or `full_incremental_refresh` when
+        `on_schema_change` replaces the table for the model's new columns or types; or
+        `resume_full_incremental_refresh` to finish a chunked rebuild a run left part-way."""
+        state = self.iceberg.table_state(target.schema, target.identifier)
+        if REBUILD_PLAN in state.properties:
+            return "resume_full_incremental_refresh"
+        settings = incremental_config(model_name, config)
+        mode = check_mode_for_strategy(
+            model_name, config.get("on_schema_change"), settings.strategy
+        )
+        if mode not in REPLACING_MODES:
+            return "incremental"
+        diff = self._model_diff(settings, state, self.query_schema(source_sql))
+        if not replaces_table(mode, diff):
+            return "incremental"
+        logger.info(
+            f"{model_name}: on_schema_change `{mode}` replaces the table: "
+            + "; ".join(diff.describe())
+        )
+        return mode
+
+    @available
+    def replacement_sql(
+        self,
+        model_name: str,
+        config: dict[str, Any],
+        target: BaseRelation,
+        source_sql: str,
+        empty: bool = False,
+    ) -> str:
+        """The query a replacing `on_schema_change` mode rebuilds the table from: the
+        model's rows (none if `empty`) plus, NULL-filled, every column the model no longer
+        returns, so that no mode ever drops a column."""
+        build_sql = self.initial_build_sql(model_name, config, source_sql)
+        state = self.iceberg.table_state(target.schema, target.identifier)
+        kept = self._schema_diff(model_name, state.schema, self.query_schema(build_sql)).removed
+        if kept:
+            logger.warning(
+                f"{model_name}: column(s) {', '.join(kept)} no longer returned by the model "
+                "are kept in the new table (this adapter never drops a column), NULL-filled"
+            )
+        types = {c: spark_type_name(state.schema.find_field(c).field_type) for c in kept}
+        nulls = "".join(f", CAST(NULL AS {types[c]}) AS {quote(c)}" for c in kept)
+        where = " WHERE false" if empty else ""
+        return f"SELECT *{nulls} FROM (\n{build_sql}\n) AS dbt_model_rows{where}"
+
+    @available
+    def rebuild_properties(self, model_name: str, config: dict[str, Any]) -> dict[str, str]:
+        """The property that marks a chunked rebuild in progress, with its plan."""
+        return {REBUILD_PLAN: chunk_plan(model_name, config).to_property()}
+
+    @available
+    def refresh_in_chunks(
+        self, model_name: str, config: dict[str, Any], target: BaseRelation, full_sql: str
+    ) -> IncrementalResponse:
+        """Write the model's whole history into the (replaced) table, one INSERT per chunk,
+        after the chunks the table already holds; then clear the rebuild marker."""
+        state = self.iceberg.table_state(target.schema, target.identifier)
+        plan = ChunkPlan.from_property(state.properties[REBUILD_PLAN])
+        table_columns = [c.name for c in state.columns]
+        table_event_time = next(
+            (c for c in table_columns if c.lower() == plan.event_time.lower()), plan.event_time
+        )
+        count, last_chunk = self.connections.execute(
+            progress_sql(str(target), table_event_time, plan), fetch=True
+        )[1][0]
+        progress = Progress.from_table(int(count), last_chunk, plan.chunk)
+        if progress.started:
+            logger.info(
+                f"{model_name}: resuming full_incremental_refresh at "
+                f"{progress.resume_from or 'the rows with an event time'} "
+                f"({count} rows already committed)"
+            )
+        starts = self.connections.execute(chunk_starts_sql(full_sql, plan, progress), fetch=True)[1]
+        windows = chunk_windows([row[0] for row in starts], progress)
+        source_columns = self.query_columns(self.initial_build_sql(model_name, config, full_sql))
+        inserted = 0
+        for number, window in enumerate(windows, start=1):
+            chunk = chunk_sql(full_sql, plan.event_time, window)
+            write = IncrementalWrite(
+                target=str(target),
+                source_sql=self.initial_build_sql(model_name, config, chunk),
+                target_columns=table_columns,
+                source_columns=source_columns,
+            )
+            started = time.monotonic()
+            try:
+                self.connections.execute(append_sql(write))
+            except Exception as error:
+                raise DbtRuntimeError(
+                    f"{model_name}: full_incremental_refresh stopped in chunk {number}/"
+                    f"{len(windows)} {window.describe()}; the chunks before it are committed "
+                    f"and the next run resumes with this one. Cause: {error}"
+                ) from error
+            summary = self.iceberg.table_state(target.schema, target.identifier).summary
+            rows = int(summary.get("added-records", 0))
+            inserted += rows
+            logger.info(
+                f"{model_name}: chunk {number}/{len(windows)} {window.describe()}: "
+                f"{rows} rows committed in {time.monotonic() - started:.1f}s"
+            )
+        self.record_model_state(model_name, config, target, full_sql)
+        return IncrementalResponse(
+            _message=f"FULL INCREMENTAL REFRESH {inserted} inserted in {len(windows)} chunks",
+            code="FULL_INCREMENTAL_REFRESH",
+            rows_affected=inserted,
+            rows_inserted=inserted,
+            rows_updated=0,
+            rows_deleted=0,
+            snapshot_id=None,
+        )
+
+    @available
+    def start_full_model_render(self, relation: BaseRelation) -> None:
+        """Until `end_full_model_render`, is_incremental() is false for this model, so
+        `render(model.raw_code)` yields its whole-history query."""
+        with self._full_render_lock:
+            self._full_renders.add(str(relation))
+
+    @available
+    def end_full_model_render(self, relation: BaseRelation) -> None:
+        with self._full_render_lock:
+            self._full_renders.discard(str(relation))
+
+    @available
+    def renders_full_model(self, relation: BaseRelation) -> bool:
+        with self._full_render_lock:
+            return str(relation) in self._full_renders
 
     @available
     def run_incremental(
@@ -397,12 +574,26 @@ class S3TablesAdapter(SparkAdapter):
             logger.info(f"{model_name}: table write mode set to {wanted['write.merge.mode']}")
 
     def _set_properties(
-        self, target: BaseRelation, current: dict[str, str], wanted: dict[str, str]
+        self,
+        target: BaseRelation,
+        current: dict[str, str],
+        wanted: dict[str, str],
+        remove: tuple[str, ...] = (),
     ) -> bool:
-        """Commit `wanted` table properties unless `current` already has them."""
-        if all(current.get(k) == v for k, v in wanted.items()):
+        """Commit `wanted` table properties (and remove `remove`) unless `current` already
+        is that way."""
+        if all(current.get(k) == v for k, v in wanted.items()) and not (set(remove) & set(current)):
             return False
-        return self.iceberg.set_properties_if_changed(target.schema, target.identifier, wanted)
+        return self.iceberg.set_properties_if_changed(
+            target.schema, target.identifier, wanted, remove
+        )
+
+    @available
+    def forget_model_state(self, target: BaseRelation) -> None:
+        """A `table` build replaces the table but keeps its properties (Iceberg's REPLACE
+        does): drop the incremental state, so a later incremental run starts afresh."""
+        state = self.iceberg.table_state(target.schema, target.identifier)
+        self._set_properties(target, state.properties, {}, state_keys(state.properties))
 
     @available
     def record_model_state(
@@ -432,7 +623,10 @@ class S3TablesAdapter(SparkAdapter):
             )[1]
             last_value = rows[0][0]
         self._set_properties(
-            target, properties, state_properties(settings, config, model_sql, last_value)
+            target,
+            properties,
+            state_properties(settings, config, model_sql, last_value),
+            remove=(REBUILD_PLAN,),
         )
 
     @available

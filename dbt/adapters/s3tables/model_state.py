@@ -20,6 +20,9 @@ PARTITION_BY = PREFIX + "partition_by"
 SQL_HASH = PREFIX + "model_sql_hash"
 CONFIG_HASH = PREFIX + "incremental_config_hash"
 LAST_PROCESSED_VALUE = PREFIX + "last_processed_value"
+# The chunk plan of a `full_incremental_refresh` rebuild still in progress (see
+# chunked_refresh.py); set in the commit that replaces the table, removed by the last chunk.
+REBUILD_PLAN = PREFIX + "full_incremental_refresh"
 # Config keys whose change alters what an incremental run does.
 HASHED_CONFIG_KEYS = (
     "incremental_strategy",
@@ -57,6 +60,11 @@ def state_properties(
     if last_processed_value is not None:
         properties[LAST_PROCESSED_VALUE] = last_processed_value
     return properties
+
+
+def state_keys(properties: Mapping[str, str]) -> tuple[str, ...]:
+    """Every property this module keeps on a table."""
+    return tuple(k for k in properties if k.startswith(PREFIX))
 
 
 def _changed(previous: Mapping[str, str], key: str, current: str) -> bool:

@@ -33,7 +33,15 @@ from pyspark.sql import types as spark
 from dbt.adapters.s3tables.model_config import ModelConfigError
 from dbt.adapters.s3tables.types import spark_type_name
 
-ON_SCHEMA_CHANGE_MODES = ("ignore", "fail", "append_new_columns", "sync_all_columns")
+# Modes that replace the table when the model adds a column or changes a type.
+REPLACING_MODES = ("full_refresh", "recreate_empty", "full_incremental_refresh")
+ON_SCHEMA_CHANGE_MODES = (
+    "ignore",
+    "fail",
+    "append_new_columns",
+    "sync_all_columns",
+    *REPLACING_MODES,
+)
 
 
 class UnsupportedTypeError(ValueError):
@@ -183,9 +191,8 @@ def schema_diff(
     return diff
 
 
-def plan_evolution(model_name: str, mode: str | None, diff: SchemaDiff) -> SchemaDiff:
-    """The schema changes to commit for `on_schema_change` (nothing is ever dropped), or
-    an error naming every difference when the mode refuses them."""
+def check_mode(model_name: str, mode: str | None) -> str:
+    """The `on_schema_change` mode (default `ignore`), or an error listing the valid ones."""
     mode = mode or "ignore"
     if mode not in ON_SCHEMA_CHANGE_MODES:
         raise ModelConfigError(
@@ -194,7 +201,40 @@ def plan_evolution(model_name: str, mode: str | None, diff: SchemaDiff) -> Schem
             f"unknown value `{mode}`",
             f"use one of: {', '.join(ON_SCHEMA_CHANGE_MODES)}",
         )
-    if diff.empty or mode == "ignore":
+    return mode
+
+
+def check_mode_for_strategy(model_name: str, mode: str | None, strategy: str) -> str:
+    """`check_mode`, plus the pairs that cannot work: a microbatch batch sees only its own
+    time window, so it has no query for the whole history to rebuild from."""
+    mode = check_mode(model_name, mode)
+    if strategy == "microbatch" and mode in ("full_refresh", "full_incremental_refresh"):
+        raise ModelConfigError(
+            model_name,
+            "on_schema_change",
+            f"`{mode}` rebuilds the whole history, but a microbatch run only sees one batch's "
+            "time window",
+            "use `recreate_empty` (the table restarts with this run's batches), or rebuild "
+            "every batch from `begin` with `dbt run --full-refresh`",
+        )
+    return mode
+
+
+def replaces_table(mode: str | None, diff: SchemaDiff) -> bool:
+    """Whether `mode` replaces the table for this difference: only new columns and type
+    changes need a new table. A column the model stopped returning is kept either way
+    (replacing would only erase its history), so on its own it changes nothing."""
+    return mode in REPLACING_MODES and bool(diff.added or diff.changed)
+
+
+def plan_evolution(model_name: str, mode: str | None, diff: SchemaDiff) -> SchemaDiff:
+    """The schema changes to commit for `on_schema_change` (nothing is ever dropped), or
+    an error naming every difference when the mode refuses them.
+
+    The replacing modes commit nothing here: when the model added or changed columns,
+    the materialization has already replaced the table (see `replaces_table`)."""
+    mode = check_mode(model_name, mode)
+    if diff.empty or mode == "ignore" or mode in REPLACING_MODES:
         return SchemaDiff()
     if mode == "fail":
         raise ModelConfigError(

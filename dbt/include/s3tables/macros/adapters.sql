@@ -8,13 +8,15 @@
 
 {% macro s3tables__options_clause() %}{% endmacro %}
 
-{#-- The model's tblproperties, plus the row-level write mode of incremental tables. --#}
-{% macro s3tables__tblproperties_clause() -%}
+{#-- The model's tblproperties, plus the row-level write mode of incremental tables and
+     any `extra_properties` of this build. --#}
+{% macro s3tables__tblproperties_clause(extra_properties={}) -%}
   {%- set properties = adapter.table_properties(model['name'], model['config']) -%}
+  {%- do properties.update(extra_properties) -%}
   {%- if properties %}
     tblproperties (
       {%- for key, value in properties.items() -%}
-      '{{ key }}' = '{{ value }}'{% if not loop.last %}, {% endif %}
+      '{{ key }}' = '{{ value | replace("\\", "\\\\") | replace("'", "\\'") }}'{% if not loop.last %}, {% endif %}
       {%- endfor %}
     )
   {%- endif %}
@@ -24,19 +26,24 @@
   {%- if temporary -%}
     {{ create_temporary_view(relation, compiled_code) }}
   {%- else -%}
-    {%- set contract_config = config.get('contract') -%}
-    {%- if contract_config.enforced -%}
-      {{ get_assert_columns_equivalent(compiled_code) }}
-      {%- set compiled_code = get_select_subquery(compiled_code) -%}
-    {%- endif %}
-    create or replace table {{ relation }}
-    {{ file_format_clause() }}
-    {{ partition_cols(label="partitioned by") }}
-    {{ tblproperties_clause() }}
-    {{ comment_clause() }}
-    as
-    {{ compiled_code }}
+    {{ s3tables_create_or_replace_table(relation, compiled_code) }}
   {%- endif -%}
+{%- endmacro %}
+
+{#-- One atomic CREATE OR REPLACE; `extra_properties` land in the same commit. --#}
+{% macro s3tables_create_or_replace_table(relation, compiled_code, extra_properties={}) -%}
+  {%- set contract_config = config.get('contract') -%}
+  {%- if contract_config.enforced -%}
+    {{ get_assert_columns_equivalent(compiled_code) }}
+    {%- set compiled_code = get_select_subquery(compiled_code) -%}
+  {%- endif %}
+  create or replace table {{ relation }}
+  {{ file_format_clause() }}
+  {{ partition_cols(label="partitioned by") }}
+  {{ s3tables__tblproperties_clause(extra_properties) }}
+  {{ comment_clause() }}
+  as
+  {{ compiled_code }}
 {%- endmacro %}
 
 {% macro s3tables__create_view_as(relation, sql) -%}

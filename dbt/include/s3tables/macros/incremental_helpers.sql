@@ -25,3 +25,25 @@
 {% macro is_insert_overwrite() -%}
   {{ return(_s3tables_strategy_is('insert_overwrite')) }}
 {%- endmacro %}
+
+{#-- dbt's is_incremental() (which this replaces: the `dbt.` namespace resolves to this
+     macro too), also false while the adapter renders the model's whole-history query for
+     an on_schema_change mode that rebuilds the table. --#}
+{% macro is_incremental() -%}
+  {% if not execute or adapter.renders_full_model(this) %}
+    {{ return(False) }}
+  {% endif %}
+  {% set relation = adapter.get_relation(this.database, this.schema, this.table) %}
+  {{ return(relation is not none
+            and relation.type == 'table'
+            and model.config.materialized == 'incremental'
+            and not should_full_refresh()) }}
+{%- endmacro %}
+
+{#-- The model's SQL as on a first build (is_incremental() false). --#}
+{% macro s3tables_full_model_sql() -%}
+  {% do adapter.start_full_model_render(this) %}
+  {% set sql = render(model['raw_code']) %}
+  {% do adapter.end_full_model_render(this) %}
+  {{ return(sql) }}
+{%- endmacro %}

@@ -23,15 +23,41 @@
     {%- endcall -%}
     {% do adapter.record_model_state(model['name'], model['config'], target_relation, compiled_code) %}
   {% else %}
-    {%- set batch = model.get('batch') -%}
-    {%- set response = adapter.run_incremental(
-          model_name=model['name'],
-          config=model['config'],
-          target=existing_relation,
-          source_sql=compiled_code,
-          batch_start=batch.event_time_start if batch else none,
-          batch_end=batch.event_time_end if batch else none) -%}
-    {% do store_result('main', response=response) %}
+    {%- set action = adapter.incremental_action(model['name'], model['config'], existing_relation, compiled_code) -%}
+    {% if action == 'incremental' %}
+      {%- set batch = model.get('batch') -%}
+      {%- set response = adapter.run_incremental(
+            model_name=model['name'],
+            config=model['config'],
+            target=existing_relation,
+            source_sql=compiled_code,
+            batch_start=batch.event_time_start if batch else none,
+            batch_end=batch.event_time_end if batch else none) -%}
+      {% do store_result('main', response=response) %}
+    {% elif action in ('full_refresh', 'recreate_empty') %}
+      {#-- on_schema_change replaces the table, from the whole history or this run's rows. --#}
+      {%- set build_sql = s3tables_full_model_sql() if action == 'full_refresh' else compiled_code -%}
+      {% do adapter.validate_incremental(model['name'], model['config'], build_sql) %}
+      {%- call statement('main') -%}
+        {{ create_table_as(False, target_relation, adapter.replacement_sql(model['name'], model['config'], existing_relation, build_sql)) }}
+      {%- endcall -%}
+      {% do adapter.record_model_state(model['name'], model['config'], target_relation, compiled_code) %}
+    {% else %}
+      {#-- full_incremental_refresh: an empty table with the new schema and the chunk plan
+           (one commit), then one commit per chunk; a rerun resumes after the last one. --#}
+      {%- set full_sql = s3tables_full_model_sql() -%}
+      {% if action == 'full_incremental_refresh' %}
+        {% do adapter.validate_incremental(model['name'], model['config'], full_sql) %}
+        {%- call statement('replace') -%}
+          {{ s3tables_create_or_replace_table(
+               target_relation,
+               adapter.replacement_sql(model['name'], model['config'], existing_relation, full_sql, empty=True),
+               adapter.rebuild_properties(model['name'], model['config'])) }}
+        {%- endcall -%}
+      {% endif %}
+      {%- set response = adapter.refresh_in_chunks(model['name'], model['config'], target_relation, full_sql) -%}
+      {% do store_result('main', response=response) %}
+    {% endif %}
   {% endif %}
 
   {% set should_revoke = should_revoke(existing_relation, full_refresh_mode=full_refresh) %}

@@ -16,6 +16,10 @@
   {%- call statement('main') -%}
     {{ create_table_as(False, target_relation, compiled_code) }}
   {%- endcall -%}
+  {#-- REPLACE keeps table properties: an incremental model's state must not survive. --#}
+  {% if old_relation is not none and not old_relation.is_view %}
+    {% do adapter.forget_model_state(target_relation) %}
+  {% endif %}
 
   {% set should_revoke = should_revoke(old_relation, full_refresh_mode=True) %}
   {% do apply_grants(target_relation, grant_config, should_revoke) %}

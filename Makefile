@@ -35,6 +35,7 @@ test: lint
 bench: setup
 	$(PYTHON) bench/seed_load.py
 	$(PYTHON) bench/incremental_merge.py
+	$(PYTHON) bench/add_column.py
 
 clean:
 	rm -rf integration_tests/target integration_tests/warehouse integration_tests/logs

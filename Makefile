@@ -22,6 +22,7 @@ demo: setup
 
 lint: setup
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 unit: setup
 	$(VENV)/bin/pytest tests/unit

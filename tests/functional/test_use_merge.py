@@ -36,9 +36,7 @@ MODELS = {
 
 
 def rows(project, table: str, columns: str) -> list[tuple]:
-    result = project.run_sql(
-        f"select {columns} from {project.test_schema}.{table}", fetch="all"
-    )
+    result = project.run_sql(f"select {columns} from {project.test_schema}.{table}", fetch="all")
     return sorted((tuple(r) for r in result), key=repr)
 
 

@@ -1,6 +1,8 @@
 {#-- Incremental models. The first run (or --full-refresh) builds the table with one
      atomic CREATE OR REPLACE; every later run is exactly one statement, chosen, checked
-     and executed by `adapter.run_incremental`, which also reports its row counts. --#}
+     and executed by `adapter.run_incremental`, which also reports its row counts, unless
+     `on_schema_change` replaces the table for the model's new columns
+     (`adapter.incremental_action` decides). --#}
 {% materialization incremental, adapter='s3tables', supported_languages=['sql'] %}
   {%- set identifier = model['alias'] -%}
   {%- set grant_config = config.get('grants') -%}

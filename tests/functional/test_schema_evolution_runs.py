@@ -145,3 +145,42 @@ class TestModelsEvolveAtOnceUnderEightThreads:
             assert table_rows(project, f"select id, added_{i} from {table}") == sort_rows(
                 expected
             ), table
+
+
+FAILING_WRITE = """{{ config(materialized='incremental', unique_key='id',
+    on_schema_change='append_new_columns') }}
+select id, v
+{%- if var('phase', 1) >= 2 %}, {% if var('poison', false) -%}
+  case when assert_true(id <> 5) is null then v * 10 end
+{%- else %}v * 10{% endif %} as w{% endif %}
+from {{ ref('source') }}
+{% if is_incremental() %} where id >= 5 {% endif %}
+"""
+
+
+class TestDataWriteFailsAfterSchemaCommit:
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"source.sql": SOURCE, "evolving.sql": FAILING_WRITE}
+
+    def test_added_column_stays_and_is_not_added_again(self, project) -> None:
+        table = f"{project.test_schema}.evolving"
+        run_dbt(["run"])
+        snapshots = snapshot_count(project, table)
+
+        # The schema commit (column w) comes first; then the MERGE fails at run time.
+        _, log = run_dbt_and_capture(["run", *vars_(phase=2, poison=True)], expect_pass=False)
+        assert "schema evolved: new column `w`" in log
+        columns = [row[0] for row in project.run_sql(f"describe {table}", fetch="all") if row[0]]
+        assert columns == ["id", "v", "w"]
+        assert snapshot_count(project, table) == snapshots
+        assert project.run_sql(f"select count(w) from {table}", fetch="one")[0] == 0
+
+        _, log = run_dbt_and_capture(["run", *vars_(phase=2)])
+        assert "schema evolved" not in log
+        assert snapshot_count(project, table) == snapshots + 1
+        assert table_rows(project, f"select id, w from {table} where w is not null") == [
+            (5, 500),
+            (6, 600),
+            (7, 700),
+        ]

@@ -1,6 +1,6 @@
 """`dbt build` of the integration_tests/ project, from an empty warehouse and then again
-with `schema_phase: 2` (every incremental model must converge, schemas evolve, and every
-data test pass both times).
+with `schema_phase: 2` and the S3 Tables rules on (every incremental model must converge,
+schemas evolve, and every data test pass both times).
 
 It runs in a subprocess: the project's profile names its own warehouse, and a process
 holds one SparkSession bound to one catalog.
@@ -18,8 +18,12 @@ PROJECT = Path(__file__).resolve().parents[2] / "integration_tests"
 DBT = str(Path(sys.executable).parent / "dbt")
 
 
-def build(tmp_path: Path, *extra: str) -> dict:
-    env = {**os.environ, "DBT_S3TABLES_WAREHOUSE": str(tmp_path / "warehouse")}
+def build(tmp_path: Path, *extra: str, s3tables_rules: bool = False) -> dict:
+    env = {
+        **os.environ,
+        "DBT_S3TABLES_WAREHOUSE": str(tmp_path / "warehouse"),
+        "DBT_S3TABLES_RULES": str(s3tables_rules).lower(),
+    }
     result = subprocess.run(
         [
             DBT,
@@ -45,8 +49,9 @@ def build(tmp_path: Path, *extra: str) -> dict:
 
 def test_integration_project_builds_twice(tmp_path: Path) -> None:
     first = build(tmp_path)
-    # The second build also evolves customers_evolving's schema (see the model).
-    second = build(tmp_path, "--vars", "{schema_phase: 2}")
+    # The second build evolves the schemas of the models that read `schema_phase`, and
+    # checks the whole project against the S3 Tables rules (no views, names).
+    second = build(tmp_path, "--vars", "{schema_phase: 2}", s3tables_rules=True)
     for results in (first, second):
         statuses = {r["unique_id"]: r["status"] for r in results["results"]}
         assert statuses, "dbt build ran nothing"

@@ -158,9 +158,9 @@ def test_plain_catalog_names_are_accepted(name: str) -> None:
 
 def test_unknown_catalog_type() -> None:
     with pytest.raises(ProfileError) as error:
-        credentials(catalog_type="glue")
+        credentials(catalog_type="hive")
     assert_names_key(error, "catalog_type")
-    assert "glue" in str(error.value)
+    assert "hive" in str(error.value)
     assert "local" in str(error.value).split("Fix:")[1]
 
 

@@ -26,9 +26,17 @@ logger = AdapterLogger("s3tables")
 def catalog_config_for(credentials: S3TablesCredentials) -> CatalogConfig:
     return CatalogConfig(
         name=credentials.catalog,
-        catalog_type=credentials.catalog_type,
-        warehouse=credentials.warehouse,
+        catalog_type=str(credentials.catalog_type),
+        warehouse=str(credentials.warehouse),
         lock_timeout_seconds=credentials.catalog_lock_timeout,
+        region=credentials.region,
+        uri=credentials.catalog_uri,
+        token=credentials.token,
+        credential=credentials.credential,
+        signing_name=credentials.signing_name,
+        aws_profile=credentials.aws_profile,
+        s3tables_client=credentials.s3tables_client,
+        extra_properties=tuple(sorted(credentials.catalog_properties.items())),
     )
 
 

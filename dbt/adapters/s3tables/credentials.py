@@ -14,8 +14,11 @@ from typing import Any
 from dbt.adapters.spark.connections import SparkCredentials
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.s3tables.s3tables_rules import parse_table_bucket_arn
+
 SUPPORTED_METHODS = ("session",)
-SUPPORTED_CATALOG_TYPES = ("local",)
+SUPPORTED_CATALOG_TYPES = ("local", "s3tables", "rest", "glue")
+S3TABLES_CLIENTS = ("rest", "catalog_jar")
 DEFAULT_WAREHOUSE = "./warehouse"
 DEFAULT_MASTER = "local[*]"
 DEFAULT_CATALOG_NAME = "local"
@@ -75,15 +78,52 @@ def resolve_warehouse(warehouse: str, project_root: str | None) -> str:
     return os.path.normpath(path)
 
 
+def validate_catalog_properties(properties: Any) -> dict[str, str]:
+    """`catalog_properties` as string pairs (passed to both Spark and PyIceberg)."""
+    if properties is None:
+        return {}
+    if not isinstance(properties, dict):
+        raise ProfileError(
+            "catalog_properties",
+            f"expected a mapping of Iceberg catalog properties, got {type(properties).__name__}",
+            "write it as `catalog_properties: {header.x-client: dbt}`",
+        )
+    result: dict[str, str] = {}
+    for key, value in properties.items():
+        if isinstance(value, (dict, list)):
+            raise ProfileError(
+                f"catalog_properties.{key}",
+                "value must be a string, number or boolean",
+                "give a single scalar value",
+            )
+        result[str(key)] = str(value).lower() if isinstance(value, bool) else str(value)
+    return result
+
+
 @dataclass
 class S3TablesCredentials(SparkCredentials):
     """Profile of `type: s3tables`. Inherits dbt-spark's keys (host, port, auth...)."""
 
     method: str = "session"  # type: ignore[assignment]
-    warehouse: str = DEFAULT_WAREHOUSE
+    # local: the warehouse folder; rest: the catalog's warehouse; glue: the catalog id
+    # (`<account>` or `<account>:s3tablescatalog/<bucket>`); s3tables: the bucket ARN.
+    warehouse: str | None = None
     master: str = DEFAULT_MASTER
     catalog: str = DEFAULT_CATALOG_NAME
-    catalog_type: str = "local"
+    catalog_type: str | None = None
+    table_bucket_arn: str | None = None
+    region: str | None = None
+    catalog_uri: str | None = None
+    # rest: a bearer token, or an OAuth client credential `<client id>:<secret>`.
+    token: str | None = None
+    credential: str | None = None
+    # rest: sign requests with SigV4 under this service name (s3tables and glue always do).
+    signing_name: str | None = None
+    aws_profile: str | None = None
+    s3tables_client: str = "rest"
+    catalog_properties: Any = None
+    # Check S3 Tables' naming rules (and refuse views); default: on for s3tables only.
+    s3tables_rules: bool | None = None
     # Typed loosely so a wrong shape reaches `validate_spark_conf`, whose error names the
     # key, instead of dbt's generic schema message.
     spark_conf: Any = None
@@ -107,6 +147,8 @@ class S3TablesCredentials(SparkCredentials):
                 f"unknown value `{self.method}`",
                 f"use one of: {', '.join(SUPPORTED_METHODS)}",
             )
+        if self.catalog_type is None:
+            self.catalog_type = "s3tables" if self.table_bucket_arn else "local"
         if self.catalog_type not in SUPPORTED_CATALOG_TYPES:
             raise ProfileError(
                 "catalog_type",
@@ -119,8 +161,7 @@ class S3TablesCredentials(SparkCredentials):
                 f"`{self.catalog}` is not a plain identifier",
                 "use letters, digits and underscores, e.g. `local`",
             )
-        if not str(self.warehouse or "").strip():
-            raise ProfileError("warehouse", "is empty", f"omit it for `{DEFAULT_WAREHOUSE}`")
+        self._check_catalog_keys()
         if not str(self.master or "").strip():
             raise ProfileError("master", "is empty", f"omit it for `{DEFAULT_MASTER}`")
         if self.catalog_lock_timeout <= 0:
@@ -133,7 +174,72 @@ class S3TablesCredentials(SparkCredentials):
                 "is dbt-spark's key and is not read by this adapter",
                 "move these settings under `spark_conf`",
             )
+        if self.s3tables_rules is None:
+            self.s3tables_rules = self.catalog_type == "s3tables"
         self.spark_conf = validate_spark_conf(self.spark_conf)
+        self.catalog_properties = validate_catalog_properties(self.catalog_properties)
+
+    def _check_catalog_keys(self) -> None:
+        """Each catalog type's required keys; defaults derived from the others."""
+        kind = self.catalog_type
+        if kind == "local":
+            if self.warehouse is not None and not str(self.warehouse).strip():
+                raise ProfileError("warehouse", "is empty", f"omit it for `{DEFAULT_WAREHOUSE}`")
+            self.warehouse = self.warehouse or DEFAULT_WAREHOUSE
+            return
+        if kind == "s3tables":
+            if not self.table_bucket_arn:
+                raise ProfileError(
+                    "table_bucket_arn",
+                    "is required for catalog_type s3tables",
+                    "set it to arn:aws:s3tables:<region>:<account>:bucket/<name>",
+                )
+            try:
+                bucket = parse_table_bucket_arn(self.table_bucket_arn)
+            except ValueError as error:
+                raise ProfileError(
+                    "table_bucket_arn", str(error), "copy the ARN from the S3 console"
+                ) from None
+            if self.region and self.region != bucket.region:
+                raise ProfileError(
+                    "region",
+                    f"is `{self.region}` but the table bucket is in `{bucket.region}`",
+                    "remove `region` (it is read from the ARN)",
+                )
+            self.region = bucket.region
+            self.warehouse = bucket.arn
+            if self.s3tables_client not in S3TABLES_CLIENTS:
+                raise ProfileError(
+                    "s3tables_client",
+                    f"unknown value `{self.s3tables_client}`",
+                    f"use one of: {', '.join(S3TABLES_CLIENTS)}",
+                )
+            return
+        if kind == "glue":
+            if not self.region:
+                raise ProfileError("region", "is required for catalog_type glue", "e.g. us-east-1")
+            if not self.warehouse:
+                raise ProfileError(
+                    "warehouse",
+                    "is required for catalog_type glue: the Glue catalog id",
+                    "set it to your account id, or `<account>:s3tablescatalog/<bucket>` "
+                    "for S3 Tables through Glue",
+                )
+            return
+        if not self.catalog_uri:
+            raise ProfileError(
+                "catalog_uri",
+                "is required for catalog_type rest",
+                "set it to the catalog's base URL, e.g. https://catalog.example.com/iceberg",
+            )
+        if self.signing_name and not self.region:
+            raise ProfileError(
+                "region", "is required when `signing_name` turns on SigV4", "e.g. us-east-1"
+            )
+        if self.token and self.credential:
+            raise ProfileError(
+                "token", "is set together with `credential`", "keep only one of the two"
+            )
 
     @property
     def type(self) -> str:
@@ -144,4 +250,15 @@ class S3TablesCredentials(SparkCredentials):
         return f"{self.catalog_type}:{self.warehouse}"
 
     def _connection_keys(self) -> tuple[str, ...]:
-        return ("method", "master", "catalog_type", "catalog", "warehouse", "schema")
+        # Never the token or the credential: `dbt debug` prints these.
+        return (
+            "method",
+            "master",
+            "catalog_type",
+            "catalog",
+            "warehouse",
+            "region",
+            "catalog_uri",
+            "s3tables_rules",
+            "schema",
+        )

@@ -68,6 +68,11 @@ from dbt.adapters.s3tables.model_state import (
     state_properties,
 )
 from dbt.adapters.s3tables.relation import S3TablesRelation
+from dbt.adapters.s3tables.s3tables_rules import (
+    check_materialization,
+    check_names,
+    check_namespace,
+)
 from dbt.adapters.s3tables.schema_evolution import (
     REPLACING_MODES,
     SchemaDiff,
@@ -128,9 +133,10 @@ class S3TablesAdapter(SparkAdapter):
 
     def __init__(self, config: Any, mp_context: Any) -> None:
         credentials = config.credentials
-        credentials.warehouse = resolve_warehouse(
-            credentials.warehouse, getattr(config, "project_root", None)
-        )
+        if credentials.catalog_type == "local":
+            credentials.warehouse = resolve_warehouse(
+                credentials.warehouse, getattr(config, "project_root", None)
+            )
         super().__init__(config, mp_context)
         self._full_renders: set[str] = set()
         self._full_render_lock = threading.Lock()
@@ -157,7 +163,27 @@ class S3TablesAdapter(SparkAdapter):
 
     @available
     def create_namespace(self, namespace: str) -> None:
+        if self.config.credentials.s3tables_rules:
+            check_namespace(namespace)
         self.iceberg.create_namespace(namespace)
+
+    @available
+    def check_s3tables_rules(
+        self,
+        model_name: str,
+        relation: BaseRelation,
+        materialized: str,
+        sql: str | None = None,
+        columns: list[str] | None = None,
+    ) -> None:
+        """With `s3tables_rules` on, refuse what S3 Tables would refuse, before any call:
+        views, and namespace, table or column names outside its rules (the columns are
+        `columns`, or the output of `sql`, which Spark analyses without running it)."""
+        if not self.config.credentials.s3tables_rules:
+            return
+        check_materialization(model_name, materialized)
+        names = list(columns or []) + (self.query_columns(sql) if sql else [])
+        check_names(model_name, str(relation.schema), str(relation.identifier), names)
 
     @available
     def drop_namespace(self, namespace: str) -> None:
@@ -704,3 +730,4 @@ class S3TablesAdapter(SparkAdapter):
             f"{pyiceberg.__version__}, catalog `{config.name}` ({config.catalog_type}) at "
             f"{config.location}"
         )
+        logger.debug(f"catalog settings (secrets masked): {config.describe()}")

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 LOG4J_CONFIG = os.path.join(os.path.dirname(__file__), "log4j2.properties")
 
+# Comma-separated Spark settings that both the adapter and the user may fill.
+LIST_SETTINGS = ("spark.jars", "spark.jars.packages")
+
 _session_lock = threading.Lock()
 _session: SparkSession | None = None
 _session_catalog: CatalogConfig | None = None
@@ -45,12 +48,16 @@ def session_settings(
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.session.timeZone": "UTC",
         # Spark's own session catalog is unused, but keep its folder out of the project.
-        "spark.sql.warehouse.dir": os.path.join(catalog.warehouse, "spark-warehouse"),
+        "spark.sql.warehouse.dir": catalog.scratch_dir,
         "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile=file:{LOG4J_CONFIG}",
     }
     settings.update(jars.spark_settings())
     settings.update(catalog.spark_settings())
-    settings.update(user_settings)
+    for key, value in user_settings.items():
+        if key in LIST_SETTINGS and settings.get(key):
+            # The user's jars come on top of the adapter's, never instead of them.
+            value = f"{settings[key]},{value}"
+        settings[key] = value
     return settings
 
 
@@ -77,6 +84,10 @@ def get_or_create_session(
             jars=resolve_jars(needs_sqlite=catalog.uses_sqlite),
             user_settings=user_settings,
         )
+        if catalog.aws_profile:
+            # The driver JVM starts from this process: Java's AWS SDK reads the profile
+            # from its environment.
+            os.environ["AWS_PROFILE"] = catalog.aws_profile
         from pyspark.sql import SparkSession
 
         builder = SparkSession.builder

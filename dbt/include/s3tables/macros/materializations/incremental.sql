@@ -8,6 +8,7 @@
   {%- set grant_config = config.get('grants') -%}
   {%- set existing_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
+  {% do adapter.check_s3tables_rules(model['name'], target_relation, 'incremental', compiled_code) %}
   {%- set full_refresh = should_full_refresh() -%}
 
   {{ run_hooks(pre_hooks) }}

@@ -5,6 +5,7 @@
   {%- set grant_config = config.get('grants') -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
+  {% do adapter.check_s3tables_rules(model['name'], target_relation, 'table', compiled_code) %}
 
   {{ run_hooks(pre_hooks) }}
 

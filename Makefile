@@ -4,12 +4,16 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 DBT     := $(abspath $(VENV)/bin/dbt)
 
-.PHONY: setup system-deps demo test unit functional lint bench clean
+.PHONY: setup system-deps emulators demo test unit functional lint bench clean
 
 setup: system-deps $(STAMP)
 
 system-deps:
 	@scripts/install-system-deps
+
+# Test-only: the S3 Tables emulator (own virtualenv) and the S3A jars Spark reaches it with.
+emulators:
+	@scripts/install-emulators .venv-ministack .emulator-jars
 
 $(STAMP): pyproject.toml setup.cfg
 	test -x $(PYTHON) || python3 -m venv $(VENV)
@@ -27,10 +31,10 @@ lint: setup
 unit: setup
 	$(VENV)/bin/pytest tests/unit
 
-functional: setup
+functional: setup emulators
 	$(VENV)/bin/pytest tests/functional
 
-test: lint
+test: lint emulators
 	$(VENV)/bin/pytest tests
 
 bench: setup

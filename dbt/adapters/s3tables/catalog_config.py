@@ -18,7 +18,7 @@ S3TABLES_CATALOG_IMPL = "software.amazon.s3tables.iceberg.S3TablesCatalog"
 # Catalog types whose catalog is an Iceberg REST service.
 REST_TYPES = ("s3tables", "rest", "glue")
 # Values of these properties are secrets: never printed, logged or put in an error.
-SECRET_MARKERS = ("token", "credential", "secret", "password", "session")
+SECRET_MARKERS = ("token", "credential", "secret", "password", "session", "authorization")
 MASK = "****"
 
 

@@ -161,6 +161,12 @@ class S3TablesCredentials(SparkCredentials):
                 f"`{self.catalog}` is not a plain identifier",
                 "use letters, digits and underscores, e.g. `local`",
             )
+        if self.table_bucket_arn and self.catalog_type != "s3tables":
+            raise ProfileError(
+                "table_bucket_arn",
+                f"is only read by catalog_type s3tables, and catalog_type is `{self.catalog_type}`",
+                "remove `catalog_type` (the ARN implies s3tables) or remove the ARN",
+            )
         self._check_catalog_keys()
         if not str(self.master or "").strip():
             raise ProfileError("master", "is empty", f"omit it for `{DEFAULT_MASTER}`")
@@ -205,6 +211,12 @@ class S3TablesCredentials(SparkCredentials):
                     "region",
                     f"is `{self.region}` but the table bucket is in `{bucket.region}`",
                     "remove `region` (it is read from the ARN)",
+                )
+            if self.warehouse and self.warehouse != bucket.arn:
+                raise ProfileError(
+                    "warehouse",
+                    "is set, but for catalog_type s3tables the warehouse is the table bucket ARN",
+                    "remove `warehouse`",
                 )
             self.region = bucket.region
             self.warehouse = bucket.arn

@@ -25,6 +25,7 @@ from dbt_common.contracts.metadata import (
 )
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.s3tables.catalog_ddl import CatalogDdl
 from dbt.adapters.s3tables.chunked_refresh import CONFIG_KEY as CHUNK_CONFIG_KEY
 from dbt.adapters.s3tables.chunked_refresh import (
     ChunkPlan,
@@ -162,7 +163,8 @@ class S3TablesAdapter(SparkAdapter):
         return self.iceberg.namespace_exists(schema)
 
     @available
-    def create_namespace(self, namespace: str) -> None:
+    def ensure_namespace(self, namespace: str) -> None:
+        """dbt's create_schema: create the namespace unless it exists."""
         if self.config.credentials.s3tables_rules:
             check_namespace(namespace)
         self.iceberg.create_namespace(namespace)
@@ -186,8 +188,64 @@ class S3TablesAdapter(SparkAdapter):
         check_names(model_name, str(relation.schema), str(relation.identifier), names)
 
     @available
-    def drop_namespace(self, namespace: str) -> None:
+    def drop_namespace_with_contents(self, namespace: str) -> None:
+        """dbt's drop_schema: the namespace with every table (purged) and view in it."""
         self.iceberg.drop_namespace(namespace)
+
+    # --- catalog DDL API (see catalog_ddl.py and the `s3tables_*` macros) ---
+
+    @property
+    def ddl(self) -> CatalogDdl:
+        return CatalogDdl(self.iceberg, bool(self.config.credentials.s3tables_rules))
+
+    @available
+    def create_namespace(
+        self, name: str, comment: str | None = None, properties: dict[str, Any] | None = None
+    ) -> None:
+        self.ddl.create_namespace(name, comment, properties)
+
+    @available
+    def drop_namespace(self, name: str, ignore_not_found: bool = False) -> None:
+        """Raises SchemaNotEmpty while the namespace holds tables or views."""
+        self.ddl.drop_namespace(name, ignore_not_found)
+
+    @available
+    def create_table(
+        self,
+        name: str,
+        columns: list[dict[str, str]],
+        on_conflict: str = "error",
+        comment: str | None = None,
+        not_null: list[str] | None = None,
+    ) -> None:
+        self.ddl.create_table(name, columns, on_conflict, comment, not_null or [])
+
+    @available
+    def drop_table(self, name: str, ignore_not_found: bool = False) -> None:
+        self.ddl.drop_table(name, ignore_not_found)
+
+    @available
+    def add_column(
+        self,
+        table: str,
+        name: str,
+        type: str,
+        comment: str | None = None,
+        if_not_exists: bool = False,
+    ) -> None:
+        self.ddl.add_column(table, name, type, comment, if_not_exists)
+
+    @available
+    def remove_column(self, table: str, name: str, if_exists: bool = False) -> None:
+        """For an operator who asks by name; no materialization calls it."""
+        self.ddl.remove_column(table, name, if_exists)
+
+    @available
+    def persist_docs_to_catalog(
+        self, relation: BaseRelation, description: str | None, columns: dict[str, str]
+    ) -> None:
+        """Model and column descriptions as the `comment` property and column docs."""
+        self.ddl.persist_docs(str(relation.schema), str(relation.identifier), description, columns)
 
     # --- relations and columns ---
 

@@ -16,11 +16,11 @@ _ARN_RE = re.compile(
     r"(?P<account>\d{12}):bucket/(?P<bucket>[^/]+)"
 )
 _BUCKET_RE = re.compile(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]")
-_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_]*")
+_NAME_RE = re.compile(r"[a-z0-9](?:[a-z0-9_]*[a-z0-9])?")
 NAME_MAX_LENGTH = 255
 NAME_RULE = (
-    "S3 Tables names are 1 to 255 lowercase letters, digits and underscores, starting "
-    "with a letter or digit"
+    "S3 Tables names are 1 to 255 lowercase letters, digits and underscores, beginning "
+    "and ending with a letter or digit"
 )
 
 
@@ -49,11 +49,11 @@ def parse_table_bucket_arn(arn: str) -> TableBucket:
     return TableBucket(arn.strip(), match["region"], match["account"], bucket)
 
 
-def suggested_name(name: str) -> str:
-    """The closest name the rules accept."""
+def suggested_name(name: str, prefix: str = "") -> str:
+    """The closest name the rules accept (after `prefix`)."""
     cleaned = re.sub(r"[^a-z0-9_]", "_", name.strip().lower())
-    cleaned = cleaned.lstrip("_") or "t"
-    return cleaned[:NAME_MAX_LENGTH]
+    cleaned = (prefix + cleaned.strip("_"))[:NAME_MAX_LENGTH].rstrip("_")
+    return cleaned or "t"
 
 
 def name_problem(name: str, kind: str) -> str | None:
@@ -72,7 +72,7 @@ def name_problem(name: str, kind: str) -> str | None:
 def _suggestion(name: str, kind: str) -> str:
     suggestion = suggested_name(name)
     if kind == "namespace" and suggestion.startswith("aws"):
-        suggestion = f"dbt_{suggestion}"
+        suggestion = suggested_name(name, prefix="dbt_")
     return suggestion
 
 

@@ -1,6 +1,9 @@
-"""Iceberg types rendered as Spark SQL type names (pure functions)."""
+"""Iceberg types rendered as Spark SQL type names, and Spark SQL type strings parsed
+(pure functions)."""
 
 from __future__ import annotations
+
+import re
 
 from pyiceberg.types import (
     BinaryType,
@@ -22,6 +25,7 @@ from pyiceberg.types import (
     TimeType,
     UUIDType,
 )
+from pyspark.sql import types as spark
 
 _PRIMITIVES: dict[type, str] = {
     BooleanType: "boolean",
@@ -58,3 +62,118 @@ def spark_type_name(iceberg_type: IcebergType) -> str:
         if isinstance(iceberg_type, cls):
             return name
     return str(iceberg_type)
+
+
+_SPARK_SIMPLE_TYPES = {
+    "boolean": "BooleanType",
+    "tinyint": "ByteType",
+    "byte": "ByteType",
+    "smallint": "ShortType",
+    "short": "ShortType",
+    "int": "IntegerType",
+    "integer": "IntegerType",
+    "bigint": "LongType",
+    "long": "LongType",
+    "float": "FloatType",
+    "real": "FloatType",
+    "double": "DoubleType",
+    "string": "StringType",
+    "binary": "BinaryType",
+    "date": "DateType",
+    "timestamp": "TimestampType",
+    "timestamp_ltz": "TimestampType",
+    "timestamp_ntz": "TimestampNTZType",
+}
+_TYPE_TOKEN_RE = re.compile(r"\s*(?:(`(?:[^`]|``)*`)|([A-Za-z_][A-Za-z0-9_]*)|(\d+)|(\S))")
+
+
+class _TypeParser:
+    """Recursive descent over a Spark SQL type string (`decimal(12,2)`,
+    `array<struct<a:int,b:string>>`, ...), without a SparkContext."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens = [m.group(m.lastindex or 0) for m in _TYPE_TOKEN_RE.finditer(text)]
+        self.position = 0
+
+    def error(self, problem: str) -> ValueError:
+        return ValueError(f"`{self.text}` is not a Spark SQL type: {problem}")
+
+    def peek(self) -> str | None:
+        return self.tokens[self.position] if self.position < len(self.tokens) else None
+
+    def take(self, expected: str | None = None) -> str:
+        token = self.peek()
+        if token is None or (expected is not None and token.lower() != expected):
+            raise self.error(f"expected `{expected or 'a type'}`, found `{token or 'the end'}`")
+        self.position += 1
+        return token
+
+    def number(self) -> int:
+        token = self.take()
+        if not token.isdigit():
+            raise self.error(f"expected a number, found `{token}`")
+        return int(token)
+
+    def parse(self) -> spark.DataType:
+        data_type = self.data_type()
+        if self.peek() is not None:
+            raise self.error(f"unexpected `{self.peek()}`")
+        return data_type
+
+    def data_type(self) -> spark.DataType:
+        name = self.take().lower()
+        if name in _SPARK_SIMPLE_TYPES:
+            return getattr(spark, _SPARK_SIMPLE_TYPES[name])()
+        if name in ("varchar", "char"):
+            self.take("(")
+            length = self.number()
+            self.take(")")
+            return spark.VarcharType(length) if name == "varchar" else spark.CharType(length)
+        if name in ("decimal", "dec", "numeric"):
+            precision, scale = 10, 0
+            if self.peek() == "(":
+                self.take("(")
+                precision = self.number()
+                if self.peek() == ",":
+                    self.take(",")
+                    scale = self.number()
+                self.take(")")
+            return spark.DecimalType(precision, scale)
+        if name == "array":
+            self.take("<")
+            element = self.data_type()
+            self.take(">")
+            return spark.ArrayType(element)
+        if name == "map":
+            self.take("<")
+            key = self.data_type()
+            self.take(",")
+            value = self.data_type()
+            self.take(">")
+            return spark.MapType(key, value)
+        if name == "struct":
+            return self.struct()
+        raise self.error(f"unknown type `{name}`")
+
+    def struct(self) -> spark.StructType:
+        self.take("<")
+        fields = []
+        while self.peek() != ">":
+            if fields:
+                self.take(",")
+            field_name = self.take()
+            if field_name.startswith("`"):
+                field_name = field_name[1:-1].replace("``", "`")
+            if self.peek() == ":":
+                self.take(":")
+            fields.append(spark.StructField(field_name, self.data_type()))
+        self.take(">")
+        return spark.StructType(fields)
+
+
+def parse_spark_type(text: str) -> spark.DataType:
+    """The Spark type a Spark SQL type string names, or ValueError saying why not."""
+    if not text or not text.strip():
+        raise ValueError("the type is empty")
+    return _TypeParser(text).parse()

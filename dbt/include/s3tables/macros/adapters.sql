@@ -58,11 +58,11 @@
 {%- endmacro %}
 
 {% macro s3tables__create_schema(relation) -%}
-  {% do adapter.create_namespace(relation.schema) %}
+  {% do adapter.ensure_namespace(relation.schema) %}
 {%- endmacro %}
 
 {% macro s3tables__drop_schema(relation) -%}
-  {% do adapter.drop_namespace(relation.schema) %}
+  {% do adapter.drop_namespace_with_contents(relation.schema) %}
 {%- endmacro %}
 
 {#-- PURGE: a dropped table's files go too (and S3 Tables rejects non-purge drops). --#}
@@ -76,16 +76,20 @@
   {%- endcall %}
 {% endmacro %}
 
+{#-- Descriptions go to the Iceberg catalog itself: the model's as the table's `comment`
+     property, the columns' as Iceberg column docs (one commit; views keep Spark's). --#}
 {% macro s3tables__persist_docs(relation, model, for_relation, for_columns) -%}
-  {% if for_columns and config.persist_column_docs() and model.columns and relation.type != 'view' %}
-    {% set existing_columns = adapter.get_columns_in_relation(relation) | map(attribute="name") | list %}
-    {% set filtered_columns = validate_doc_columns(relation, model.columns, existing_columns) %}
-    {% for column_name in filtered_columns %}
-      {% set comment = filtered_columns[column_name]['description'] | replace("'", "\\'") %}
-      {% call statement('alter_column_comment') %}
-        alter table {{ relation }} alter column {{ adapter.quote(column_name) }} comment '{{ comment }}'
-      {% endcall %}
-    {% endfor %}
+  {% if relation.type != 'view' %}
+    {% set description = model.description if for_relation and config.persist_relation_docs() and model.description else none %}
+    {% set columns = {} %}
+    {% if for_columns and config.persist_column_docs() and model.columns %}
+      {% for name, column in model.columns.items() if column.description %}
+        {% do columns.update({name: column.description}) %}
+      {% endfor %}
+    {% endif %}
+    {% if description or columns %}
+      {% do adapter.persist_docs_to_catalog(relation, description, columns) %}
+    {% endif %}
   {% endif %}
 {% endmacro %}
 

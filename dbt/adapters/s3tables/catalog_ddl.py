@@ -1,0 +1,302 @@
+"""The catalog DDL API: namespaces, tables and columns through PyIceberg, for macros and
+`dbt run-operation` (the package's `s3tables_*` macros).
+
+Every call is thread-safe: it goes through `IcebergCatalog`'s catalog, which is shared by
+threads and retried on catalog locks. Arguments are checked before any call is made
+(under `s3tables_rules`, against S3 Tables' naming rules too); failures are typed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dbt_common.exceptions import DbtRuntimeError
+from pyiceberg.exceptions import (
+    NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    TableAlreadyExistsError,
+)
+from pyiceberg.schema import Schema
+from pyiceberg.types import IcebergType, NestedField
+
+from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog, retry_on_lock
+from dbt.adapters.s3tables.s3tables_rules import name_problem
+from dbt.adapters.s3tables.schema_evolution import UnsupportedTypeError, iceberg_type
+from dbt.adapters.s3tables.types import parse_spark_type
+
+ON_CONFLICT = ("error", "ignore", "replace")
+COMMENT_PROPERTY = "comment"
+
+
+class CatalogDdlError(DbtRuntimeError):
+    """A catalog DDL call that cannot be carried out; nothing was changed."""
+
+
+class AlreadyExists(CatalogDdlError):
+    pass
+
+
+class NotFound(CatalogDdlError):
+    pass
+
+
+class SchemaNotEmpty(CatalogDdlError):
+    pass
+
+
+class InvalidArgument(CatalogDdlError):
+    pass
+
+
+def split_table_name(name: str) -> tuple[str, str]:
+    """`namespace.table` as a pair, or InvalidArgument."""
+    parts = str(name or "").split(".")
+    if len(parts) != 2 or not all(p.strip() for p in parts):
+        raise InvalidArgument(
+            f"table name `{name}` must be `<namespace>.<table>`, e.g. `analytics.orders`"
+        )
+    return parts[0].strip(), parts[1].strip()
+
+
+def column_type(column: str, type_text: str) -> IcebergType:
+    """The Iceberg type of a column declared with a Spark SQL type string."""
+    try:
+        return iceberg_type(parse_spark_type(str(type_text)), column)
+    except (ValueError, UnsupportedTypeError) as error:
+        raise InvalidArgument(f"column `{column}`: {error}") from None
+
+
+def column_definitions(columns: Any) -> list[tuple[str, IcebergType]]:
+    """`[{name: type}, ...]` (one field per definition, order kept) as Iceberg types."""
+    if not isinstance(columns, Sequence) or isinstance(columns, (str, bytes)) or not columns:
+        raise InvalidArgument(
+            "columns must be a non-empty list of one-field mappings, e.g. "
+            "[{id: bigint}, {name: string}]"
+        )
+    definitions = []
+    seen: set[str] = set()
+    for definition in columns:
+        if not isinstance(definition, Mapping) or len(definition) != 1:
+            raise InvalidArgument(
+                f"column definition {definition!r} must have exactly one field, `name: type`"
+            )
+        ((name, type_text),) = definition.items()
+        name = str(name)
+        if not name.strip():
+            raise InvalidArgument("a column name is empty")
+        if name.lower() in seen:
+            raise InvalidArgument(f"column `{name}` is declared twice")
+        seen.add(name.lower())
+        definitions.append((name, column_type(name, type_text)))
+    return definitions
+
+
+class CatalogDdl:
+    """DDL on the profile's catalog, checked before any call."""
+
+    def __init__(self, iceberg: IcebergCatalog, s3tables_rules: bool) -> None:
+        self.iceberg = iceberg
+        self.s3tables_rules = s3tables_rules
+
+    @property
+    def _catalog(self) -> Any:
+        return self.iceberg.catalog
+
+    def _check_name(self, name: str, kind: str) -> None:
+        if not str(name or "").strip():
+            raise InvalidArgument(f"the {kind} name is empty")
+        if self.s3tables_rules:
+            problem = name_problem(name, kind)
+            if problem:
+                raise InvalidArgument(problem)
+
+    def _table(self, name: str) -> tuple[str, str]:
+        namespace, table = split_table_name(name)
+        self._check_name(namespace, "namespace")
+        self._check_name(table, "table")
+        return namespace, table
+
+    # --- namespaces ---
+
+    def create_namespace(
+        self,
+        name: str,
+        comment: str | None = None,
+        properties: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._check_name(name, "namespace")
+        values = {str(k): str(v) for k, v in (properties or {}).items()}
+        if comment is not None:
+            values[COMMENT_PROPERTY] = str(comment)
+
+        def create() -> None:
+            try:
+                self._catalog.create_namespace(name, values)
+            except NamespaceAlreadyExistsError:
+                raise AlreadyExists(f"namespace `{name}` already exists") from None
+
+        retry_on_lock(create, f"create namespace {name}")
+
+    def drop_namespace(self, name: str, ignore_not_found: bool = False) -> None:
+        self._check_name(name, "namespace")
+
+        def drop() -> None:
+            if not self._catalog.namespace_exists(name):
+                if ignore_not_found:
+                    return
+                raise NotFound(f"namespace `{name}` does not exist")
+            relations = self.iceberg.list_relations(name)
+            if relations:
+                names = ", ".join(r.name for r in relations[:5])
+                raise SchemaNotEmpty(
+                    f"namespace `{name}` still holds {len(relations)} table(s) or view(s) "
+                    f"({names}); drop them first"
+                )
+            try:
+                self._catalog.drop_namespace(name)
+            except NamespaceNotEmptyError:
+                raise SchemaNotEmpty(f"namespace `{name}` is not empty") from None
+            except NoSuchNamespaceError:
+                if not ignore_not_found:
+                    raise NotFound(f"namespace `{name}` does not exist") from None
+
+        retry_on_lock(drop, f"drop namespace {name}")
+
+    # --- tables ---
+
+    def create_table(
+        self,
+        name: str,
+        columns: Any,
+        on_conflict: str = "error",
+        comment: str | None = None,
+        not_null: Sequence[str] = (),
+    ) -> None:
+        namespace, table = self._table(name)
+        if on_conflict not in ON_CONFLICT:
+            raise InvalidArgument(
+                f"on_conflict `{on_conflict}` is unknown; use one of: {', '.join(ON_CONFLICT)}"
+            )
+        definitions = column_definitions(columns)
+        for column, _ in definitions:
+            if self.s3tables_rules and name_problem(column, "column"):
+                raise InvalidArgument(str(name_problem(column, "column")))
+        required = {str(c).lower() for c in not_null}
+        unknown = required - {c.lower() for c, _ in definitions}
+        if unknown:
+            raise InvalidArgument(f"not_null names unknown column(s): {', '.join(sorted(unknown))}")
+        schema = Schema(
+            *(
+                NestedField(i + 1, column, kind, required=column.lower() in required)
+                for i, (column, kind) in enumerate(definitions)
+            )
+        )
+        properties = {COMMENT_PROPERTY: str(comment)} if comment is not None else {}
+        identifier = (namespace, table)
+
+        def create() -> None:
+            if on_conflict == "replace":
+                self._catalog.create_or_replace_table(identifier, schema, properties=properties)
+                return
+            try:
+                self._catalog.create_table(identifier, schema, properties=properties)
+            except TableAlreadyExistsError:
+                if on_conflict == "error":
+                    raise AlreadyExists(f"table `{name}` already exists") from None
+            except NoSuchNamespaceError:
+                raise NotFound(f"namespace `{namespace}` does not exist") from None
+
+        retry_on_lock(create, f"create table {name}")
+
+    def drop_table(self, name: str, ignore_not_found: bool = False) -> None:
+        """Drop a table and its files (S3 Tables only accepts purging drops)."""
+        identifier = self._table(name)
+
+        def drop() -> None:
+            try:
+                self._catalog.purge_table(identifier)
+            except (NoSuchTableError, NoSuchNamespaceError):
+                if not ignore_not_found:
+                    raise NotFound(f"table `{name}` does not exist") from None
+
+        retry_on_lock(drop, f"drop table {name}")
+
+    # --- columns ---
+
+    def _load(self, name: str) -> Any:
+        identifier = self._table(name)
+        try:
+            return self._catalog.load_table(identifier)
+        except (NoSuchTableError, NoSuchNamespaceError):
+            raise NotFound(f"table `{name}` does not exist") from None
+
+    def add_column(
+        self,
+        table: str,
+        name: str,
+        type: str,
+        comment: str | None = None,
+        if_not_exists: bool = False,
+    ) -> None:
+        self._check_name(name, "column")
+        kind = column_type(name, type)
+
+        def add() -> None:
+            loaded = self._load(table)
+            if any(f.name.lower() == name.lower() for f in loaded.schema().fields):
+                if if_not_exists:
+                    return
+                raise AlreadyExists(f"table `{table}` already has a column `{name}`")
+            with loaded.update_schema() as update:
+                update.add_column(name, kind, doc=comment)
+
+        retry_on_lock(add, f"add column {table}.{name}")
+
+    def remove_column(self, table: str, name: str, if_exists: bool = False) -> None:
+        """Only for an operator who asks by name: no materialization ever calls this."""
+        self._check_name(name, "column")
+
+        def remove() -> None:
+            loaded = self._load(table)
+            wanted = name.lower()
+            match = next((f for f in loaded.schema().fields if f.name.lower() == wanted), None)
+            if match is None:
+                if if_exists:
+                    return
+                raise NotFound(f"table `{table}` has no column `{name}`")
+            with loaded.update_schema() as update:
+                update.delete_column(match.name)
+
+        retry_on_lock(remove, f"remove column {table}.{name}")
+
+    # --- docs ---
+
+    def persist_docs(
+        self, namespace: str, name: str, description: str | None, columns: Mapping[str, str]
+    ) -> None:
+        """The model's description as the table's `comment` property and the column
+        descriptions as Iceberg column docs, in one commit each (only what changed)."""
+
+        def write() -> None:
+            loaded = self.iceberg.catalog.load_table((namespace, name))
+            fields = {f.name.lower(): f for f in loaded.schema().fields}
+            docs = {
+                fields[c.lower()].name: text
+                for c, text in columns.items()
+                if c.lower() in fields and fields[c.lower()].doc != text
+            }
+            comment_changed = description and loaded.properties.get(COMMENT_PROPERTY) != description
+            if not docs and not comment_changed:
+                return
+            with loaded.transaction() as transaction:
+                if comment_changed:
+                    transaction.set_properties({COMMENT_PROPERTY: description})
+                if docs:
+                    with transaction.update_schema() as update:
+                        for column, text in docs.items():
+                            update.update_column(column, doc=text)
+
+        retry_on_lock(write, f"docs of {namespace}.{name}")

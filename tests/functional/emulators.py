@@ -1,0 +1,108 @@
+"""AWS emulators the tests start themselves on 127.0.0.1, with fake credentials:
+
+- ministack: the S3 Tables API, S3, and the S3 Tables Iceberg REST endpoint (`/iceberg`),
+  run from its own virtualenv (`make emulators`) because it pins its own botocore;
+- moto: the boto3 `s3tables` management API, in this process.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+MINISTACK_PYTHON = REPO / ".venv-ministack" / "bin" / "python"
+EMULATOR_JARS = REPO / ".emulator-jars"
+S3A_JARS = ("hadoop-aws-3.3.1.jar", "aws-java-sdk-bundle-1.11.901.jar")
+REGION = "us-east-1"
+# ministack's default account: the ARNs it hands out carry it.
+ACCOUNT = "000000000000"
+FAKE_AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing-secret",
+    "AWS_DEFAULT_REGION": REGION,
+    "AWS_REGION": REGION,
+}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def require(path: Path) -> Path:
+    if not path.exists():
+        raise RuntimeError(f"{path} is missing: run `make emulators` (part of `make test`)")
+    return path
+
+
+def s3a_jars() -> list[str]:
+    return [str(require(EMULATOR_JARS / jar)) for jar in S3A_JARS]
+
+
+def _wait_until_healthy(url: str, process: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"ministack exited with code {process.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError(f"ministack did not answer {url} within {timeout} s")
+
+
+@contextmanager
+def ministack(log_path: Path) -> Iterator[str]:
+    """A fresh ministack on a free port; yields its endpoint URL."""
+    port = free_port()
+    env = {
+        **os.environ,
+        **FAKE_AWS_ENV,
+        "GATEWAY_PORT": str(port),
+        "BIND_HOST": "127.0.0.1",
+        "MINISTACK_HOST": "127.0.0.1",
+        "LOG_LEVEL": "WARNING",
+    }
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            [str(require(MINISTACK_PYTHON)), "-m", "ministack"],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_healthy(f"{endpoint}/_ministack/health", process)
+        yield endpoint
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@contextmanager
+def fake_aws_environment(**extra: str) -> Iterator[None]:
+    """Fake credentials (and `extra` variables) in this process's environment."""
+    changes = {**FAKE_AWS_ENV, **extra}
+    saved = {key: os.environ.get(key) for key in changes}
+    os.environ.update(changes)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value

@@ -1,3 +1,2 @@
-{#- A view, except under the S3 Tables rules (S3 Tables has no views): ephemeral there. -#}
-{{ config(materialized='ephemeral' if target.s3tables_rules else 'view') }}
+{#- A view (ephemeral under the S3 Tables rules: see dbt_project.yml). -#}
 select customer_id, upper(name) as name_upper from {{ ref('stg_customers') }}

@@ -199,8 +199,13 @@ class CatalogDdl:
 
         def create() -> None:
             if on_conflict == "replace":
-                self._catalog.create_or_replace_table(identifier, schema, properties=properties)
-                return
+                # PyIceberg 0.12 has no atomic replace: the old table goes first.
+                try:
+                    self._catalog.purge_table(identifier)
+                except NoSuchTableError:
+                    pass
+                except NoSuchNamespaceError:
+                    raise NotFound(f"namespace `{namespace}` does not exist") from None
             try:
                 self._catalog.create_table(identifier, schema, properties=properties)
             except TableAlreadyExistsError:
@@ -281,7 +286,7 @@ class CatalogDdl:
         descriptions as Iceberg column docs, in one commit each (only what changed)."""
 
         def write() -> None:
-            loaded = self.iceberg.catalog.load_table((namespace, name))
+            loaded = self._load(f"{namespace}.{name}")
             fields = {f.name.lower(): f for f in loaded.schema().fields}
             docs = {
                 fields[c.lower()].name: text

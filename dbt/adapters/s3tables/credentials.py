@@ -122,6 +122,9 @@ class S3TablesCredentials(SparkCredentials):
     aws_profile: str | None = None
     s3tables_client: str = "rest"
     catalog_properties: Any = None
+    # TEST ONLY, for emulators: a root under which new tables get an explicit location
+    # (ministack returns tables without one). Real S3 Tables assigns locations itself.
+    emulator_table_location: str | None = None
     # Check S3 Tables' naming rules (and refuse views); default: on for s3tables only.
     s3tables_rules: bool | None = None
     # Typed loosely so a wrong shape reaches `validate_spark_conf`, whose error names the
@@ -179,6 +182,13 @@ class S3TablesCredentials(SparkCredentials):
                 "server_side_parameters",
                 "is dbt-spark's key and is not read by this adapter",
                 "move these settings under `spark_conf`",
+            )
+        if self.emulator_table_location and (self.catalog_type == "local" or not self.catalog_uri):
+            raise ProfileError(
+                "emulator_table_location",
+                "is a test-only key for an emulated catalog (set with `catalog_uri`); real "
+                "catalogs choose table locations themselves",
+                "remove `emulator_table_location`",
             )
         if self.s3tables_rules is None:
             self.s3tables_rules = self.catalog_type == "s3tables"
@@ -272,5 +282,6 @@ class S3TablesCredentials(SparkCredentials):
             "region",
             "catalog_uri",
             "s3tables_rules",
+            "emulator_table_location",
             "schema",
         )

@@ -139,6 +139,11 @@ class _TypeParser:
                     self.take(",")
                     scale = self.number()
                 self.take(")")
+            if not 1 <= precision <= 38 or scale > precision:
+                raise self.error(
+                    f"decimal({precision},{scale}) needs 1 <= precision <= 38 and "
+                    "scale <= precision"
+                )
             return spark.DecimalType(precision, scale)
         if name == "array":
             self.take("<")

@@ -3,8 +3,14 @@
   using iceberg
 {%- endmacro %}
 
-{#-- Locations are the catalog's business (S3 Tables forbids choosing one). --#}
-{% macro s3tables__location_clause() %}{% endmacro %}
+{#-- Locations are the catalog's business (S3 Tables forbids choosing one); only the
+     test-only `emulator_table_location` profile key sets one, for an emulator. --#}
+{% macro s3tables__location_clause(relation=none) %}
+  {%- set root = target.get('emulator_table_location') -%}
+  {%- if root and relation is not none %}
+    location '{{ root.rstrip('/') }}/{{ relation.schema }}/{{ relation.identifier }}'
+  {%- endif %}
+{%- endmacro %}
 
 {% macro s3tables__options_clause() %}{% endmacro %}
 
@@ -40,6 +46,7 @@
   create or replace table {{ relation }}
   {{ file_format_clause() }}
   {{ partition_cols(label="partitioned by") }}
+  {{ s3tables__location_clause(relation) }}
   {{ s3tables__tblproperties_clause(extra_properties) }}
   {{ comment_clause() }}
   as

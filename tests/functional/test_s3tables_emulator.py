@@ -187,7 +187,7 @@ def _profile(endpoint: str, bucket_arn: str) -> dict:
     }
 
 
-def _build(tmp_path: Path, *extra: str) -> dict:
+def _build(tmp_path: Path, endpoint: str, *extra: str) -> dict:
     result = subprocess.run(
         [
             DBT,
@@ -206,7 +206,8 @@ def _build(tmp_path: Path, *extra: str) -> dict:
         ],
         capture_output=True,
         text=True,
-        env={**os.environ, **FAKE_AWS_ENV},
+        # The adapter's table bucket check (boto3 `s3tables`) goes to the emulator too.
+        env={**os.environ, **FAKE_AWS_ENV, "AWS_ENDPOINT_URL_S3TABLES": endpoint},
         timeout=1200,
     )
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
@@ -217,8 +218,8 @@ def test_integration_project_on_emulated_s3tables(
     tmp_path: Path, endpoint: str, bucket_arn: str, management
 ) -> None:
     (tmp_path / "profiles.yml").write_text(json.dumps(_profile(endpoint, bucket_arn)))
-    first = _build(tmp_path)
-    second = _build(tmp_path, "--vars", "{schema_phase: 2}")
+    first = _build(tmp_path, endpoint)
+    second = _build(tmp_path, endpoint, "--vars", "{schema_phase: 2}")
     for results in (first, second):
         statuses = {r["unique_id"]: r["status"] for r in results["results"]}
         assert set(statuses.values()) <= {"success", "pass"}, statuses

@@ -31,6 +31,16 @@ def masked(properties: dict[str, str]) -> dict[str, str]:
     return {k: MASK if is_secret(k) else v for k, v in properties.items()}
 
 
+# Iceberg's commit retries, raised for shared catalogs: S3 Tables compacts tables on its
+# own, and a compaction commit landing first makes a writer's commit retry (Iceberg's
+# defaults: 4 retries, 100 ms to 60 s apart).
+SHARED_CATALOG_TABLE_DEFAULTS = {
+    "commit.retry.num-retries": "10",
+    "commit.retry.min-wait-ms": "250",
+    "commit.retry.max-wait-ms": "30000",
+}
+
+
 @dataclass(frozen=True)
 class CatalogConfig:
     """A catalog as the profile describes it, with paths and defaults already resolved."""
@@ -93,6 +103,10 @@ class CatalogConfig:
         if self.uses_sqlite:
             return os.path.join(self.warehouse, "spark-warehouse")
         return os.path.join(tempfile.gettempdir(), "dbt-s3tables-spark-warehouse")
+
+    def table_defaults(self) -> dict[str, str]:
+        """Table properties every table of this catalog gets (a model's own win)."""
+        return {} if self.uses_sqlite else dict(SHARED_CATALOG_TABLE_DEFAULTS)
 
     def _rest_properties(self) -> dict[str, str]:
         """The catalog properties Java Iceberg and PyIceberg share for a REST catalog."""

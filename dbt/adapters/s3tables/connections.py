@@ -16,6 +16,7 @@ from dbt.adapters.s3tables.catalog_config import ICEBERG_EXTENSIONS, CatalogConf
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
 from dbt.adapters.s3tables.spark_session import get_or_create_session
+from dbt.adapters.s3tables.table_bucket import ensure_table_bucket
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession
@@ -46,8 +47,21 @@ def iceberg_catalog_for(config: CatalogConfig) -> IcebergCatalog:
     return IcebergCatalog(config)
 
 
+COMMIT_CONFLICT = (
+    "Iceberg commit conflict: another writer committed to the table first (on S3 Tables, "
+    "possibly its automatic compaction) and the commit retries (table properties "
+    "commit.retry.*) ran out. Nothing of this statement was committed: the table is "
+    "unchanged. Rerun the model, or raise `commit.retry.num-retries` in its tblproperties."
+)
+COMMIT_STATE_UNKNOWN = (
+    "Iceberg could not tell whether the commit landed (the catalog did not answer in "
+    "time). Check the table's latest snapshot before rerunning."
+)
+
+
 def spark_error_message(error: BaseException) -> str:
-    """The readable part of a Spark error: messages of the Java cause chain, no stack."""
+    """The readable part of a Spark error: messages of the Java cause chain, no stack,
+    led by an explanation when it is an Iceberg commit failure."""
     java_error = getattr(error, "java_exception", None)
     if java_error is None:
         return str(error).strip()
@@ -57,7 +71,15 @@ def spark_error_message(error: BaseException) -> str:
         if message not in messages:
             messages.append(message)
         java_error = java_error.getCause()
-    return "\n  caused by: ".join(messages)
+    return explain_commit_failure("\n  caused by: ".join(messages))
+
+
+def explain_commit_failure(message: str) -> str:
+    if "CommitStateUnknownException" in message:
+        return f"{COMMIT_STATE_UNKNOWN}\n  {message}"
+    if "CommitFailedException" in message:
+        return f"{COMMIT_CONFLICT}\n  {message}"
+    return message
 
 
 class SparkSqlHandle(SparkConnectionWrapper):
@@ -151,6 +173,8 @@ class S3TablesConnectionManager(SparkConnectionManager):
             return connection
         credentials: S3TablesCredentials = connection.credentials
         config = catalog_config_for(credentials)
+        if config.catalog_type == "s3tables":
+            ensure_table_bucket(config.warehouse, str(config.region), config.aws_profile)
         # PyIceberg creates the catalog (folder, SQLite file and tables) before the JVM
         # starts, so the two never race to create them.
         iceberg_catalog_for(config).ensure_initialized()

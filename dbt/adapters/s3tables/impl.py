@@ -651,11 +651,14 @@ class S3TablesAdapter(SparkAdapter):
         target: BaseRelation,
         properties: dict[str, str],
     ) -> None:
-        """Bring the table's row-level write properties in line with `write_mode`; a
-        change is one metadata commit, made only when the setting changed."""
-        wanted = write_mode_properties(model_name, config.get("write_mode"))
+        """Bring the table's row-level write properties in line with `write_mode` (and the
+        catalog's table defaults the model does not set itself); a change is one metadata
+        commit, made only when a setting changed."""
+        own = {str(k) for k in (config.get("tblproperties") or {})}
+        wanted = {k: v for k, v in self.iceberg.config.table_defaults().items() if k not in own}
+        wanted.update(write_mode_properties(model_name, config.get("write_mode")))
         if self._set_properties(target, properties, wanted):
-            logger.info(f"{model_name}: table write mode set to {wanted['write.merge.mode']}")
+            logger.info(f"{model_name}: table write properties set: {wanted}")
 
     def _set_properties(
         self,
@@ -727,9 +730,10 @@ class S3TablesAdapter(SparkAdapter):
 
     @available
     def table_properties(self, model_name: str, config: dict[str, Any]) -> dict[str, str]:
-        """Table properties a new table gets: write-mode properties for incremental models,
-        then the model's own `tblproperties` (which win)."""
-        properties: dict[str, str] = {}
+        """Table properties a new table gets: the catalog's table defaults, write-mode
+        properties for incremental models, then the model's own `tblproperties` (which
+        win)."""
+        properties = self.iceberg.config.table_defaults()
         if config.get("materialized") == "incremental":
             properties.update(write_mode_properties(model_name, config.get("write_mode")))
         properties.update({str(k): str(v) for k, v in (config.get("tblproperties") or {}).items()})

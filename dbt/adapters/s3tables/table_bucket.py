@@ -1,0 +1,70 @@
+"""The S3 Tables management API (boto3 `s3tables`), where the adapter uses it: checking,
+before anything else, that the profile's table bucket exists and can be reached.
+
+A missing bucket or permission would otherwise surface as an obscure REST error at the
+first statement; this names the bucket, the problem and the fix.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from dbt_common.exceptions import DbtRuntimeError
+
+_checked: set[tuple[str, str, str | None]] = set()
+_lock = threading.Lock()
+
+
+class TableBucketError(DbtRuntimeError):
+    def __init__(self, arn: str, problem: str, fix: str) -> None:
+        super().__init__(f"S3 Tables table bucket `{arn}`: {problem}. Fix: {fix}")
+
+
+def check_table_bucket(arn: str, region: str, aws_profile: str | None = None) -> dict[str, Any]:
+    """The bucket as S3 Tables describes it (`s3tables:GetTableBucket`), or an error."""
+    import boto3
+    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+
+    try:
+        client = boto3.Session(profile_name=aws_profile, region_name=region).client("s3tables")
+        response = client.get_table_bucket(tableBucketARN=arn)
+    except NoCredentialsError:
+        raise TableBucketError(
+            arn,
+            "no AWS credentials were found",
+            "set `aws_profile` in the profile, or provide credentials through the default "
+            "chain (environment, ~/.aws, instance role)",
+        ) from None
+    except ClientError as error:
+        code = error.response.get("Error", {}).get("Code", "")
+        if code in ("NotFoundException", "NoSuchTableBucket", "ResourceNotFoundException"):
+            raise TableBucketError(
+                arn,
+                f"does not exist in {region}",
+                "check the ARN (account, region, bucket name) or create the bucket",
+            ) from None
+        if code in ("AccessDeniedException", "AccessDenied", "ForbiddenException"):
+            raise TableBucketError(
+                arn,
+                "access denied",
+                "allow s3tables:GetTableBucket (and the permissions listed in the README) "
+                "for these credentials",
+            ) from None
+        raise TableBucketError(
+            arn, f"S3 Tables answered {code or error}", "see the AWS error"
+        ) from None
+    except BotoCoreError as error:
+        raise TableBucketError(arn, f"cannot be reached: {error}", "check the network") from None
+    return {k: v for k, v in response.items() if k != "ResponseMetadata"}
+
+
+def ensure_table_bucket(arn: str, region: str, aws_profile: str | None = None) -> None:
+    """`check_table_bucket` once per process and bucket."""
+    key = (arn, region, aws_profile)
+    with _lock:
+        if key in _checked:
+            return
+    check_table_bucket(arn, region, aws_profile)
+    with _lock:
+        _checked.add(key)

@@ -68,6 +68,7 @@ from dbt.adapters.s3tables.model_state import (
     state_keys,
     state_properties,
 )
+from dbt.adapters.s3tables.python_models import run_python_model
 from dbt.adapters.s3tables.relation import S3TablesRelation
 from dbt.adapters.s3tables.s3tables_rules import (
     check_materialization,
@@ -76,6 +77,7 @@ from dbt.adapters.s3tables.s3tables_rules import (
 )
 from dbt.adapters.s3tables.schema_evolution import (
     REPLACING_MODES,
+    WHOLE_HISTORY_MODES,
     SchemaDiff,
     UnsupportedTypeError,
     check_mode_for_strategy,
@@ -750,6 +752,28 @@ class S3TablesAdapter(SparkAdapter):
             f"CAST(NULL AS TIMESTAMP) AS {quote(settings.valid_to)}"
             f" FROM (\n{source_sql}\n) AS dbt_scd2_source"
         )
+
+    # --- Python models ---
+
+    @available
+    def python_model_sql(self, model_name: str, config: dict[str, Any], compiled_code: str) -> str:
+        """Run a Python model in this connection's SparkSession and return SQL selecting
+        its DataFrame (a temporary view), for the SQL materializations to write."""
+        mode = config.get("on_schema_change")
+        if config.get("materialized") == "incremental" and mode in WHOLE_HISTORY_MODES:
+            raise ModelConfigError(
+                model_name,
+                "on_schema_change",
+                f"`{mode}` rebuilds from the model's whole-history SQL, which a Python model "
+                "does not have",
+                "use `recreate_empty`, `append_new_columns` or `sync_all_columns`, or rebuild "
+                "with `dbt run --full-refresh`",
+            )
+        spark = self.connections.get_thread_connection().handle.spark
+        frame = run_python_model(spark, model_name, compiled_code)
+        view_name = f"dbt_python_{uuid.uuid4().hex}"
+        frame.createOrReplaceTempView(view_name)
+        return f"select * from {quote(view_name)}"
 
     # --- seeds ---
 

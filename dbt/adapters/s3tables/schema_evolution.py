@@ -35,6 +35,8 @@ from dbt.adapters.s3tables.types import spark_type_name
 
 # Modes that replace the table when the model adds a column or changes a type.
 REPLACING_MODES = ("full_refresh", "recreate_empty", "full_incremental_refresh")
+# Of those, the modes that rebuild from the model's whole-history query.
+WHOLE_HISTORY_MODES = ("full_refresh", "full_incremental_refresh")
 ON_SCHEMA_CHANGE_MODES = (
     "ignore",
     "fail",
@@ -208,7 +210,7 @@ def check_mode_for_strategy(model_name: str, mode: str | None, strategy: str) ->
     """`check_mode`, plus the pairs that cannot work: a microbatch batch sees only its own
     time window, so it has no query for the whole history to rebuild from."""
     mode = check_mode(model_name, mode)
-    if strategy == "microbatch" and mode in ("full_refresh", "full_incremental_refresh"):
+    if strategy == "microbatch" and mode in WHOLE_HISTORY_MODES:
         raise ModelConfigError(
             model_name,
             "on_schema_change",

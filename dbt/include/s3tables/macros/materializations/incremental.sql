@@ -3,15 +3,20 @@
      and executed by `adapter.run_incremental`, which also reports its row counts, unless
      `on_schema_change` replaces the table for the model's new columns
      (`adapter.incremental_action` decides). --#}
-{% materialization incremental, adapter='s3tables', supported_languages=['sql'] %}
+{% materialization incremental, adapter='s3tables', supported_languages=['sql', 'python'] %}
   {%- set identifier = model['alias'] -%}
   {%- set grant_config = config.get('grants') -%}
   {%- set existing_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
-  {% do adapter.check_s3tables_rules(model['name'], target_relation, 'incremental', compiled_code) %}
   {%- set full_refresh = should_full_refresh() -%}
 
   {{ run_hooks(pre_hooks) }}
+
+  {#-- A Python model's DataFrame becomes a temporary view the SQL path selects from. --#}
+  {%- if model['language'] == 'python' -%}
+    {%- set compiled_code = adapter.python_model_sql(model['name'], model['config'], compiled_code) -%}
+  {%- endif -%}
+  {% do adapter.check_s3tables_rules(model['name'], target_relation, 'incremental', compiled_code) %}
 
   {% if existing_relation is not none and existing_relation.is_view %}
     {{ adapter.drop_relation(existing_relation) }}

@@ -1,13 +1,18 @@
 {#-- One atomic `CREATE OR REPLACE TABLE ... AS SELECT`: a failing query leaves the old
      table readable and unchanged, and the table keeps its snapshot history. --#}
-{% materialization table, adapter='s3tables', supported_languages=['sql'] %}
+{% materialization table, adapter='s3tables', supported_languages=['sql', 'python'] %}
   {%- set identifier = model['alias'] -%}
   {%- set grant_config = config.get('grants') -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
-  {% do adapter.check_s3tables_rules(model['name'], target_relation, 'table', compiled_code) %}
 
   {{ run_hooks(pre_hooks) }}
+
+  {#-- A Python model's DataFrame becomes a temporary view the SQL path selects from. --#}
+  {%- if model['language'] == 'python' -%}
+    {%- set compiled_code = adapter.python_model_sql(model['name'], model['config'], compiled_code) -%}
+  {%- endif -%}
+  {% do adapter.check_s3tables_rules(model['name'], target_relation, 'table', compiled_code) %}
 
   {#-- A view cannot be replaced by a table in place. --#}
   {% if old_relation is not none and old_relation.is_view %}

@@ -1,0 +1,263 @@
+"""Start, stop and check local Spark services built from pyspark's own jars, bound to
+127.0.0.1: a standalone cluster (a master and two workers) and a Spark Thrift Server
+whose Iceberg catalog is the profile's embedded catalog.
+
+    python scripts/spark_services.py cluster start|stop|status
+    python scripts/spark_services.py thrift start|stop|status --warehouse DIR
+
+State (pid files, logs, ports) lives in `--run-dir` (default `.spark-run/`). `stop` stops
+exactly the processes `start` recorded. `start` returns once the service answers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pyspark
+
+from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
+from dbt.adapters.s3tables.jars import find_java, resolve_jars
+from dbt.adapters.s3tables.spark_session import LOG4J_CONFIG, session_settings
+
+SPARK_HOME = Path(pyspark.__file__).parent
+HOST = "127.0.0.1"
+WORKERS = 2
+START_TIMEOUT = 120
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind((HOST, 0))
+        return probe.getsockname()[1]
+
+
+def java_command(main_class: str, *arguments: str, classpath: list[str] | None = None) -> list[str]:
+    jars = [str(SPARK_HOME / "jars" / "*"), *(classpath or [])]
+    return [
+        find_java(),
+        "-Xmx1g",
+        f"-Dlog4j.configurationFile=file:{LOG4J_CONFIG}",
+        "-cp",
+        os.pathsep.join(jars),
+        main_class,
+        *arguments,
+    ]
+
+
+class Service:
+    """One kind of service: its processes are recorded in `<run_dir>/<name>.json`."""
+
+    def __init__(self, name: str, run_dir: Path) -> None:
+        self.name = name
+        self.run_dir = run_dir
+        self.state_file = run_dir / f"{name}.json"
+
+    def state(self) -> dict | None:
+        if not self.state_file.exists():
+            return None
+        return json.loads(self.state_file.read_text())
+
+    def launch(self, label: str, command: list[str], env: dict[str, str]) -> int:
+        log = (self.run_dir / f"{self.name}-{label}.log").open("wb")
+        process = subprocess.Popen(
+            command,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            # Spark's launcher asks for the Scala version outside a release layout.
+            env={**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_SCALA_VERSION": "2.12", **env},
+            start_new_session=True,
+        )
+        return process.pid
+
+    def alive(self) -> list[int]:
+        state = self.state() or {}
+        return [pid for pid in state.get("pids", []) if pid_alive(pid)]
+
+    def stop(self) -> None:
+        for pid in self.alive():
+            os.killpg(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 20
+        while self.alive() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        for pid in self.alive():
+            os.killpg(pid, signal.SIGKILL)
+        self.state_file.unlink(missing_ok=True)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    # A zombie (exited child not yet reaped) is not alive.
+    status = Path(f"/proc/{pid}/stat")
+    return not (status.exists() and status.read_text().split()[2] == "Z")
+
+
+def wait_for(check, what: str, service: Service) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if not service.alive():
+            raise SystemExit(f"{what}: a process exited; see the logs in {service.run_dir}")
+        if check():
+            return
+        time.sleep(0.5)
+    service.stop()
+    raise SystemExit(f"{what} did not answer within {START_TIMEOUT} s; logs in {service.run_dir}")
+
+
+# --- standalone cluster ---
+
+
+def master_status(web_port: int) -> dict | None:
+    try:
+        with urllib.request.urlopen(f"http://{HOST}:{web_port}/json/", timeout=2) as response:
+            return json.loads(response.read())
+    except OSError:
+        return None
+
+
+def start_cluster(service: Service) -> dict:
+    port, web_port = free_port(), free_port()
+    pids = [
+        service.launch(
+            "master",
+            java_command(
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                HOST,
+                "--port",
+                str(port),
+                "--webui-port",
+                str(web_port),
+            ),
+            {"SPARK_MASTER_HOST": HOST},
+        )
+    ]
+    url = f"spark://{HOST}:{port}"
+    state = {"pids": pids, "master": url, "web_port": web_port}
+    service.state_file.write_text(json.dumps(state))
+    wait_for(lambda: master_status(web_port) is not None, "the master", service)
+    for number in range(WORKERS):
+        work_dir = service.run_dir / f"worker-{number}"
+        work_dir.mkdir(exist_ok=True)
+        pids.append(
+            service.launch(
+                f"worker-{number}",
+                java_command(
+                    "org.apache.spark.deploy.worker.Worker",
+                    "--host",
+                    HOST,
+                    "--cores",
+                    "1",
+                    "--memory",
+                    "2g",
+                    "--work-dir",
+                    str(work_dir),
+                    "--webui-port",
+                    "0",
+                    url,
+                ),
+                {"SPARK_LOCAL_IP": HOST, "SPARK_WORKER_DIR": str(work_dir)},
+            )
+        )
+        service.state_file.write_text(json.dumps(state))
+
+    def workers_alive() -> bool:
+        status = master_status(web_port) or {}
+        return sum(w.get("state") == "ALIVE" for w in status.get("workers", [])) == WORKERS
+
+    wait_for(workers_alive, f"{WORKERS} workers", service)
+    return state
+
+
+# --- thrift server ---
+
+
+def thrift_answers(port: int) -> bool:
+    try:
+        with socket.create_connection((HOST, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def start_thrift(service: Service, warehouse: str, master: str) -> dict:
+    catalog = CatalogConfig(name="local", catalog_type="local", warehouse=warehouse)
+    iceberg = IcebergCatalog(catalog)
+    # Spark's default catalog is the Iceberg catalog, and a thrift session starts in its
+    # `default` namespace: without it, every session fails with SCHEMA_NOT_FOUND.
+    iceberg.create_namespace("default")
+    settings = session_settings(
+        master=master, catalog=catalog, jars=resolve_jars(needs_sqlite=True), user_settings={}
+    )
+    settings["spark.app.name"] = "dbt-s3tables-thrift"
+    port = free_port()
+    arguments = ["--master", master]
+    for key, value in settings.items():
+        if key != "spark.master":
+            arguments += ["--conf", f"{key}={value}"]
+    arguments += [
+        "--class",
+        "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2",
+        "spark-internal",
+        "--hiveconf",
+        f"hive.server2.thrift.port={port}",
+        "--hiveconf",
+        f"hive.server2.thrift.bind.host={HOST}",
+    ]
+    classpath = [p for p in settings.get("spark.jars", "").split(",") if p]
+    pid = service.launch(
+        "server",
+        java_command("org.apache.spark.deploy.SparkSubmit", *arguments, classpath=classpath),
+        {"SPARK_LOCAL_IP": HOST},
+    )
+    state = {"pids": [pid], "host": HOST, "port": port, "warehouse": warehouse}
+    service.state_file.write_text(json.dumps(state))
+    wait_for(lambda: thrift_answers(port), "the thrift server", service)
+    return state
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("service", choices=["cluster", "thrift"])
+    parser.add_argument("action", choices=["start", "stop", "status"])
+    parser.add_argument("--run-dir", default=".spark-run")
+    parser.add_argument("--warehouse", help="thrift: the embedded catalog's warehouse folder")
+    parser.add_argument("--master", default="local[2]", help="thrift: Spark master URL")
+    args = parser.parse_args()
+    run_dir = Path(args.run_dir).resolve()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    service = Service(args.service, run_dir)
+    if args.action == "stop":
+        service.stop()
+        return
+    if args.action == "status":
+        state = service.state()
+        running = bool(state) and len(service.alive()) == len(state["pids"])
+        print(json.dumps({"running": running, **(state or {})}))
+        sys.exit(0 if running else 1)
+    if service.alive():
+        print(json.dumps(service.state()))
+        return
+    if args.service == "cluster":
+        state = start_cluster(service)
+    else:
+        if not args.warehouse:
+            raise SystemExit("thrift start needs --warehouse")
+        state = start_thrift(service, str(Path(args.warehouse).resolve()), args.master)
+    print(json.dumps(state))
+
+
+if __name__ == "__main__":
+    main()

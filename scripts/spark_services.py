@@ -41,17 +41,11 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def java_command(main_class: str, *arguments: str, classpath: list[str] | None = None) -> list[str]:
-    jars = [str(SPARK_HOME / "jars" / "*"), *(classpath or [])]
-    return [
-        find_java(),
-        "-Xmx1g",
-        f"-Dlog4j.configurationFile=file:{LOG4J_CONFIG}",
-        "-cp",
-        os.pathsep.join(jars),
-        main_class,
-        *arguments,
-    ]
+def spark_class(main_class: str, *arguments: str) -> list[str]:
+    """pyspark's own launcher script: it builds the JVM command (classpath, Java 17
+    module options) exactly as a Spark distribution does."""
+    find_java()
+    return [str(SPARK_HOME / "bin" / "spark-class"), main_class, *arguments]
 
 
 class Service:
@@ -74,7 +68,14 @@ class Service:
             stdout=log,
             stderr=subprocess.STDOUT,
             # Spark's launcher asks for the Scala version outside a release layout.
-            env={**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_SCALA_VERSION": "2.12", **env},
+            env={
+                **os.environ,
+                "SPARK_HOME": str(SPARK_HOME),
+                "SPARK_SCALA_VERSION": "2.12",
+                "SPARK_DAEMON_JAVA_OPTS": f"-Dlog4j.configurationFile=file:{LOG4J_CONFIG}",
+                "SPARK_DAEMON_MEMORY": "1g",
+                **env,
+            },
             start_new_session=True,
         )
         return process.pid
@@ -132,7 +133,7 @@ def start_cluster(service: Service) -> dict:
     pids = [
         service.launch(
             "master",
-            java_command(
+            spark_class(
                 "org.apache.spark.deploy.master.Master",
                 "--host",
                 HOST,
@@ -154,7 +155,7 @@ def start_cluster(service: Service) -> dict:
         pids.append(
             service.launch(
                 f"worker-{number}",
-                java_command(
+                spark_class(
                     "org.apache.spark.deploy.worker.Worker",
                     "--host",
                     HOST,
@@ -202,6 +203,11 @@ def start_thrift(service: Service, warehouse: str, master: str) -> dict:
         master=master, catalog=catalog, jars=resolve_jars(needs_sqlite=True), user_settings={}
     )
     settings["spark.app.name"] = "dbt-s3tables-thrift"
+    # The server loads Iceberg's SQL extensions at start: its jars must be on the driver's
+    # own classpath, not only in the `spark.jars` class loader.
+    settings["spark.driver.extraClassPath"] = os.pathsep.join(
+        p for p in settings.get("spark.jars", "").split(",") if p
+    )
     port = free_port()
     arguments = ["--master", master]
     for key, value in settings.items():
@@ -216,10 +222,9 @@ def start_thrift(service: Service, warehouse: str, master: str) -> dict:
         "--hiveconf",
         f"hive.server2.thrift.bind.host={HOST}",
     ]
-    classpath = [p for p in settings.get("spark.jars", "").split(",") if p]
     pid = service.launch(
         "server",
-        java_command("org.apache.spark.deploy.SparkSubmit", *arguments, classpath=classpath),
+        spark_class("org.apache.spark.deploy.SparkSubmit", *arguments),
         {"SPARK_LOCAL_IP": HOST},
     )
     state = {"pids": [pid], "host": HOST, "port": port, "warehouse": warehouse}

@@ -130,10 +130,21 @@ def test_database_equal_to_schema_is_accepted_and_dropped() -> None:
 
 def test_unknown_method() -> None:
     with pytest.raises(ProfileError) as error:
-        credentials(method="thrift")
+        credentials(method="odbc")
     assert_names_key(error, "method")
-    assert "thrift" in str(error.value)
-    assert "session" in str(error.value).split("Fix:")[1]
+    assert "odbc" in str(error.value)
+    assert "session, thrift" in str(error.value).split("Fix:")[1]
+
+
+def test_thrift_needs_a_host() -> None:
+    with pytest.raises(ProfileError) as error:
+        credentials(method="thrift")
+    assert_names_key(error, "host")
+
+
+def test_thrift_defaults() -> None:
+    creds = credentials(method="thrift", host="emr-master.internal")
+    assert (creds.port, creds.user, creds.connect_timeout) == (10000, "dbt", 10)
 
 
 @pytest.mark.parametrize("name", ["my-catalog", "1st", "", "a b", "cat.alog"])

@@ -2,24 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import socket
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.contracts.connection import Connection, ConnectionState
 from dbt.adapters.events.logging import AdapterLogger
-from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionWrapper
+from dbt.adapters.spark.connections import (
+    PyhiveConnectionWrapper,
+    SparkConnectionManager,
+    SparkConnectionWrapper,
+)
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalog_config import ICEBERG_EXTENSIONS, CatalogConfig
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
+from dbt.adapters.s3tables.seeds import seed_rows_as_text, seed_text_table, text_rows_view_sql
 from dbt.adapters.s3tables.spark_session import get_or_create_session
 from dbt.adapters.s3tables.table_bucket import ensure_table_bucket
+from dbt.adapters.s3tables.types import parse_spark_type
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession
+    from pyspark.sql.types import StructType
 
 logger = AdapterLogger("s3tables")
 
@@ -129,6 +137,37 @@ class SparkSqlHandle(SparkConnectionWrapper):
                 else:
                     self.spark.conf.set(key, value)
 
+    def query_schema(self, sql: str) -> StructType:
+        """Output schema of a query; Spark analyses it without running it."""
+        try:
+            return self.spark.sql(sql).schema
+        except Exception as error:
+            raise DbtRuntimeError(spark_error_message(error)) from error
+
+    def create_text_view(self, view_name: str, rows: Iterable[Iterable[Any]], width: int) -> None:
+        """A temporary view of text columns `c0..cN`: one bulk Arrow transfer."""
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        schema = StructType([StructField(f"c{i}", StringType()) for i in range(width)])
+        try:
+            frame = seed_text_table(rows, width).to_pandas()
+            self.spark.createDataFrame(frame, schema=schema).createOrReplaceTempView(view_name)
+        except Exception as error:
+            raise DbtRuntimeError(spark_error_message(error)) from error
+
+    def drop_temp_view(self, view_name: str) -> None:
+        self.spark.catalog.dropTempView(view_name)
+
+    def session(self, model_name: str) -> SparkSession:
+        """The SparkSession Python models run in."""
+        return self.spark
+
+    def engine_description(self) -> str:
+        jvm = self.spark._jvm
+        iceberg = jvm.org.apache.iceberg.IcebergBuild.version()  # type: ignore[union-attr]
+        master = self.spark.sparkContext.master
+        return f"Spark {self.spark.version} (in process, master {master}), Iceberg {iceberg}"
+
     def execute(self, sql: str, bindings: list[Any] | None = None) -> None:
         if bindings:
             raise DbtRuntimeError("s3tables runs plain SQL: query bindings are not supported")
@@ -164,6 +203,75 @@ class SparkSqlHandle(SparkConnectionWrapper):
         ]
 
 
+class ThriftSqlHandle(PyhiveConnectionWrapper):
+    """A dbt connection to a Spark Thrift Server (one server session per connection, so
+    settings and temporary views stay with it). Everything goes through SQL."""
+
+    def _rows(self, sql: str) -> list[Any]:
+        self.cursor()
+        self.execute(sql)
+        return list(self.fetchall() or [])
+
+    def query_schema(self, sql: str) -> StructType:
+        """Output schema of a query from `DESCRIBE QUERY` (analysis only)."""
+        from pyspark.sql.types import StructField, StructType
+
+        fields = []
+        for name, type_text, *_ in self._rows(f"DESCRIBE QUERY {sql}"):
+            try:
+                fields.append(StructField(name, parse_spark_type(type_text)))
+            except ValueError as error:
+                raise DbtRuntimeError(f"column `{name}`: {error}") from error
+        return StructType(fields)
+
+    def has_iceberg_extensions(self) -> bool:
+        rows = self._rows("SET spark.sql.extensions")
+        return bool(rows) and ICEBERG_EXTENSIONS in str(rows[0][1])
+
+    @contextmanager
+    def settings(self, values: dict[str, str]) -> Iterator[None]:
+        """`SET` for one block of this server session, then restore (or `RESET`)."""
+        previous = {}
+        for key in values:
+            rows = self._rows(f"SET {key}")
+            previous[key] = rows[0][1] if rows and rows[0][1] != "<undefined>" else None
+        for key, value in values.items():
+            self._rows(f"SET {key}={value}")
+        try:
+            yield
+        finally:
+            for key, value in previous.items():
+                self._rows(f"SET {key}={value}" if value is not None else f"RESET {key}")
+
+    def create_text_view(self, view_name: str, rows: Iterable[Iterable[Any]], width: int) -> None:
+        self._rows(text_rows_view_sql(view_name, seed_rows_as_text(rows), width))
+
+    def drop_temp_view(self, view_name: str) -> None:
+        self._rows(f"DROP VIEW IF EXISTS {view_name}")
+
+    def session(self, model_name: str) -> SparkSession:
+        raise DbtRuntimeError(
+            f"Python model `{model_name}` needs `method: session`: a Spark Thrift Server "
+            "only runs SQL"
+        )
+
+    def engine_description(self) -> str:
+        version = self._rows("SELECT version()")[0][0]
+        return f"Spark {version} (Spark Thrift Server)"
+
+
+def check_reachable(host: str, port: int, timeout: float) -> None:
+    """Fail fast, naming host and port, when nothing answers there (PyHive would wait)."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return
+    except OSError as error:
+        raise DbtRuntimeError(
+            f"Cannot reach the Spark Thrift Server at {host}:{port} within {timeout:g} s "
+            f"({error}). Fix: start the server, or correct `host` / `port` in the profile"
+        ) from None
+
+
 class S3TablesConnectionManager(SparkConnectionManager):
     TYPE = "s3tables"
 
@@ -178,10 +286,27 @@ class S3TablesConnectionManager(SparkConnectionManager):
         # PyIceberg creates the catalog (folder, SQLite file and tables) before the JVM
         # starts, so the two never race to create them.
         iceberg_catalog_for(config).ensure_initialized()
+        if credentials.method == "thrift":
+            return cls._open_thrift(connection, credentials)
         spark = get_or_create_session(config, credentials.master, credentials.spark_conf)
         # Each connection (one per dbt thread) gets its own session over the shared
         # SparkContext: SQL settings and temporary views never leak between models that
         # run at the same time.
         connection.handle = SparkSqlHandle(spark.newSession(), job_group=f"dbt:{connection.name}")
         connection.state = ConnectionState.OPEN
+        return connection
+
+    @classmethod
+    def _open_thrift(cls, connection: Connection, credentials: S3TablesCredentials) -> Connection:
+        """dbt-spark's thrift connection (auth, retries), checked for reachability first
+        and wrapped in a handle that does everything through SQL."""
+        check_reachable(str(credentials.host), int(credentials.port), credentials.connect_timeout)
+        connection = SparkConnectionManager.open(connection)
+        wrapper = connection.handle
+        connection.handle = ThriftSqlHandle(
+            wrapper.handle,
+            poll_interval=wrapper.poll_interval,
+            query_timeout=wrapper.query_timeout,
+            query_retries=wrapper.query_retries,
+        )
         return connection

@@ -16,7 +16,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.s3tables_rules import parse_table_bucket_arn
 
-SUPPORTED_METHODS = ("session",)
+SUPPORTED_METHODS = ("session", "thrift")
 SUPPORTED_CATALOG_TYPES = ("local", "s3tables", "rest", "glue")
 S3TABLES_CLIENTS = ("rest", "catalog_jar")
 DEFAULT_WAREHOUSE = "./warehouse"
@@ -105,6 +105,8 @@ class S3TablesCredentials(SparkCredentials):
     """Profile of `type: s3tables`. Inherits dbt-spark's keys (host, port, auth...)."""
 
     method: str = "session"  # type: ignore[assignment]
+    # thrift: the Spark Thrift Server's port (dbt-spark's default, 443, is for HTTP).
+    port: int = 10000
     # local: the warehouse folder; rest: the catalog's warehouse; glue: the catalog id
     # (`<account>` or `<account>:s3tablescatalog/<bucket>`); s3tables: the bucket ARN.
     warehouse: str | None = None
@@ -150,6 +152,8 @@ class S3TablesCredentials(SparkCredentials):
                 f"unknown value `{self.method}`",
                 f"use one of: {', '.join(SUPPORTED_METHODS)}",
             )
+        if self.method == "thrift":
+            self._check_thrift_keys()
         if self.catalog_type is None:
             self.catalog_type = "s3tables" if self.table_bucket_arn else "local"
         if self.catalog_type not in SUPPORTED_CATALOG_TYPES:
@@ -194,6 +198,18 @@ class S3TablesCredentials(SparkCredentials):
             self.s3tables_rules = self.catalog_type == "s3tables"
         self.spark_conf = validate_spark_conf(self.spark_conf)
         self.catalog_properties = validate_catalog_properties(self.catalog_properties)
+
+    def _check_thrift_keys(self) -> None:
+        """A Spark Thrift Server: where it listens and who connects (dbt-spark's keys)."""
+        if not self.host:
+            raise ProfileError(
+                "host", "is required for method thrift", "set it to the server's host name"
+            )
+        self.user = self.user or "dbt"
+        if self.connect_timeout <= 0:
+            raise ProfileError(
+                "connect_timeout", "must be a positive number of seconds", "omit it for 10"
+            )
 
     def _check_catalog_keys(self) -> None:
         """Each catalog type's required keys; defaults derived from the others."""
@@ -275,6 +291,8 @@ class S3TablesCredentials(SparkCredentials):
         # Never the token or the credential: `dbt debug` prints these.
         return (
             "method",
+            "host",
+            "port",
             "master",
             "catalog_type",
             "catalog",

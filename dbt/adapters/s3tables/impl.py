@@ -41,7 +41,6 @@ from dbt.adapters.s3tables.connections import (
     S3TablesConnectionManager,
     catalog_config_for,
     iceberg_catalog_for,
-    spark_error_message,
 )
 from dbt.adapters.s3tables.credentials import resolve_warehouse
 from dbt.adapters.s3tables.iceberg_catalog import (
@@ -85,7 +84,6 @@ from dbt.adapters.s3tables.schema_evolution import (
     replaces_table,
     schema_diff,
 )
-from dbt.adapters.s3tables.seeds import seed_text_table
 from dbt.adapters.s3tables.strategies import (
     FALLBACK_BUILDERS,
     STRATEGY_BUILDERS,
@@ -337,12 +335,8 @@ class S3TablesAdapter(SparkAdapter):
     # --- incremental ---
 
     def query_schema(self, sql: str) -> StructType:
-        """Output schema of a query; Spark analyses it without running it."""
-        spark = self.connections.get_thread_connection().handle.spark
-        try:
-            return spark.sql(sql).schema
-        except Exception as error:
-            raise DbtRuntimeError(spark_error_message(error)) from error
+        """Output schema of a query; the engine analyses it without running it."""
+        return self.connections.get_thread_connection().handle.query_schema(sql)
 
     @available
     def query_columns(self, sql: str) -> list[str]:
@@ -769,7 +763,7 @@ class S3TablesAdapter(SparkAdapter):
                 "use `recreate_empty`, `append_new_columns` or `sync_all_columns`, or rebuild "
                 "with `dbt run --full-refresh`",
             )
-        spark = self.connections.get_thread_connection().handle.spark
+        spark = self.connections.get_thread_connection().handle.session(model_name)
         frame = run_python_model(spark, model_name, compiled_code)
         view_name = f"dbt_python_{uuid.uuid4().hex}"
         frame.createOrReplaceTempView(view_name)
@@ -779,41 +773,30 @@ class S3TablesAdapter(SparkAdapter):
 
     @available
     def register_seed_view(self, agate_table: agate.Table) -> str:
-        """Load a seed's rows into a Spark temporary view in one bulk Arrow transfer and
-        return the view's name.
+        """Load a seed's rows into a temporary view in one bulk transfer and return the
+        view's name.
 
         Every value travels as text and is cast in SQL, so decimals, dates and strings
         arrive exactly as written in the CSV, with no float rounding on the way. The view
         gets a generated name: a seed's own name may hold dots or spaces.
         """
-        from pyspark.sql.types import StringType, StructField, StructType
-
-        spark = self.connections.get_thread_connection().handle.spark
-        width = len(agate_table.column_names)
-        schema = StructType([StructField(f"c{i}", StringType()) for i in range(width)])
         view_name = f"dbt_seed_rows_{uuid.uuid4().hex}"
-        try:
-            rows = seed_text_table(agate_table.rows, width).to_pandas()
-            spark.createDataFrame(rows, schema=schema).createOrReplaceTempView(view_name)
-        except Exception as error:
-            raise DbtRuntimeError(spark_error_message(error)) from error
+        handle = self.connections.get_thread_connection().handle
+        handle.create_text_view(view_name, agate_table.rows, len(agate_table.column_names))
         return view_name
 
     @available
     def drop_temp_view(self, view_name: str) -> None:
-        self.connections.get_thread_connection().handle.spark.catalog.dropTempView(view_name)
+        self.connections.get_thread_connection().handle.drop_temp_view(view_name)
 
     def debug_query(self) -> None:
         handle = self.connections.get_thread_connection().handle
         self.execute("select 1 as id")
-        spark = handle.spark
         import pyiceberg
 
-        iceberg_version = spark._jvm.org.apache.iceberg.IcebergBuild.version()
         config = catalog_config_for(self.config.credentials)
         logger.info(
-            f"Spark {spark.version}, Iceberg {iceberg_version}, PyIceberg "
-            f"{pyiceberg.__version__}, catalog `{config.name}` ({config.catalog_type}) at "
-            f"{config.location}"
+            f"{handle.engine_description()}, PyIceberg {pyiceberg.__version__}, catalog "
+            f"`{config.name}` ({config.catalog_type}) at {config.location}"
         )
         logger.debug(f"catalog settings (secrets masked): {config.describe()}")

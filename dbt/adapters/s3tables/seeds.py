@@ -42,3 +42,24 @@ def seed_text_table(rows: Iterable[Iterable[Any]], width: int) -> pa.Table:
     return pa.table(
         {f"c{i}": pa.array(values, type=pa.string()) for i, values in enumerate(columns)}
     )
+
+
+def sql_string(value: str | None) -> str:
+    """A Spark SQL string literal (or NULL): backslashes and quotes escaped."""
+    if value is None:
+        return "CAST(NULL AS STRING)"
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def text_rows_view_sql(view_name: str, rows: list[tuple[str | None, ...]], width: int) -> str:
+    """One statement creating a temporary view of text columns `c0..cN` holding `rows`,
+    for engines reached over SQL only (thrift)."""
+    columns = ", ".join(f"c{i}" for i in range(width))
+    if not rows:
+        nulls = ", ".join(f"CAST(NULL AS STRING) AS c{i}" for i in range(width))
+        return f"CREATE OR REPLACE TEMPORARY VIEW {view_name} AS SELECT {nulls} WHERE false"
+    values = ",\n".join("(" + ", ".join(sql_string(v) for v in row) + ")" for row in rows)
+    return (
+        f"CREATE OR REPLACE TEMPORARY VIEW {view_name} AS SELECT * FROM VALUES\n{values}\n"
+        f"AS seed_rows({columns})"
+    )

@@ -104,3 +104,13 @@
 {% macro s3tables__get_or_create_relation(database, schema, identifier, type) -%}
   {{ return(default__get_or_create_relation(none, schema, identifier, type)) }}
 {%- endmacro %}
+
+{#-- dbt renders this while compiling every Python model: over thrift, stop there. --#}
+{% macro py_script_comment() %}
+  {%- if target.method == 'thrift' -%}
+    {{ exceptions.raise_compiler_error(
+         "Python model `" ~ model.name ~ "` needs `method: session` (the Spark Thrift Server "
+         ~ "at " ~ target.host ~ ":" ~ target.port ~ " only runs SQL). Fix: run it with a "
+         ~ "session target, or rewrite the model in SQL") }}
+  {%- endif -%}
+{% endmacro %}

@@ -207,9 +207,13 @@ class ThriftSqlHandle(PyhiveConnectionWrapper):
     """A dbt connection to a Spark Thrift Server (one server session per connection, so
     settings and temporary views stay with it). Everything goes through SQL."""
 
-    def _rows(self, sql: str) -> list[Any]:
+    def _run(self, sql: str) -> None:
+        """A statement without a result set (PyHive fails when asked to fetch from one)."""
         self.cursor()
         self.execute(sql)
+
+    def _rows(self, sql: str) -> list[Any]:
+        self._run(sql)
         return list(self.fetchall() or [])
 
     def query_schema(self, sql: str) -> StructType:
@@ -236,18 +240,18 @@ class ThriftSqlHandle(PyhiveConnectionWrapper):
             rows = self._rows(f"SET {key}")
             previous[key] = rows[0][1] if rows and rows[0][1] != "<undefined>" else None
         for key, value in values.items():
-            self._rows(f"SET {key}={value}")
+            self._run(f"SET {key}={value}")
         try:
             yield
         finally:
             for key, value in previous.items():
-                self._rows(f"SET {key}={value}" if value is not None else f"RESET {key}")
+                self._run(f"SET {key}={value}" if value is not None else f"RESET {key}")
 
     def create_text_view(self, view_name: str, rows: Iterable[Iterable[Any]], width: int) -> None:
-        self._rows(text_rows_view_sql(view_name, seed_rows_as_text(rows), width))
+        self._run(text_rows_view_sql(view_name, seed_rows_as_text(rows), width))
 
     def drop_temp_view(self, view_name: str) -> None:
-        self._rows(f"DROP VIEW IF EXISTS {view_name}")
+        self._run(f"DROP VIEW IF EXISTS {view_name}")
 
     def session(self, model_name: str) -> SparkSession:
         raise DbtRuntimeError(

@@ -1,0 +1,255 @@
+"""The integration project on three engines, with the same data: in-process Spark
+(`local[2]`), the in-process driver on a standalone cluster (a master and two workers),
+and a Spark Thrift Server (`method: thrift`). The cluster and the server are started here
+from pyspark's own scripts and jars (`scripts/spark_services.py`) on 127.0.0.1; threads 8
+over thrift with 30+ models loses and duplicates nothing.
+
+Over thrift the Python model is left out: it needs `method: session` by design, and a
+test below checks that it fails at compile time saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
+from tests.functional.test_concurrency import SCHEMA_GROUPS, model_files
+
+REPO = Path(__file__).resolve().parents[2]
+PROJECT = REPO / "integration_tests"
+PYTHON = sys.executable
+DBT = str(Path(sys.executable).parent / "dbt")
+PYTHON_MODEL = "customer_balances_py"
+# Columns whose values come from the clock of the build (scd2 validity, snapshot
+# bookkeeping, events relative to now): the same on no two builds, whatever the engine.
+CLOCK_COLUMN_PREFIXES = ("dbt_", "valid_")
+CLOCK_COLUMNS = {"event_ts"}
+
+
+def services(action: str, service: str, run_dir: Path, *extra: str) -> dict:
+    result = subprocess.run(
+        [
+            PYTHON,
+            str(REPO / "scripts" / "spark_services.py"),
+            service,
+            action,
+            "--run-dir",
+            str(run_dir),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads(result.stdout) if result.stdout.strip() else {}
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("spark-run")
+
+
+@pytest.fixture(scope="module")
+def cluster(run_dir: Path) -> Iterator[dict]:
+    state = services("start", "cluster", run_dir)
+    yield state
+    services("stop", "cluster", run_dir)
+    assert not services_alive(run_dir, "cluster")
+
+
+@pytest.fixture(scope="module")
+def thrift(run_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    warehouse = tmp_path_factory.mktemp("thrift-warehouse")
+    state = services("start", "thrift", run_dir, "--warehouse", str(warehouse))
+    yield state
+    services("stop", "thrift", run_dir)
+    assert not services_alive(run_dir, "thrift")
+
+
+def services_alive(run_dir: Path, service: str) -> bool:
+    result = subprocess.run(
+        [
+            PYTHON,
+            str(REPO / "scripts" / "spark_services.py"),
+            service,
+            "status",
+            "--run-dir",
+            str(run_dir),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    return result.returncode == 0
+
+
+def write_profile(folder: Path, output: dict) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    profile = {"integration_tests": {"target": "engine", "outputs": {"engine": output}}}
+    (folder / "profiles.yml").write_text(json.dumps(profile))
+
+
+def dbt(folder: Path, project: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [
+            DBT,
+            *args,
+            "--project-dir",
+            str(project),
+            "--profiles-dir",
+            str(folder),
+            "--target-path",
+            str(folder / "target"),
+            "--log-path",
+            str(folder / "logs"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+
+
+def build_twice(folder: Path, *extra: str) -> None:
+    for phase in ("{schema_phase: 1}", "{schema_phase: 2}"):
+        result = dbt(folder, PROJECT, "build", "--vars", phase, *extra)
+        assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
+        results = json.loads((folder / "target" / "run_results.json").read_text())
+        statuses = {r["unique_id"]: r["status"] for r in results["results"]}
+        assert set(statuses.values()) <= {"success", "pass"}, statuses
+
+
+def local_catalog(warehouse: Path | str) -> IcebergCatalog:
+    return IcebergCatalog(
+        CatalogConfig(name="local", catalog_type="local", warehouse=str(warehouse))
+    )
+
+
+def table_contents(warehouse: Path) -> dict[str, list[tuple]]:
+    """Every table of the project's namespace, read with PyIceberg, without clock columns."""
+    catalog = IcebergCatalog(
+        CatalogConfig(name="local", catalog_type="local", warehouse=str(warehouse))
+    )
+    contents = {}
+    for relation in catalog.list_relations("analytics"):
+        if relation.kind != "table":
+            continue
+        table = catalog.catalog.load_table(("analytics", relation.name))
+        rows = table.scan().to_arrow().to_pylist()
+        kept = [
+            {
+                k: v
+                for k, v in row.items()
+                if k not in CLOCK_COLUMNS and not k.startswith(CLOCK_COLUMN_PREFIXES)
+            }
+            for row in rows
+        ]
+        contents[relation.name] = sorted(tuple(sorted(r.items())) for r in kept)
+    return contents
+
+
+def session_output(warehouse: Path, master: str) -> dict:
+    return {
+        "type": "s3tables",
+        "method": "session",
+        "master": master,
+        "warehouse": str(warehouse),
+        "schema": "analytics",
+        "threads": 4,
+    }
+
+
+def thrift_output(state: dict, threads: int = 4) -> dict:
+    return {
+        "type": "s3tables",
+        "method": "thrift",
+        "host": state["host"],
+        "port": state["port"],
+        "warehouse": state["warehouse"],
+        "schema": "analytics",
+        "threads": threads,
+        "connect_timeout": 5,
+    }
+
+
+def test_same_results_on_three_engines(tmp_path: Path, cluster: dict, thrift: dict) -> None:
+    contents = {}
+    for engine, output, extra in (
+        ("local", session_output(tmp_path / "local-warehouse", "local[2]"), ()),
+        ("cluster", session_output(tmp_path / "cluster-warehouse", cluster["master"]), ()),
+        (
+            "thrift",
+            thrift_output(thrift),
+            ("--exclude", PYTHON_MODEL, f"{PYTHON_MODEL}_values"),
+        ),
+    ):
+        folder = tmp_path / engine
+        write_profile(folder, output)
+        build_twice(folder, *extra)
+        contents[engine] = table_contents(Path(output["warehouse"]))
+    local = contents["local"]
+    assert PYTHON_MODEL in local and len(local) >= 15
+    assert contents["cluster"] == local
+    assert contents["thrift"] == {k: v for k, v in local.items() if k != PYTHON_MODEL}
+
+
+def test_python_model_over_thrift_fails_at_compile_time(tmp_path: Path, thrift: dict) -> None:
+    folder = tmp_path / "thrift-python"
+    write_profile(folder, thrift_output(thrift))
+    result = dbt(folder, PROJECT, "compile", "--select", PYTHON_MODEL)
+    assert result.returncode != 0
+    assert f"Python model `{PYTHON_MODEL}` needs `method: session`" in result.stdout
+
+
+def test_unreachable_thrift_server_fails_fast_naming_host_and_port(tmp_path: Path) -> None:
+    folder = tmp_path / "nowhere"
+    write_profile(
+        folder,
+        {
+            **thrift_output({"host": "127.0.0.1", "port": 9, "warehouse": str(tmp_path / "wh")}),
+            "connect_timeout": 3,
+        },
+    )
+    result = dbt(folder, PROJECT, "run", "--select", "stg_customers")
+    assert result.returncode != 0
+    assert "Cannot reach the Spark Thrift Server at 127.0.0.1:9 within 3 s" in result.stdout
+
+
+def test_threads_eight_over_thrift(tmp_path: Path, thrift: dict) -> None:
+    project = tmp_path / "many"
+    (project / "models").mkdir(parents=True)
+    (project / "seeds").mkdir()
+    (project / "dbt_project.yml").write_text(
+        "name: many\nversion: '1.0'\nconfig-version: 2\nprofile: integration_tests\n"
+    )
+    (project / "seeds" / "numbers.csv").write_text(
+        "id\n" + "\n".join(str(i) for i in range(1, 21)) + "\n"
+    )
+    for name, sql in model_files().items():
+        (project / "models" / name).write_text(sql)
+    folder = tmp_path / "many-profile"
+    write_profile(folder, thrift_output(thrift, threads=8))
+    for _ in range(2):
+        result = dbt(folder, project, "build")
+        assert result.returncode == 0, result.stdout[-6000:]
+        assert "locked" not in result.stdout
+    catalog = IcebergCatalog(
+        CatalogConfig(name="local", catalog_type="local", warehouse=thrift["warehouse"])
+    )
+    for group in SCHEMA_GROUPS:
+        namespace = f"analytics_{group}"
+        for relation in catalog.list_relations(namespace):
+            if relation.kind != "table" or relation.name.startswith("table_"):
+                continue
+            rows = catalog.catalog.load_table((namespace, relation.name)).scan().to_arrow()
+            ids = rows.column("id").to_pylist()
+            # 20 ids, each exactly once after two builds: no lost or duplicated rows.
+            assert sorted(ids) == list(range(1, 21)), (namespace, relation.name)

@@ -760,8 +760,7 @@ class S3TablesAdapter(SparkAdapter):
                 "on_schema_change",
                 f"`{mode}` rebuilds from the model's whole-history SQL, which a Python model "
                 "does not have",
-                "use `recreate_empty`, `append_new_columns` or `sync_all_columns`, or rebuild "
-                "with `dbt run --full-refresh`",
+                "use `recreate_empty`, `append_new_columns` or `sync_all_columns`",
             )
         spark = self.connections.get_thread_connection().handle.session(model_name)
         frame = run_python_model(spark, model_name, compiled_code)

@@ -1,0 +1,387 @@
+"""The Spark Thrift Server path without a server: seed rows as SQL text, the reachability
+check, and `ThriftSqlHandle` over a fake PyHive connection whose cursors return canned
+rows and record every statement."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
+from pyspark.sql.types import (
+    ArrayType,
+    DecimalType,
+    IntegerType,
+    LongType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+from TCLIService.ttypes import TOperationState
+
+from dbt.adapters.s3tables.catalog_config import ICEBERG_EXTENSIONS
+from dbt.adapters.s3tables.connections import ThriftSqlHandle, check_reachable
+from dbt.adapters.s3tables.seeds import sql_string, text_rows_view_sql
+
+# --- sql_string ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "literal"),
+    [
+        ("plain", "'plain'"),
+        ("", "''"),
+        ("it's", "'it\\'s'"),
+        ("''", "'\\'\\''"),
+        ("a\\b", "'a\\\\b'"),
+        ("trailing\\", "'trailing\\\\'"),
+        # A backslash before a quote: both escaped, the backslash first.
+        ("\\'", "'\\\\\\''"),
+        ('say "hi"', "'say \"hi\"'"),
+        ("Zürich", "'Zürich'"),
+        ("日本語 🎉", "'日本語 🎉'"),
+        ("NULL", "'NULL'"),
+        ("  spaced  ", "'  spaced  '"),
+    ],
+)
+def test_sql_string(value: str, literal: str) -> None:
+    assert sql_string(value) == literal
+
+
+def test_sql_string_none_is_a_typed_null() -> None:
+    assert sql_string(None) == "CAST(NULL AS STRING)"
+
+
+def test_sql_string_escapes_are_reversible() -> None:
+    """Undoing Spark's escapes on the literal's body gives the value back."""
+    for value in ["a'b\\c", "\\\\''", "x\\'y", "ü'\\"]:
+        literal = sql_string(value)
+        assert literal.startswith("'") and literal.endswith("'")
+        body = literal[1:-1]
+        decoded, index = [], 0
+        while index < len(body):
+            char = body[index]
+            if char == "\\":
+                decoded.append(body[index + 1])
+                index += 2
+            else:
+                assert char != "'", (value, literal)
+                decoded.append(char)
+                index += 1
+        assert "".join(decoded) == value
+
+
+# --- text_rows_view_sql --------------------------------------------------------------
+
+
+def test_text_rows_view_sql_two_rows() -> None:
+    sql = text_rows_view_sql("seed_view", [("1", "it's"), (None, "a\\b")], 2)
+    assert sql == (
+        "CREATE OR REPLACE TEMPORARY VIEW seed_view AS SELECT * FROM VALUES\n"
+        "('1', 'it\\'s'),\n"
+        "(CAST(NULL AS STRING), 'a\\\\b')\n"
+        "AS seed_rows(c0, c1)"
+    )
+
+
+def test_text_rows_view_sql_one_column_unicode() -> None:
+    sql = text_rows_view_sql("v", [("Zürich",)], 1)
+    assert sql == (
+        "CREATE OR REPLACE TEMPORARY VIEW v AS SELECT * FROM VALUES\n('Zürich')\nAS seed_rows(c0)"
+    )
+
+
+def test_text_rows_view_sql_empty_seed() -> None:
+    sql = text_rows_view_sql("empty_view", [], 3)
+    assert sql == (
+        "CREATE OR REPLACE TEMPORARY VIEW empty_view AS SELECT "
+        "CAST(NULL AS STRING) AS c0, CAST(NULL AS STRING) AS c1, CAST(NULL AS STRING) AS c2 "
+        "WHERE false"
+    )
+    assert sql.count("AS c") == 3
+
+
+# --- check_reachable -----------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_check_reachable_fails_fast_naming_host_and_port() -> None:
+    port = free_port()
+    start = time.monotonic()
+    with pytest.raises(DbtRuntimeError) as raised:
+        check_reachable("127.0.0.1", port, 5.0)
+    elapsed = time.monotonic() - start
+    # Refused at once, not after the 5 s timeout.
+    assert elapsed < 2.0
+    message = str(raised.value)
+    assert f"127.0.0.1:{port}" in message
+    assert "within 5 s" in message
+    assert "Spark Thrift Server" in message
+    assert "`host` / `port`" in message
+    # `from None`: the OSError is in the message, not chained.
+    assert raised.value.__cause__ is None
+    assert raised.value.__suppress_context__ is True
+
+
+def test_check_reachable_passes_for_a_listener() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        port = server.getsockname()[1]
+        assert check_reachable("127.0.0.1", port, 2.0) is None
+        # The check really connected (and closed its socket).
+        server.settimeout(2.0)
+        accepted, _ = server.accept()
+        with accepted:
+            accepted.settimeout(2.0)
+            assert accepted.recv(1) == b""
+
+
+# --- ThriftSqlHandle over a fake PyHive connection ------------------------------------
+
+FINISHED = SimpleNamespace(operationState=TOperationState.FINISHED_STATE, errorMessage=None)
+
+
+class FakeCursor:
+    def __init__(self, connection: FakeConnection) -> None:
+        self.connection = connection
+        self.sql: str | None = None
+        self.closed = False
+
+    def execute(self, sql: str, bindings: Any = None, async_: bool = False) -> None:
+        assert async_ is True
+        assert bindings is None
+        self.sql = sql
+        self.connection.statements.append(sql)
+
+    def poll(self) -> SimpleNamespace:
+        assert self.sql is not None, "poll before execute"
+        error = self.connection.errors.get(self.sql)
+        if error:
+            return SimpleNamespace(operationState=TOperationState.ERROR_STATE, errorMessage=error)
+        return FINISHED
+
+    def fetchall(self) -> list[tuple]:
+        assert self.sql is not None, "fetchall before execute"
+        self.connection.fetched.append(self.sql)
+        return [tuple(row) for row in self.connection.answer(self.sql)]
+
+    def cancel(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class FakeConnection:
+    """A PyHive connection: every `cursor()` is a new cursor; `answer` gives the rows of
+    a statement."""
+
+    def __init__(self, answer: Callable[[str], list[tuple]] | None = None) -> None:
+        self.answer = answer or (lambda sql: [])
+        self.statements: list[str] = []
+        self.fetched: list[str] = []
+        self.errors: dict[str, str] = {}
+        self.cursors = 0
+
+    def cursor(self) -> FakeCursor:
+        self.cursors += 1
+        return FakeCursor(self)
+
+    def close(self) -> None:
+        pass
+
+
+def thrift_handle(connection: FakeConnection) -> ThriftSqlHandle:
+    return ThriftSqlHandle(connection, poll_interval=0, query_timeout=None, query_retries=0)
+
+
+def settings_answer(current: dict[str, str]) -> Callable[[str], list[tuple]]:
+    """Answers `SET k` as a Spark Thrift Server does: (key, value or `<undefined>`)."""
+
+    def answer(sql: str) -> list[tuple]:
+        if sql.startswith("SET ") and "=" not in sql:
+            key = sql[len("SET ") :]
+            return [(key, current.get(key, "<undefined>"))]
+        raise AssertionError(f"unexpected fetch for {sql!r}")
+
+    return answer
+
+
+def test_query_schema_from_describe_query() -> None:
+    rows = [
+        ("id", "int", None),
+        ("total", "bigint", None),
+        ("amount", "decimal(10,2)", None),
+        ("name", "string", "a comment"),
+        ("tags", "array<string>", None),
+        ("attrs", "map<string,int>", None),
+        ("loaded_at", "timestamp", None),
+    ]
+    connection = FakeConnection(lambda sql: rows)
+    schema = thrift_handle(connection).query_schema("select * from t where x = 'a'")
+    assert connection.statements == ["DESCRIBE QUERY select * from t where x = 'a'"]
+    assert connection.fetched == connection.statements
+    assert schema == StructType(
+        [
+            StructField("id", IntegerType()),
+            StructField("total", LongType()),
+            StructField("amount", DecimalType(10, 2)),
+            StructField("name", StringType()),
+            StructField("tags", ArrayType(StringType())),
+            StructField("attrs", MapType(StringType(), IntegerType())),
+            StructField("loaded_at", TimestampType()),
+        ]
+    )
+
+
+def test_query_schema_of_no_columns() -> None:
+    connection = FakeConnection(lambda sql: [])
+    assert thrift_handle(connection).query_schema("select 1 where false") == StructType([])
+
+
+def test_query_schema_unknown_type_names_the_column() -> None:
+    connection = FakeConnection(lambda sql: [("id", "int", None), ("weird", "nope", None)])
+    with pytest.raises(DbtRuntimeError) as raised:
+        thrift_handle(connection).query_schema("select 1")
+    assert "column `weird`" in str(raised.value)
+    assert "nope" in str(raised.value)
+
+
+def test_query_schema_server_error_is_raised() -> None:
+    connection = FakeConnection()
+    connection.errors["DESCRIBE QUERY select bad"] = "AnalysisException: no column bad"
+    with pytest.raises(DbtDatabaseError) as raised:
+        thrift_handle(connection).query_schema("select bad")
+    assert "no column bad" in str(raised.value)
+    assert connection.fetched == []
+
+
+@pytest.mark.parametrize(
+    ("rows", "expected"),
+    [
+        ([("spark.sql.extensions", ICEBERG_EXTENSIONS)], True),
+        ([("spark.sql.extensions", f"com.example.Other,{ICEBERG_EXTENSIONS}")], True),
+        ([("spark.sql.extensions", "com.example.Other")], False),
+        ([("spark.sql.extensions", "<undefined>")], False),
+        ([], False),
+    ],
+)
+def test_has_iceberg_extensions(rows: list[tuple], expected: bool) -> None:
+    connection = FakeConnection(lambda sql: rows)
+    assert thrift_handle(connection).has_iceberg_extensions() is expected
+    assert connection.statements == ["SET spark.sql.extensions"]
+
+
+def test_settings_set_then_restore_previous_value() -> None:
+    key = "spark.sql.sources.partitionOverwriteMode"
+    connection = FakeConnection(settings_answer({key: "STATIC"}))
+    handle = thrift_handle(connection)
+    with handle.settings({key: "dynamic"}):
+        assert connection.statements == [f"SET {key}", f"SET {key}=dynamic"]
+        handle._run("INSERT OVERWRITE t SELECT 1")
+    assert connection.statements == [
+        f"SET {key}",
+        f"SET {key}=dynamic",
+        "INSERT OVERWRITE t SELECT 1",
+        f"SET {key}=STATIC",
+    ]
+    # Only the reads of the old value fetched a result set.
+    assert connection.fetched == [f"SET {key}"]
+
+
+def test_settings_reset_when_undefined() -> None:
+    connection = FakeConnection(settings_answer({}))
+    handle = thrift_handle(connection)
+    with handle.settings({"spark.custom.flag": "on"}):
+        pass
+    assert connection.statements == [
+        "SET spark.custom.flag",
+        "SET spark.custom.flag=on",
+        "RESET spark.custom.flag",
+    ]
+
+
+def test_settings_several_keys_read_all_before_setting_any() -> None:
+    connection = FakeConnection(settings_answer({"a.one": "1"}))
+    handle = thrift_handle(connection)
+    with handle.settings({"a.one": "10", "b.two": "20"}):
+        pass
+    assert connection.statements == [
+        "SET a.one",
+        "SET b.two",
+        "SET a.one=10",
+        "SET b.two=20",
+        "SET a.one=1",
+        "RESET b.two",
+    ]
+
+
+def test_settings_restored_when_the_block_fails() -> None:
+    key = "spark.sql.sources.partitionOverwriteMode"
+    connection = FakeConnection(settings_answer({key: "STATIC"}))
+    handle = thrift_handle(connection)
+    with pytest.raises(DbtDatabaseError, match="write failed"):
+        with handle.settings({key: "dynamic"}):
+            connection.errors["INSERT OVERWRITE t SELECT 1"] = "write failed"
+            handle._run("INSERT OVERWRITE t SELECT 1")
+    assert connection.statements == [
+        f"SET {key}",
+        f"SET {key}=dynamic",
+        "INSERT OVERWRITE t SELECT 1",
+        f"SET {key}=STATIC",
+    ]
+
+
+def test_settings_restored_when_the_block_raises_python_error() -> None:
+    connection = FakeConnection(settings_answer({}))
+    handle = thrift_handle(connection)
+    with pytest.raises(ValueError, match="inside"):
+        with handle.settings({"k.x": "v"}):
+            raise ValueError("inside")
+    assert connection.statements == ["SET k.x", "SET k.x=v", "RESET k.x"]
+
+
+def test_every_statement_gets_a_fresh_cursor() -> None:
+    connection = FakeConnection(settings_answer({}))
+    handle = thrift_handle(connection)
+    with handle.settings({"k.x": "v"}):
+        pass
+    assert connection.cursors == len(connection.statements) == 3
+
+
+def test_create_text_view_and_drop() -> None:
+    connection = FakeConnection()
+    handle = thrift_handle(connection)
+    handle.create_text_view("dbt_seed_rows_x", [(1, None), ("it's", True)], 2)
+    handle.drop_temp_view("dbt_seed_rows_x")
+    assert connection.statements == [
+        "CREATE OR REPLACE TEMPORARY VIEW dbt_seed_rows_x AS SELECT * FROM VALUES\n"
+        "('1', CAST(NULL AS STRING)),\n"
+        "('it\\'s', 'true')\n"
+        "AS seed_rows(c0, c1)",
+        "DROP VIEW IF EXISTS dbt_seed_rows_x",
+    ]
+    assert connection.fetched == []
+
+
+def test_engine_description_and_python_models_need_session() -> None:
+    connection = FakeConnection(lambda sql: [("3.5.1 abc123",)])
+    handle = thrift_handle(connection)
+    assert handle.engine_description() == "Spark 3.5.1 abc123 (Spark Thrift Server)"
+    assert connection.statements == ["SELECT version()"]
+    with pytest.raises(DbtRuntimeError) as raised:
+        handle.session("my_py_model")
+    assert "my_py_model" in str(raised.value)
+    assert "method: session" in str(raised.value)

@@ -4,7 +4,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 DBT     := $(abspath $(VENV)/bin/dbt)
 
-.PHONY: setup system-deps emulators demo test unit functional lint bench clean
+.PHONY: setup system-deps emulators demo test unit functional lint bench soak clean
 
 setup: system-deps $(STAMP)
 
@@ -41,6 +41,12 @@ bench: setup
 	$(PYTHON) bench/seed_load.py
 	$(PYTHON) bench/incremental_merge.py
 	$(PYTHON) bench/add_column.py
+
+# Kill dbt at random moments, round after round; reports violations (must be 0).
+SOAK_ROUNDS ?= 50
+soak: setup
+	$(PYTHON) bench/soak.py --rounds $(SOAK_ROUNDS) --threads 1
+	$(PYTHON) bench/soak.py --rounds $(SOAK_ROUNDS) --threads 4
 
 clean:
 	rm -rf integration_tests/target integration_tests/warehouse integration_tests/logs

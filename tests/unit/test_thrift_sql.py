@@ -385,3 +385,26 @@ def test_engine_description_and_python_models_need_session() -> None:
         handle.session("my_py_model")
     assert "my_py_model" in str(raised.value)
     assert "method: session" in str(raised.value)
+
+
+def test_thrift_open_retries_reachability_then_names_host_and_port(monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    from dbt_common.exceptions import DbtRuntimeError
+
+    from dbt.adapters.s3tables import connections as module
+
+    attempts: list[tuple[str, int, float]] = []
+    sleeps: list[float] = []
+
+    def unreachable(host: str, port: int, timeout: float) -> None:
+        attempts.append((host, port, timeout))
+        raise DbtRuntimeError(f"Cannot reach the Spark Thrift Server at {host}:{port}")
+
+    monkeypatch.setattr(module, "check_reachable", unreachable)
+    monkeypatch.setattr(module.time, "sleep", sleeps.append)
+    credentials = SimpleNamespace(host="10.0.0.9", port=10001, connect_timeout=4, connect_retries=2)
+    with pytest.raises(DbtRuntimeError, match="10.0.0.9:10001"):
+        module.S3TablesConnectionManager._open_thrift(SimpleNamespace(), credentials)
+    assert attempts == [("10.0.0.9", 10001, 4)] * 3
+    assert sleeps == [4, 4]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
@@ -304,7 +305,21 @@ class S3TablesConnectionManager(SparkConnectionManager):
     def _open_thrift(cls, connection: Connection, credentials: S3TablesCredentials) -> Connection:
         """dbt-spark's thrift connection (auth, retries), checked for reachability first
         and wrapped in a handle that does everything through SQL."""
-        check_reachable(str(credentials.host), int(credentials.port), credentials.connect_timeout)
+        attempts = 1 + max(0, credentials.connect_retries)
+        for attempt in range(attempts):
+            try:
+                check_reachable(
+                    str(credentials.host), int(credentials.port), credentials.connect_timeout
+                )
+                break
+            except DbtRuntimeError:
+                if attempt == attempts - 1:
+                    raise
+                logger.warning(
+                    f"Spark Thrift Server at {credentials.host}:{credentials.port} not reachable; "
+                    f"retry {attempt + 1} of {attempts - 1} in {credentials.connect_timeout} s"
+                )
+                time.sleep(credentials.connect_timeout)
         connection = SparkConnectionManager.open(connection)
         wrapper = connection.handle
         connection.handle = ThriftSqlHandle(

@@ -49,4 +49,4 @@ soak: setup
 	$(PYTHON) bench/soak.py --rounds $(SOAK_ROUNDS) --threads 4
 
 clean:
-	rm -rf integration_tests/target integration_tests/warehouse integration_tests/logs
+	rm -rf integration_tests/target integration_tests/warehouse integration_tests/logs .spark-run

@@ -199,7 +199,7 @@ def main() -> None:
     warehouse = root / "warehouse"
     write_project(root, warehouse, args.threads)
     violations: list[str] = []
-    kills_during_write = schema_only = 0
+    kills_mid_run = kills_after_a_commit = schema_only = 0
     try:
         duration = run_clean(root, 0)
         for round_number in range(1, args.rounds + 1):
@@ -228,15 +228,16 @@ def main() -> None:
                     keys = [row[after[table_name][0].index(key)] for row in after[table_name][1]]
                     if len(keys) != len(set(keys)):
                         violations.append(f"round {round_number}: {table_name} duplicate keys")
-            if not finished and changed:
-                kills_during_write += 1
+            kills_mid_run += not finished
+            kills_after_a_commit += not finished and changed
             print(
                 f"round {round_number:3d}: killed {'after exit' if finished else 'mid-run'}"
                 f"{', tables changed' if changed else ''}; violations so far {len(violations)}",
                 flush=True,
             )
         print(f"\nthreads {args.threads}, {args.rounds} rounds, models run {duration:.1f} s")
-        print(f"kills that landed during a write: {kills_during_write}")
+        print(f"kills while the models ran: {kills_mid_run}")
+        print(f"  of which after at least one table had committed: {kills_after_a_commit}")
         print(f"rounds where only a schema change had landed: {schema_only}")
         print(f"violations: {len(violations)}")
         for violation in violations:

@@ -41,6 +41,7 @@ bench: setup
 	$(PYTHON) bench/seed_load.py
 	$(PYTHON) bench/incremental_merge.py
 	$(PYTHON) bench/add_column.py
+	$(PYTHON) bench/first_model.py
 
 # Kill dbt at random moments, round after round; reports violations (must be 0).
 SOAK_ROUNDS ?= 50

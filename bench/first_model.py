@@ -1,0 +1,119 @@
+"""Benchmark: metadata cost at project scale. `dbt run` of 30 models into a schema that
+already holds 200 tables, under this adapter and under dbt-spark (`method: session`, the
+same catalog settings), in one process with a warm SparkSession.
+
+Reports the SQL statements each adapter issues before the first model starts (dbt's
+`SQLQuery` events) and the time from the invocation to the first model's start (its
+`NodeStart` event), median of several runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from dbt.cli.main import dbtRunner
+
+from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
+from dbt.adapters.s3tables.jars import resolve_jars
+from dbt.adapters.s3tables.spark_session import get_or_create_session, session_settings
+
+SCHEMA = "crowded"
+MASTER = "local[2]"
+
+
+def write_project(
+    root: Path, warehouse: Path, spark_parameters: dict[str, str], models: int
+) -> None:
+    (root / "models").mkdir(parents=True)
+    (root / "dbt_project.yml").write_text(
+        "name: first_model\nversion: '1.0'\nconfig-version: 2\nprofile: bench\n"
+    )
+    common = {"schema": SCHEMA, "threads": 4}
+    outputs = {
+        "s3tables": {"type": "s3tables", "warehouse": str(warehouse), "master": MASTER, **common},
+        "spark": {
+            "type": "spark",
+            "method": "session",
+            "host": "localhost",
+            "server_side_parameters": spark_parameters,
+            **common,
+        },
+    }
+    (root / "profiles.yml").write_text(
+        json.dumps({"bench": {"target": "s3tables", "outputs": outputs}})
+    )
+    for i in range(models):
+        (root / "models" / f"model_{i}.sql").write_text(
+            f"{{{{ config(materialized='table', file_format='iceberg') }}}}\nselect {i} as id"
+        )
+
+
+def time_to_first_model(root: Path, target: str) -> tuple[float, int]:
+    queries = 0
+    first_start: float | None = None
+
+    def on_event(event) -> None:  # type: ignore[no-untyped-def]
+        nonlocal queries, first_start
+        name = event.info.name
+        if first_start is None and name == "SQLQuery":
+            queries += 1
+        elif first_start is None and name == "NodeStart":
+            first_start = time.perf_counter()
+
+    started = time.perf_counter()
+    result = dbtRunner(callbacks=[on_event]).invoke(
+        ["run", "--target", target, "--profiles-dir", str(root), "--project-dir", str(root)]
+    )
+    if not result.success or first_start is None:
+        raise RuntimeError(f"dbt run on {target} failed: {result.exception}")
+    return first_start - started, queries
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--existing", type=int, default=200)
+    parser.add_argument("--models", type=int, default=30)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="bench_first_model_"))
+    warehouse = root / "warehouse"
+    catalog = CatalogConfig(name="local", catalog_type="local", warehouse=str(warehouse))
+    try:
+        IcebergCatalog(catalog).ensure_initialized()
+        parameters = session_settings(
+            master=MASTER, catalog=catalog, jars=resolve_jars(needs_sqlite=True), user_settings={}
+        )
+        write_project(root, warehouse, parameters, args.models)
+        spark = get_or_create_session(catalog, MASTER, {})
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {SCHEMA}")
+        for i in range(args.existing):
+            spark.sql(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.existing_{i} (id INT) USING iceberg")
+        results: dict[str, list[tuple[float, int]]] = {"s3tables": [], "spark": []}
+        for run in range(args.runs):
+            order = ["s3tables", "spark"] if run % 2 == 0 else ["spark", "s3tables"]
+            for target in order:
+                results[target].append(time_to_first_model(root, target))
+        print(
+            f"{args.models} models into a schema holding {args.existing} tables, "
+            f"median of {args.runs} runs, master {MASTER}"
+        )
+        medians = {}
+        for target, label in (("s3tables", "dbt-s3tables"), ("spark", "dbt-spark")):
+            seconds = statistics.median(t for t, _ in results[target])
+            statements = statistics.median(q for _, q in results[target])
+            medians[target] = seconds
+            print(f"{label:13s} time to first model {seconds:6.2f} s, {statements:.0f} statements")
+        print(f"dbt-spark / dbt-s3tables: {medians['spark'] / medians['s3tables']:.1f}x")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -34,40 +34,45 @@ class ProfileError(DbtRuntimeError):
         super().__init__(f"s3tables profile key `{key}`: {problem}. Fix: {fix}")
 
 
+def scalar_mapping(key: str, value: Any, what: str, example: str) -> dict[str, str]:
+    """A profile mapping of scalar settings as string pairs, or an error naming the key."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ProfileError(
+            key,
+            f"expected a mapping of {what}, got {type(value).__name__}",
+            f"write it as `{key}: {example}`",
+        )
+    pairs: dict[str, str] = {}
+    for name, item in value.items():
+        if isinstance(item, bool):
+            pairs[str(name)] = "true" if item else "false"
+        elif isinstance(item, (str, int, float)):
+            pairs[str(name)] = str(item)
+        else:
+            raise ProfileError(
+                f"{key}.{name}",
+                f"value must be a string, number or boolean, got {type(item).__name__}",
+                "give a single scalar value (lists are written comma-separated in one string)",
+            )
+    return pairs
+
+
 def validate_spark_conf(spark_conf: Any) -> dict[str, str]:
     """Return `spark_conf` as string pairs, or raise naming the offending key.
 
     Keys must start with `spark.`: Spark silently ignores anything else, which turns a
     typo into a setting that quietly does nothing.
     """
-    if spark_conf is None:
-        return {}
-    if not isinstance(spark_conf, dict):
-        raise ProfileError(
-            "spark_conf",
-            f"expected a mapping of Spark settings, got {type(spark_conf).__name__}",
-            "write it as `spark_conf: {spark.executor.memory: 2g}`",
-        )
-    settings: dict[str, str] = {}
-    for key, value in spark_conf.items():
-        name = str(key)
-        if not name.startswith("spark."):
+    for name in spark_conf if isinstance(spark_conf, dict) else ():
+        if not str(name).startswith("spark."):
             raise ProfileError(
                 f"spark_conf.{name}",
                 "Spark settings start with `spark.`; Spark would silently ignore this one",
                 f"rename it to the full Spark setting name, e.g. `spark.{name}`",
             )
-        if isinstance(value, bool):
-            settings[name] = "true" if value else "false"
-        elif isinstance(value, (str, int, float)):
-            settings[name] = str(value)
-        else:
-            raise ProfileError(
-                f"spark_conf.{name}",
-                f"value must be a string, number or boolean, got {type(value).__name__}",
-                "give a single scalar value (lists are written comma-separated in one string)",
-            )
-    return settings
+    return scalar_mapping("spark_conf", spark_conf, "Spark settings", "{spark.executor.memory: 2g}")
 
 
 def resolve_warehouse(warehouse: str, project_root: str | None) -> str:
@@ -76,28 +81,6 @@ def resolve_warehouse(warehouse: str, project_root: str | None) -> str:
     if not os.path.isabs(path):
         path = os.path.join(project_root or os.getcwd(), path)
     return os.path.normpath(path)
-
-
-def validate_catalog_properties(properties: Any) -> dict[str, str]:
-    """`catalog_properties` as string pairs (passed to both Spark and PyIceberg)."""
-    if properties is None:
-        return {}
-    if not isinstance(properties, dict):
-        raise ProfileError(
-            "catalog_properties",
-            f"expected a mapping of Iceberg catalog properties, got {type(properties).__name__}",
-            "write it as `catalog_properties: {header.x-client: dbt}`",
-        )
-    result: dict[str, str] = {}
-    for key, value in properties.items():
-        if isinstance(value, (dict, list)):
-            raise ProfileError(
-                f"catalog_properties.{key}",
-                "value must be a string, number or boolean",
-                "give a single scalar value",
-            )
-        result[str(key)] = str(value).lower() if isinstance(value, bool) else str(value)
-    return result
 
 
 @dataclass
@@ -197,7 +180,13 @@ class S3TablesCredentials(SparkCredentials):
         if self.s3tables_rules is None:
             self.s3tables_rules = self.catalog_type == "s3tables"
         self.spark_conf = validate_spark_conf(self.spark_conf)
-        self.catalog_properties = validate_catalog_properties(self.catalog_properties)
+        # Passed to both Spark and PyIceberg.
+        self.catalog_properties = scalar_mapping(
+            "catalog_properties",
+            self.catalog_properties,
+            "Iceberg catalog properties",
+            "{header.x-client: dbt}",
+        )
 
     def _check_thrift_keys(self) -> None:
         """A Spark Thrift Server: where it listens and who connects (dbt-spark's keys)."""

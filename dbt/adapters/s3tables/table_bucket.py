@@ -7,13 +7,10 @@ first statement; this names the bucket, the problem and the fix.
 
 from __future__ import annotations
 
-import threading
+from functools import cache
 from typing import Any
 
 from dbt_common.exceptions import DbtRuntimeError
-
-_checked: set[tuple[str, str, str | None]] = set()
-_lock = threading.Lock()
 
 
 class TableBucketError(DbtRuntimeError):
@@ -59,12 +56,7 @@ def check_table_bucket(arn: str, region: str, aws_profile: str | None = None) ->
     return {k: v for k, v in response.items() if k != "ResponseMetadata"}
 
 
+@cache
 def ensure_table_bucket(arn: str, region: str, aws_profile: str | None = None) -> None:
-    """`check_table_bucket` once per process and bucket."""
-    key = (arn, region, aws_profile)
-    with _lock:
-        if key in _checked:
-            return
+    """`check_table_bucket` once per process and bucket (a failure is not remembered)."""
     check_table_bucket(arn, region, aws_profile)
-    with _lock:
-        _checked.add(key)

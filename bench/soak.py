@@ -243,9 +243,19 @@ def main() -> None:
         for violation in violations:
             print(f"  {violation}")
         print(f"orphan data files left by killed writes: {orphan_files(warehouse)}")
+        print(f"tables in the schema besides the models': {stray_tables(warehouse) or 'none'}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
     sys.exit(1 if violations else 0)
+
+
+def stray_tables(warehouse: Path) -> list[str]:
+    """Tables a killed run left behind (staging or temporary tables), if any."""
+    catalog = IcebergCatalog(
+        CatalogConfig(name="local", catalog_type="local", warehouse=str(warehouse))
+    )
+    expected = {*TABLES, "source"}
+    return sorted(name for _, name in catalog.catalog.list_tables(SCHEMA) if name not in expected)
 
 
 def snapshot_ids(warehouse: Path) -> dict[str, int | None]:

@@ -42,6 +42,7 @@ bench: setup
 	$(PYTHON) bench/incremental_merge.py
 	$(PYTHON) bench/add_column.py
 	$(PYTHON) bench/first_model.py
+	$(PYTHON) bench/growth.py
 
 # Kill dbt at random moments, round after round; reports violations (must be 0).
 SOAK_ROUNDS ?= 50

@@ -4,7 +4,7 @@ same catalog settings), in one process with a warm SparkSession.
 
 Reports the SQL statements each adapter issues before the first model starts (dbt's
 `SQLQuery` events) and the time from the invocation to the first model's start (its
-`NodeStart` event), median of several runs.
+`NodeStart` event), median of several runs. Raw numbers go to `bench/results/first_model.csv`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from dbt.cli.main import dbtRunner
+from machine import write_csv
 
 from dbt.adapters.s3tables.catalog_config import CatalogConfig
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
@@ -111,6 +112,22 @@ def main() -> None:
             medians[target] = seconds
             print(f"{label:13s} time to first model {seconds:6.2f} s, {statements:.0f} statements")
         print(f"dbt-spark / dbt-s3tables: {medians['spark'] / medians['s3tables']:.1f}x")
+        path = write_csv(
+            "first_model",
+            [
+                {
+                    "adapter": target,
+                    "run": run + 1,
+                    "existing_tables": args.existing,
+                    "models": args.models,
+                    "seconds_to_first_model": round(seconds, 3),
+                    "statements_before_first_model": statements,
+                }
+                for target, runs in results.items()
+                for run, (seconds, statements) in enumerate(runs)
+            ],
+        )
+        print(f"raw numbers: {path}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

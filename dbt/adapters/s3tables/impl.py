@@ -584,8 +584,6 @@ class S3TablesAdapter(SparkAdapter):
             window_start=batch_start,
             window_end=batch_end,
         )
-        if settings.strategy == "merge" and not settings.watermark_column:
-            self._warn_about_duplicate_keys(write)
         handle = self.connections.get_thread_connection().handle
         sql = STRATEGY_BUILDERS[settings.strategy](write)
         rewrites_table = False
@@ -625,20 +623,6 @@ class S3TablesAdapter(SparkAdapter):
             rows_deleted=counts.deleted,
             snapshot_id=after.snapshot_id if committed else None,
         )
-
-    def _warn_about_duplicate_keys(self, write: IncrementalWrite) -> None:
-        keys = ", ".join(quote(k) for k in write.keys)
-        rows = self.connections.execute(
-            f"SELECT COUNT(*) - COUNT(DISTINCT struct({keys})) FROM ({write.aligned_select()})",
-            fetch=True,
-        )[1]
-        duplicates = int(rows[0][0] or 0)
-        if duplicates:
-            logger.warning(
-                f"{write.target}: the model returned {duplicates} row(s) with a unique_key "
-                "already seen in this run; merge keeps one row per key (set "
-                "`watermark_column` to choose which)"
-            )
 
     def _apply_write_mode(
         self,

@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from machine import write_csv
+
 from dbt.adapters.s3tables.catalog_config import CatalogConfig
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
 
@@ -242,8 +244,20 @@ def main() -> None:
         print(f"violations: {len(violations)}")
         for violation in violations:
             print(f"  {violation}")
-        print(f"orphan data files left by killed writes: {orphan_files(warehouse)}")
-        print(f"tables in the schema besides the models': {stray_tables(warehouse) or 'none'}")
+        orphans, strays = orphan_files(warehouse), stray_tables(warehouse)
+        print(f"orphan data files left by killed writes: {orphans}")
+        print(f"tables in the schema besides the models': {strays or 'none'}")
+        summary = {
+            "threads": args.threads,
+            "rounds": args.rounds,
+            "kills_while_models_ran": kills_mid_run,
+            "kills_after_a_table_committed": kills_after_a_commit,
+            "schema_only_rounds": schema_only,
+            "violations": len(violations),
+            "orphan_data_files": orphans,
+            "stray_tables": len(strays),
+        }
+        print(f"raw numbers: {write_csv(f'soak_threads_{args.threads}', [summary])}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
     sys.exit(1 if violations else 0)

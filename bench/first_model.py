@@ -10,7 +10,6 @@ Reports the SQL statements each adapter issues before the first model starts (db
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import tempfile
@@ -19,37 +18,22 @@ from pathlib import Path
 
 from dbt.cli.main import dbtRunner
 from machine import write_csv
+from profiles import write_profiles
 
 from dbt.adapters.s3tables.catalog_config import CatalogConfig
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
-from dbt.adapters.s3tables.jars import resolve_jars
-from dbt.adapters.s3tables.spark_session import get_or_create_session, session_settings
+from dbt.adapters.s3tables.spark_session import get_or_create_session
 
 SCHEMA = "crowded"
 MASTER = "local[2]"
 
 
-def write_project(
-    root: Path, warehouse: Path, spark_parameters: dict[str, str], models: int
-) -> None:
+def write_project(root: Path, catalog: CatalogConfig, models: int) -> None:
     (root / "models").mkdir(parents=True)
     (root / "dbt_project.yml").write_text(
         "name: first_model\nversion: '1.0'\nconfig-version: 2\nprofile: bench\n"
     )
-    common = {"schema": SCHEMA, "threads": 4}
-    outputs = {
-        "s3tables": {"type": "s3tables", "warehouse": str(warehouse), "master": MASTER, **common},
-        "spark": {
-            "type": "spark",
-            "method": "session",
-            "host": "localhost",
-            "server_side_parameters": spark_parameters,
-            **common,
-        },
-    }
-    (root / "profiles.yml").write_text(
-        json.dumps({"bench": {"target": "s3tables", "outputs": outputs}})
-    )
+    write_profiles(root, catalog, MASTER, SCHEMA, threads=4)
     for i in range(models):
         (root / "models" / f"model_{i}.sql").write_text(
             f"{{{{ config(materialized='table', file_format='iceberg') }}}}\nselect {i} as id"
@@ -88,10 +72,7 @@ def main() -> None:
     catalog = CatalogConfig(name="local", catalog_type="local", warehouse=str(warehouse))
     try:
         IcebergCatalog(catalog).ensure_initialized()
-        parameters = session_settings(
-            master=MASTER, catalog=catalog, jars=resolve_jars(needs_sqlite=True), user_settings={}
-        )
-        write_project(root, warehouse, parameters, args.models)
+        write_project(root, catalog, args.models)
         spark = get_or_create_session(catalog, MASTER, {})
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {SCHEMA}")
         for i in range(args.existing):

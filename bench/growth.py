@@ -39,12 +39,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from machine import write_csv
+from profiles import write_profiles
 from pyiceberg.manifest import ManifestEntryStatus
 
 from dbt.adapters.s3tables.catalog_config import CatalogConfig
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
-from dbt.adapters.s3tables.jars import resolve_jars
-from dbt.adapters.s3tables.spark_session import get_or_create_session, session_settings
+from dbt.adapters.s3tables.spark_session import get_or_create_session
 
 DBT = str(Path(sys.executable).parent / "dbt")
 SCHEMA = "bench"
@@ -111,7 +111,7 @@ class Measurement:
     jvm_peak_rss_mib: float
 
 
-def write_project(root: Path, warehouse: Path, spark_parameters: dict[str, str]) -> None:
+def write_project(root: Path, catalog: CatalogConfig) -> None:
     (root / "models").mkdir(parents=True)
     (root / "dbt_project.yml").write_text(
         "name: bench_growth\nversion: '1.0'\nconfig-version: 2\nprofile: bench\n"
@@ -119,20 +119,7 @@ def write_project(root: Path, warehouse: Path, spark_parameters: dict[str, str])
         # excludes the JVM start and the first catalog access, under both adapters.
         f"on-run-start: ['select count(*) from {SCHEMA}.changes']\n"
     )
-    common = {"schema": SCHEMA, "threads": 1}
-    outputs = {
-        "s3tables": {"type": "s3tables", "warehouse": str(warehouse), "master": MASTER, **common},
-        "spark": {
-            "type": "spark",
-            "method": "session",
-            "host": "localhost",
-            "server_side_parameters": spark_parameters,
-            **common,
-        },
-    }
-    (root / "profiles.yml").write_text(
-        json.dumps({"bench": {"target": "s3tables", "outputs": outputs}})
-    )
+    write_profiles(root, catalog, MASTER, SCHEMA, threads=1)
     for contender in CONTENDERS:
         (root / "models" / f"{contender.model}.sql").write_text(
             f"{{{{ config(materialized='incremental', unique_key='id', partition_by=['day'], "
@@ -289,10 +276,7 @@ def main() -> None:
     try:
         catalog = IcebergCatalog(config)
         catalog.ensure_initialized()
-        parameters = session_settings(
-            master=MASTER, catalog=config, jars=resolve_jars(needs_sqlite=True), user_settings={}
-        )
-        write_project(root, warehouse, parameters)
+        write_project(root, config)
         spark = get_or_create_session(config, MASTER, {})
         # Partition values of a date are days since 1970-01-01.
         first_day = (FIRST_DAY - datetime.date(1970, 1, 1)).days

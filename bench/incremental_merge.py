@@ -11,7 +11,6 @@ Before every run the target is reset to the same 1M rows.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -21,47 +20,25 @@ from functools import partial
 from pathlib import Path
 
 from dbt.cli.main import dbtRunner
+from profiles import write_profiles
 
 from dbt.adapters.s3tables.catalog_config import CatalogConfig
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
-from dbt.adapters.s3tables.jars import resolve_jars
-from dbt.adapters.s3tables.spark_session import get_or_create_session, session_settings
+from dbt.adapters.s3tables.spark_session import get_or_create_session
 from dbt.adapters.s3tables.strategies import IncrementalWrite, delete_insert_sql, merge_sql
 
 SCHEMA = "bench"
 MASTER = "local[2]"
 
 
-def write_project(root: Path, warehouse: Path, spark_parameters: dict[str, str]) -> None:
+def write_project(root: Path, catalog: CatalogConfig) -> None:
     (root / "models").mkdir(parents=True)
     (root / "dbt_project.yml").write_text(
         "name: bench_merge\nversion: '1.0'\nconfig-version: 2\nprofile: bench\n"
         # Spark starts before the models: their times exclude the JVM start.
         "on-run-start: ['select 1']\n"
     )
-    profiles = {
-        "bench": {
-            "target": "s3tables",
-            "outputs": {
-                "s3tables": {
-                    "type": "s3tables",
-                    "schema": SCHEMA,
-                    "warehouse": str(warehouse),
-                    "master": MASTER,
-                    "threads": 1,
-                },
-                "spark": {
-                    "type": "spark",
-                    "method": "session",
-                    "host": "localhost",
-                    "schema": SCHEMA,
-                    "threads": 1,
-                    "server_side_parameters": spark_parameters,
-                },
-            },
-        }
-    }
-    (root / "profiles.yml").write_text(json.dumps(profiles))
+    write_profiles(root, catalog, MASTER, SCHEMA, threads=1)
     source = f"select * from {SCHEMA}.changes"
     (root / "models" / "merge_s3tables.sql").write_text(
         "{{ config(materialized='incremental', unique_key='id', watermark_column='version') }}\n"
@@ -122,13 +99,7 @@ def main() -> None:
     catalog = CatalogConfig(name="local", catalog_type="local", warehouse=str(warehouse))
     try:
         IcebergCatalog(catalog).ensure_initialized()
-        spark_parameters = session_settings(
-            master=MASTER,
-            catalog=catalog,
-            jars=resolve_jars(needs_sqlite=True),
-            user_settings={},
-        )
-        write_project(root, warehouse, spark_parameters)
+        write_project(root, catalog)
         spark = get_or_create_session(catalog, MASTER, {})
         changed = args.rows // 100
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {SCHEMA}")

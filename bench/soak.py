@@ -40,7 +40,7 @@ from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
 
 DBT = str(Path(sys.executable).parent / "dbt")
 SCHEMA = "soak"
-KEYED = {"merged": "id", "delete_inserted": "id", "partitions_replaced": "id"}
+KEYED = {"merged": "id", "delete_inserted": "id", "partitions_replaced": "id", "evolving": "id"}
 SOURCE = """{{ config(materialized='table') }}
 select id, cast(id % 5 as int) as grp, date_add(date'2024-01-01', cast(id % 4 as int)) as day,
        concat('v', cast((id * {{ var('round', 0) }}) % 97 as string)) as payload
@@ -78,10 +78,15 @@ MODELS = {
         "from {{ ref('source') }} where id <= 50\n"
     ),
 }
-KEYED["evolving"] = "id"
 TABLES = [name.removesuffix(".sql") for name in MODELS]
 # scd2 rows carry the time they were written: compare them without it.
 CLOCK_COLUMNS = {"valid_from", "valid_to"}
+
+
+def open_catalog(warehouse: Path) -> IcebergCatalog:
+    return IcebergCatalog(
+        CatalogConfig(name="local", catalog_type="local", warehouse=str(warehouse))
+    )
 
 
 def write_project(root: Path, warehouse: Path, threads: int) -> None:
@@ -153,9 +158,7 @@ def run_clean(root: Path, round_number: int) -> float:
 
 def read_tables(warehouse: Path) -> dict[str, tuple[list[str], list[tuple]]]:
     """Each table's columns and rows (clock columns left out), through PyIceberg."""
-    catalog = IcebergCatalog(
-        CatalogConfig(name="local", catalog_type="local", warehouse=str(warehouse))
-    )
+    catalog = open_catalog(warehouse)
     state = {}
     for table_name in TABLES:
         table = catalog.catalog.load_table((SCHEMA, table_name))
@@ -173,9 +176,7 @@ def project(state: tuple[list[str], list[tuple]], columns: list[str]) -> list[tu
 
 def orphan_files(warehouse: Path) -> int:
     """Data files on disk that no snapshot of their table references."""
-    catalog = IcebergCatalog(
-        CatalogConfig(name="local", catalog_type="local", warehouse=str(warehouse))
-    )
+    catalog = open_catalog(warehouse)
     count = 0
     for table_name in TABLES:
         table = catalog.catalog.load_table((SCHEMA, table_name))
@@ -265,17 +266,13 @@ def main() -> None:
 
 def stray_tables(warehouse: Path) -> list[str]:
     """Tables a killed run left behind (staging or temporary tables), if any."""
-    catalog = IcebergCatalog(
-        CatalogConfig(name="local", catalog_type="local", warehouse=str(warehouse))
-    )
+    catalog = open_catalog(warehouse)
     expected = {*TABLES, "source"}
     return sorted(name for _, name in catalog.catalog.list_tables(SCHEMA) if name not in expected)
 
 
 def snapshot_ids(warehouse: Path) -> dict[str, int | None]:
-    catalog = IcebergCatalog(
-        CatalogConfig(name="local", catalog_type="local", warehouse=str(warehouse))
-    )
+    catalog = open_catalog(warehouse)
     ids = {}
     for table_name in TABLES:
         snapshot = catalog.catalog.load_table((SCHEMA, table_name)).current_snapshot()

@@ -4,7 +4,7 @@ error when they run out."""
 from __future__ import annotations
 
 from dbt.adapters.s3tables.catalog_config import CatalogConfig
-from dbt.adapters.s3tables.connections import explain_commit_failure
+from dbt.adapters.s3tables.spark_errors import JavaError, summarize
 
 ARN = "arn:aws:s3tables:us-east-1:111122223333:bucket/amzn-s3-demo-table-bucket"
 
@@ -24,21 +24,21 @@ def test_local_catalog_keeps_iceberg_defaults() -> None:
 
 
 def test_commit_conflict_explains_that_nothing_was_committed() -> None:
-    raw = "org.apache.iceberg.exceptions.CommitFailedException: Requirement failed: ref changed"
-    message = explain_commit_failure(raw)
+    chain = [JavaError("org.apache.iceberg.exceptions.CommitFailedException", "ref changed")]
+    message = summarize(chain)
     assert message.startswith("Iceberg commit conflict")
     assert "the table is unchanged" in message
     assert "commit.retry.num-retries" in message
-    assert message.endswith(raw)
+    assert message.endswith("CommitFailedException: ref changed")
 
 
 def test_unknown_commit_state_says_to_check_the_table() -> None:
-    raw = "org.apache.iceberg.exceptions.CommitStateUnknownException: timeout"
-    message = explain_commit_failure(raw)
+    chain = [JavaError("org.apache.iceberg.exceptions.CommitStateUnknownException", "timeout")]
+    message = summarize(chain)
     assert "could not tell whether the commit landed" in message
     assert "unchanged" not in message
 
 
 def test_other_errors_are_left_alone() -> None:
-    raw = "org.apache.spark.sql.AnalysisException: column x not found"
-    assert explain_commit_failure(raw) == raw
+    chain = [JavaError("org.apache.spark.sql.AnalysisException", "[X] column x not found")]
+    assert summarize(chain) == "[X] column x not found"

@@ -22,7 +22,9 @@ from dbt.adapters.s3tables.catalog_config import ICEBERG_EXTENSIONS, CatalogConf
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
 from dbt.adapters.s3tables.seeds import seed_rows_as_text, seed_text_table, text_rows_view_sql
+from dbt.adapters.s3tables.spark_errors import database_error, thrift_error
 from dbt.adapters.s3tables.spark_session import get_or_create_session
+from dbt.adapters.s3tables.sql_text import split_statements
 from dbt.adapters.s3tables.table_bucket import ensure_table_bucket
 from dbt.adapters.s3tables.types import parse_spark_type
 
@@ -54,41 +56,6 @@ def catalog_config_for(credentials: S3TablesCredentials) -> CatalogConfig:
 def iceberg_catalog_for(config: CatalogConfig) -> IcebergCatalog:
     """One PyIceberg catalog per catalog description and process, shared by all threads."""
     return IcebergCatalog(config)
-
-
-COMMIT_CONFLICT = (
-    "Iceberg commit conflict: another writer committed to the table first (on S3 Tables, "
-    "possibly its automatic compaction) and the commit retries (table properties "
-    "commit.retry.*) ran out. Nothing of this statement was committed: the table is "
-    "unchanged. Rerun the model, or raise `commit.retry.num-retries` in its tblproperties."
-)
-COMMIT_STATE_UNKNOWN = (
-    "Iceberg could not tell whether the commit landed (the catalog did not answer in "
-    "time). Check the table's latest snapshot before rerunning."
-)
-
-
-def spark_error_message(error: BaseException) -> str:
-    """The readable part of a Spark error: messages of the Java cause chain, no stack,
-    led by an explanation when it is an Iceberg commit failure."""
-    java_error = getattr(error, "java_exception", None)
-    if java_error is None:
-        return str(error).strip()
-    messages: list[str] = []
-    while java_error is not None and len(messages) < 5:
-        message = java_error.toString()
-        if message not in messages:
-            messages.append(message)
-        java_error = java_error.getCause()
-    return explain_commit_failure("\n  caused by: ".join(messages))
-
-
-def explain_commit_failure(message: str) -> str:
-    if "CommitStateUnknownException" in message:
-        return f"{COMMIT_STATE_UNKNOWN}\n  {message}"
-    if "CommitFailedException" in message:
-        return f"{COMMIT_CONFLICT}\n  {message}"
-    return message
 
 
 class SparkSqlHandle(SparkConnectionWrapper):
@@ -143,7 +110,7 @@ class SparkSqlHandle(SparkConnectionWrapper):
         try:
             return self.spark.sql(sql).schema
         except Exception as error:
-            raise DbtRuntimeError(spark_error_message(error)) from error
+            raise database_error(error) from None
 
     def create_text_view(self, view_name: str, rows: Iterable[Iterable[Any]], width: int) -> None:
         """A temporary view of text columns `c0..cN`: one bulk Arrow transfer."""
@@ -154,7 +121,7 @@ class SparkSqlHandle(SparkConnectionWrapper):
             frame = seed_text_table(rows, width).to_pandas()
             self.spark.createDataFrame(frame, schema=schema).createOrReplaceTempView(view_name)
         except Exception as error:
-            raise DbtRuntimeError(spark_error_message(error)) from error
+            raise database_error(error) from None
 
     def drop_temp_view(self, view_name: str) -> None:
         self.spark.catalog.dropTempView(view_name)
@@ -172,22 +139,24 @@ class SparkSqlHandle(SparkConnectionWrapper):
     def execute(self, sql: str, bindings: list[Any] | None = None) -> None:
         if bindings:
             raise DbtRuntimeError("s3tables runs plain SQL: query bindings are not supported")
-        sql = sql.strip()
-        if sql.endswith(";"):
-            sql = sql[:-1]
-        self.spark.sparkContext.setJobGroup(self.job_group, sql[:120], interruptOnCancel=True)
-        try:
-            self._df = self.spark.sql(sql)
-            self._rows = None
-        except Exception as error:
-            raise DbtRuntimeError(spark_error_message(error)) from error
+        self._df = None
+        self._rows = None
+        # A model's sql_header (`SET ...;`) arrives in front of its statement.
+        for statement in split_statements(sql):
+            self.spark.sparkContext.setJobGroup(
+                self.job_group, statement[:120], interruptOnCancel=True
+            )
+            try:
+                self._df = self.spark.sql(statement)
+            except Exception as error:
+                raise database_error(error) from None
 
     def fetchall(self) -> list[Row] | None:
         if self._rows is None and self._df is not None:
             try:
                 self._rows = self._df.collect()
             except Exception as error:
-                raise DbtRuntimeError(spark_error_message(error)) from error
+                raise database_error(error) from None
         return self._rows
 
     def fetchone(self) -> Row | None:
@@ -207,6 +176,11 @@ class SparkSqlHandle(SparkConnectionWrapper):
 class ThriftSqlHandle(PyhiveConnectionWrapper):
     """A dbt connection to a Spark Thrift Server (one server session per connection, so
     settings and temporary views stay with it). Everything goes through SQL."""
+
+    def execute(self, sql: str, bindings: list[Any] | None = None) -> None:
+        # A model's sql_header (`SET ...;`) arrives in front of its statement.
+        for statement in split_statements(sql):
+            super().execute(statement, bindings)
 
     def _run(self, sql: str) -> None:
         """A statement without a result set (PyHive fails when asked to fetch from one)."""
@@ -279,6 +253,21 @@ def check_reachable(host: str, port: int, timeout: float) -> None:
 
 class S3TablesConnectionManager(SparkConnectionManager):
     TYPE = "s3tables"
+
+    @contextmanager
+    def exception_handler(self, sql: str) -> Iterator[None]:
+        """A failed statement is a database error with a readable message; the adapter's
+        own errors pass unchanged (dbt-spark re-wraps everything as a runtime error)."""
+        try:
+            yield
+        except DbtRuntimeError:
+            raise
+        except Exception as error:
+            logger.debug(f"Error while running:\n{sql}")
+            response = error.args[0] if error.args else None
+            if hasattr(response, "status"):
+                raise thrift_error(str(response.status.errorMessage)) from None
+            raise DbtRuntimeError(f"{type(error).__name__}: {error}") from error
 
     @classmethod
     def open(cls, connection: Connection) -> Connection:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dbt.adapters.base.relation import Policy
+from dbt.adapters.contracts.relation import ComponentName
 from dbt.adapters.spark.relation import SparkRelation
 
 
@@ -21,3 +22,9 @@ class S3TablesRelation(SparkRelation):
     quote_policy: Policy = field(default_factory=lambda: S3TablesQuotePolicy())
     # Every table this adapter creates or lists is an Iceberg table.
     is_iceberg: bool | None = True
+
+    def _is_exactish_match(self, field: ComponentName, value: str) -> bool:
+        # Spark resolves names case-insensitively, so dbt must too: a model `MODEL` whose
+        # table the catalog lists as `MODEL` is the relation dbt searches as `model`
+        # (otherwise the second run stops at dbt's "approximate match" error).
+        return str(self.path.get_lowered_part(field)) == value.lower()

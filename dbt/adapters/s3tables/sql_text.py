@@ -1,0 +1,27 @@
+"""Pure text operations on Spark SQL scripts."""
+
+from __future__ import annotations
+
+import re
+
+# A string literal, a quoted identifier, a comment, or a statement separator.
+_TOKEN = re.compile(
+    r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`(?:[^`]|``)*`|--[^\n]*|/\*.*?\*/|;""",
+    re.DOTALL,
+)
+_COMMENT_OR_SPACE = re.compile(r"(\s+|--[^\n]*|/\*.*?\*/)*", re.DOTALL)
+
+
+def split_statements(script: str) -> list[str]:
+    """The statements of a script, split at semicolons outside literals, quoted names and
+    comments. Spark runs one statement per call; dbt sends a model's `sql_header` and its
+    statement as one text. Parts holding only comments or blanks are dropped (a comment
+    before the first statement stays with it)."""
+    statements: list[str] = []
+    start = 0
+    for match in _TOKEN.finditer(script):
+        if match.group() == ";":
+            statements.append(script[start : match.start()])
+            start = match.end()
+    statements.append(script[start:])
+    return [s.strip() for s in statements if not _COMMENT_OR_SPACE.fullmatch(s)]

@@ -1,0 +1,82 @@
+"""Spark and Iceberg errors reduced to what a person reads: root cause, error class,
+message; no Java stack, no logical plan, only the SQL line a parse error points at."""
+
+from __future__ import annotations
+
+from dbt.adapters.s3tables.spark_errors import JavaError, clean_message, summarize, thrift_error
+
+STAGE_FAILURE = (
+    "Job aborted due to stage failure: Task 1 in stage 0.0 failed 1 times, most recent "
+    "failure: Lost task 1.0 in stage 0.0 (TID 1) (192.0.2.2 executor driver): "
+    "java.lang.RuntimeException: boom\n"
+    "\tat org.apache.spark.sql.catalyst.expressions.Gen.processNext(Unknown Source)\n"
+    "\tat java.base/java.lang.Thread.run(Thread.java:840)\n"
+    "\nDriver stacktrace:\n"
+    "\tat org.apache.spark.scheduler.DAGScheduler.failJob(DAGScheduler.scala:2898)"
+)
+
+
+def test_a_failed_job_reports_its_root_cause_without_stack() -> None:
+    chain = [
+        JavaError("org.apache.spark.SparkException", STAGE_FAILURE),
+        JavaError("java.lang.RuntimeException", "boom"),
+    ]
+    assert summarize(chain) == "RuntimeException: boom"
+
+
+def test_error_class_messages_are_kept_as_spark_words_them() -> None:
+    chain = [
+        JavaError("org.apache.spark.SparkException", "[TASK_WRITE_FAILED] Task failed"),
+        JavaError(
+            "org.apache.spark.SparkArithmeticException",
+            "[CAST_OVERFLOW] The value 1e10 of the type DOUBLE cannot be cast to INT",
+        ),
+    ]
+    assert summarize(chain).startswith("[CAST_OVERFLOW] The value")
+
+
+def test_a_lone_wrapper_still_says_something() -> None:
+    chain = [JavaError("org.apache.spark.SparkException", STAGE_FAILURE)]
+    message = summarize(chain)
+    assert "boom" in message
+    assert "\tat " not in message and "Driver stacktrace" not in message
+
+
+def test_analysis_errors_lose_their_logical_plan() -> None:
+    text = (
+        "[TABLE_OR_VIEW_NOT_FOUND] The table or view `a`.`nope` cannot be found.; line 13 pos 14;\n"
+        "'ReplaceTableAsSelect TableSpec(Map(),Some(iceberg)), true, false\n"
+        "+- 'UnresolvedRelation [a, nope], [], false"
+    )
+    assert clean_message(text) == (
+        "[TABLE_OR_VIEW_NOT_FOUND] The table or view `a`.`nope` cannot be found.; line 13 pos 14"
+    )
+
+
+def test_parse_errors_keep_only_the_line_the_caret_points_at() -> None:
+    text = (
+        "[PARSE_SYNTAX_ERROR] Syntax error at or near 'fromm'.(line 3, pos 15)\n\n"
+        "== SQL ==\n"
+        '/* {"app": "dbt"} */\n'
+        "create or replace table `a`.`b` as\n"
+        "select 1 as id fromm x\n"
+        "---------------^^^\n"
+    )
+    assert clean_message(text) == (
+        "[PARSE_SYNTAX_ERROR] Syntax error at or near 'fromm'.(line 3, pos 15)\n"
+        "  select 1 as id fromm x\n"
+        "                 ^^^"
+    )
+
+
+def test_thrift_errors_lose_the_server_prefix_and_stack() -> None:
+    text = (
+        "org.apache.hive.service.cli.HiveSQLException: Error running query: "
+        "org.apache.iceberg.exceptions.CommitFailedException: ref changed\n"
+        "\tat org.apache.spark.sql.hive.thriftserver.Operation.run(X.scala:1)\n"
+        "\t... 16 more"
+    )
+    error = thrift_error(text)
+    assert "Iceberg commit conflict" in str(error)
+    assert "ref changed" in str(error)
+    assert "\tat " not in str(error) and "more" not in str(error).split("ref changed")[1]

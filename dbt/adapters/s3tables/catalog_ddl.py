@@ -24,8 +24,13 @@ from pyiceberg.types import IcebergType, NestedField
 
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog, retry_on_lock
 from dbt.adapters.s3tables.s3tables_rules import name_problem
-from dbt.adapters.s3tables.schema_evolution import UnsupportedTypeError, iceberg_type
-from dbt.adapters.s3tables.types import parse_spark_type
+from dbt.adapters.s3tables.schema_evolution import (
+    UnsupportedTypeError,
+    iceberg_type,
+    is_widening,
+    same_type,
+)
+from dbt.adapters.s3tables.types import parse_spark_type, spark_type_name
 
 ON_CONFLICT = ("error", "ignore", "replace")
 COMMENT_PROPERTY = "comment"
@@ -61,10 +66,18 @@ def split_table_name(name: str) -> tuple[str, str]:
     return parts[0].strip(), parts[1].strip()
 
 
+# dbt's generic character types (`api.Column`'s default `varchar`, Postgres' `text`):
+# Iceberg has one character type, string.
+GENERIC_STRING_TYPES = ("varchar", "char", "text", "character varying")
+
+
 def column_type(column: str, type_text: str) -> IcebergType:
     """The Iceberg type of a column declared with a Spark SQL type string."""
+    text = str(type_text)
+    if text.strip().lower() in GENERIC_STRING_TYPES:
+        text = "string"
     try:
-        return iceberg_type(parse_spark_type(str(type_text)), column)
+        return iceberg_type(parse_spark_type(text), column)
     except (ValueError, UnsupportedTypeError) as error:
         raise InvalidArgument(f"column `{column}`: {error}") from None
 
@@ -276,6 +289,61 @@ class CatalogDdl:
                 update.delete_column(match.name)
 
         retry_on_lock(remove, f"remove column {table}.{name}")
+
+    def alter_columns(
+        self, table: str, add: Sequence[tuple[str, str]], remove: Sequence[str]
+    ) -> None:
+        """dbt's `alter_relation_add_remove_columns`: add `(name, type)` columns and remove
+        named ones in one schema commit. Checked whole before the commit: adding an
+        existing column or removing a missing one changes nothing and raises."""
+        for name, _ in add:
+            self._check_name(name, "column")
+        kinds = [(name, column_type(name, kind)) for name, kind in add]
+
+        def alter() -> None:
+            loaded = self._load(table)
+            fields = {f.name.lower(): f.name for f in loaded.schema().fields}
+            clashes = [name for name, _ in kinds if name.lower() in fields]
+            if clashes:
+                raise AlreadyExists(f"table `{table}` already has column(s) {', '.join(clashes)}")
+            missing = [name for name in remove if name.lower() not in fields]
+            if missing:
+                raise NotFound(f"table `{table}` has no column(s) {', '.join(missing)}")
+            if not kinds and not remove:
+                return
+            with loaded.update_schema() as update:
+                for name, kind in kinds:
+                    update.add_column(name, kind)
+                for name in remove:
+                    update.delete_column(fields[name.lower()])
+
+        retry_on_lock(alter, f"columns of {table}")
+
+    def change_column_type(self, table: str, name: str, type_text: str) -> None:
+        """dbt's `alter_column_type`. Iceberg changes a type in place only when it widens
+        (int to bigint, float to double, decimal precision up at the same scale); the same
+        type is no change; anything else raises and changes nothing."""
+        new_type = column_type(name, type_text)
+
+        def change() -> None:
+            loaded = self._load(table)
+            wanted = name.lower()
+            field = next((f for f in loaded.schema().fields if f.name.lower() == wanted), None)
+            if field is None:
+                raise NotFound(f"table `{table}` has no column `{name}`")
+            if same_type(field.field_type, new_type):
+                return
+            if not is_widening(field.field_type, new_type):
+                raise InvalidArgument(
+                    f"column `{field.name}` of `{table}` cannot change from "
+                    f"{spark_type_name(field.field_type)} to {spark_type_name(new_type)}: "
+                    "Iceberg only widens types in place (int to bigint, float to double, "
+                    "decimal precision up). Rebuild the table (--full-refresh) to change it"
+                )
+            with loaded.update_schema() as update:
+                update.update_column(field.name, new_type)
+
+        retry_on_lock(change, f"type of {table}.{name}")
 
     # --- docs ---
 

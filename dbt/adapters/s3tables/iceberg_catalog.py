@@ -291,6 +291,27 @@ class IcebergCatalog:
 
         retry_on_lock(commit, f"schema of {namespace}.{name}")
 
+    def require_columns(self, namespace: str, name: str, columns: list[str]) -> list[str]:
+        """Make these columns required fields (NOT NULL) in one schema commit, unless they
+        already are; returns those it changed. The caller has checked the rows: Iceberg
+        calls optional-to-required an incompatible change because it cannot."""
+
+        def commit() -> list[str]:
+            table = self.catalog.load_table((namespace, name))
+            fields = {f.name.lower(): f for f in table.schema().fields}
+            changed = [
+                fields[c.lower()].name
+                for c in columns
+                if c.lower() in fields and not fields[c.lower()].required
+            ]
+            if changed:
+                with table.update_schema(allow_incompatible_changes=True) as update:
+                    for column in changed:
+                        update.update_column(column, required=True)
+            return changed
+
+        return retry_on_lock(commit, f"required columns of {namespace}.{name}")
+
     def details(self, relation: CatalogRelation) -> RelationDetails:
         """Columns and (for tables) snapshot statistics, from one metadata load."""
 

@@ -10,13 +10,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.base import available
-from dbt.adapters.base.impl import AdapterConfig
+from dbt.adapters.base.impl import AdapterConfig, ConstraintSupport
 from dbt.adapters.base.relation import BaseRelation, InformationSchema
 from dbt.adapters.contracts.relation import RelationType
 from dbt.adapters.events.logging import AdapterLogger
-from dbt.adapters.spark.column import SparkColumn
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt_common.clients.agate_helper import DEFAULT_TYPE_TESTER
+from dbt_common.contracts.constraints import (
+    ColumnLevelConstraint,
+    ConstraintType,
+    ModelLevelConstraint,
+)
 from dbt_common.contracts.metadata import (
     CatalogTable,
     ColumnMetadata,
@@ -36,12 +40,14 @@ from dbt.adapters.s3tables.chunked_refresh import (
     chunk_windows,
     progress_sql,
 )
+from dbt.adapters.s3tables.column import S3TablesColumn
 from dbt.adapters.s3tables.commit_counts import CommitCounts, IncrementalResponse, commit_counts
 from dbt.adapters.s3tables.connections import (
     S3TablesConnectionManager,
     catalog_config_for,
     iceberg_catalog_for,
 )
+from dbt.adapters.s3tables.contracts import contract_select_sql, not_null_columns
 from dbt.adapters.s3tables.credentials import resolve_warehouse
 from dbt.adapters.s3tables.iceberg_catalog import (
     CatalogRelation,
@@ -84,14 +90,14 @@ from dbt.adapters.s3tables.schema_evolution import (
     replaces_table,
     schema_diff,
 )
+from dbt.adapters.s3tables.sql_text import quote
 from dbt.adapters.s3tables.strategies import (
     FALLBACK_BUILDERS,
     STRATEGY_BUILDERS,
     IncrementalWrite,
     append_sql,
-    quote,
 )
-from dbt.adapters.s3tables.types import spark_type_name
+from dbt.adapters.s3tables.types import spark_type_name, type_sql, without_void
 
 if TYPE_CHECKING:
     import agate
@@ -129,6 +135,7 @@ def stats_items(stats: TableStats | None) -> dict[str, StatsItem]:
 
 class S3TablesAdapter(SparkAdapter):
     Relation = S3TablesRelation  # type: ignore[assignment]
+    Column = S3TablesColumn  # type: ignore[assignment]
     ConnectionManager = S3TablesConnectionManager  # type: ignore[assignment]
     AdapterSpecificConfigs = S3TablesConfig  # type: ignore[assignment]
 
@@ -141,6 +148,16 @@ class S3TablesAdapter(SparkAdapter):
         super().__init__(config, mp_context)
         self._full_renders: set[str] = set()
         self._full_render_lock = threading.Lock()
+
+    # not_null is checked in the writing statement and kept as a required Iceberg field;
+    # Iceberg has no other constraints, so dbt warns that they are not enforced.
+    CONSTRAINT_SUPPORT = {
+        ConstraintType.check: ConstraintSupport.NOT_ENFORCED,
+        ConstraintType.not_null: ConstraintSupport.ENFORCED,
+        ConstraintType.unique: ConstraintSupport.NOT_ENFORCED,
+        ConstraintType.primary_key: ConstraintSupport.NOT_ENFORCED,
+        ConstraintType.foreign_key: ConstraintSupport.NOT_ENFORCED,
+    }
 
     @classmethod
     def type(cls) -> str:
@@ -241,6 +258,29 @@ class S3TablesAdapter(SparkAdapter):
         self.ddl.remove_column(table, name, if_exists)
 
     @available
+    def alter_columns(
+        self,
+        relation: BaseRelation,
+        add_columns: list[Any] | None = None,
+        remove_columns: list[Any] | None = None,
+    ) -> None:
+        """dbt's `alter_relation_add_remove_columns` (and snapshots' `create_columns`): one
+        schema commit through PyIceberg. Iceberg drops columns; this adapter's
+        materializations never ask it to."""
+        self.ddl.alter_columns(
+            f"{relation.schema}.{relation.identifier}",
+            [(c.name, c.data_type) for c in add_columns or []],
+            [c.name for c in remove_columns or []],
+        )
+
+    @available
+    def alter_column_type(self, relation: BaseRelation, column_name: str, new_type: str) -> None:
+        """dbt's `alter_column_type`: a widening in place, or an error naming the change."""
+        self.ddl.change_column_type(
+            f"{relation.schema}.{relation.identifier}", column_name, new_type
+        )
+
+    @available
     def persist_docs_to_catalog(
         self, relation: BaseRelation, description: str | None, columns: dict[str, str]
     ) -> None:
@@ -257,13 +297,13 @@ class S3TablesAdapter(SparkAdapter):
         entries = self.iceberg.list_relations(schema_relation.schema)
         return [self._relation_from_catalog(entry) for entry in entries]
 
-    def get_columns_in_relation(self, relation: BaseRelation) -> list[SparkColumn]:
+    def get_columns_in_relation(self, relation: BaseRelation) -> list[S3TablesColumn]:
         # Temporary views live only in the Spark session: Spark knows them, the catalog not.
         if not relation.schema or not relation.include_policy.schema:
             return super().get_columns_in_relation(relation)
         columns = self.iceberg.find_columns(relation.schema, relation.identifier)
         return [
-            SparkColumn(
+            S3TablesColumn(
                 table_database=None,
                 table_schema=relation.schema,
                 table_name=relation.identifier,
@@ -274,6 +314,41 @@ class S3TablesAdapter(SparkAdapter):
             )
             for index, column in enumerate(columns)
         ]
+
+    # --- contracts ---
+
+    @available
+    def contract_select_sql(self, model: Any, sql: str) -> str:
+        """The model's query in its contract's column order, `not_null` columns checked."""
+        columns = model["columns"]
+        names = [str(c.get("name", key)) for key, c in columns.items()]
+        constraints = model.get("constraints") or []
+        # dbt's own warning for each constraint this adapter does not enforce.
+        for column in columns.values():
+            for constraint in column.get("constraints") or []:
+                self.process_parsed_constraint(
+                    ColumnLevelConstraint.from_dict(constraint), lambda _: None
+                )
+        for constraint in constraints:
+            self.process_parsed_constraint(
+                ModelLevelConstraint.from_dict(constraint), lambda _: None
+            )
+        not_null = not_null_columns(columns, constraints)
+        return contract_select_sql(model["name"], sql, names, not_null)
+
+    @available
+    def enforce_not_null(self, relation: BaseRelation, model: Any) -> None:
+        """After a build of a model with an enforced contract: its `not_null` columns become
+        required Iceberg fields (the build statement has checked every row)."""
+        if not (model.get("config") or {}).get("contract", {}).get("enforced"):
+            return
+        not_null = not_null_columns(model["columns"], model.get("constraints") or [])
+        if not_null:
+            changed = self.iceberg.require_columns(
+                str(relation.schema), str(relation.identifier), not_null
+            )
+            if changed:
+                logger.debug(f"{model['name']}: required in the Iceberg schema: {changed}")
 
     # --- dbt docs catalog ---
 
@@ -341,6 +416,27 @@ class S3TablesAdapter(SparkAdapter):
     @available
     def query_columns(self, sql: str) -> list[str]:
         return self.query_schema(sql).names
+
+    @available
+    def typed_sql(self, model_name: str, sql: str) -> str:
+        """The query with every column Spark types as `void` (a bare NULL) cast to string,
+        since Iceberg cannot store void; the query itself when there is none."""
+        fields = self.query_schema(sql).fields
+        typed = [without_void(f.dataType) for f in fields]
+        untyped = [f.name for f, t in zip(fields, typed, strict=True) if t != f.dataType]
+        if not untyped:
+            return sql
+        logger.warning(
+            f"{model_name}: column(s) {', '.join(untyped)} hold only NULL and have no type; "
+            "stored as string. Cast them (cast(null as <type>)) to choose a type"
+        )
+        columns = ", ".join(
+            f"CAST({quote(f.name)} AS {type_sql(t)}) AS {quote(f.name)}"
+            if t != f.dataType
+            else quote(f.name)
+            for f, t in zip(fields, typed, strict=True)
+        )
+        return f"SELECT {columns} FROM (\n{sql}\n) AS dbt_typed_rows"
 
     @staticmethod
     def _schema_diff(

@@ -9,6 +9,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from dbt.adapters.s3tables.sql_text import sql_string
+
 
 def seed_value_as_text(value: Any) -> str | None:
     """A CSV cell as the text Spark casts back to its type without loss."""
@@ -42,13 +44,6 @@ def seed_text_table(rows: Iterable[Iterable[Any]], width: int) -> pa.Table:
     return pa.table(
         {f"c{i}": pa.array(values, type=pa.string()) for i, values in enumerate(columns)}
     )
-
-
-def sql_string(value: str | None) -> str:
-    """A Spark SQL string literal (or NULL): backslashes and quotes escaped."""
-    if value is None:
-        return "CAST(NULL AS STRING)"
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def text_rows_view_sql(view_name: str, rows: list[tuple[str | None, ...]], width: int) -> str:

@@ -49,6 +49,8 @@ class JavaError:
         message = clean_message(self.message)
         if message.startswith("["):  # Spark's error class leads: [TABLE_OR_VIEW_NOT_FOUND] ...
             return message
+        if self.class_name == "java.lang.RuntimeException" and message:
+            return message  # raise_error(): the message is the whole story
         simple_name = self.class_name.rsplit(".", 1)[-1]
         return f"{simple_name}: {message}" if message else simple_name
 

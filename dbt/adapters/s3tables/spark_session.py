@@ -28,14 +28,27 @@ _session: SparkSession | None = None
 _session_catalog: CatalogConfig | None = None
 
 
+def jvm_log_file() -> str | None:
+    """`spark.log` beside dbt's own log, where the JVM writes its log."""
+    from dbt.flags import get_flags
+
+    log_path = getattr(get_flags(), "LOG_PATH", None)
+    return os.path.join(os.path.abspath(log_path), "spark.log") if log_path else None
+
+
 def session_settings(
     *,
     master: str,
     catalog: CatalogConfig,
     jars: JarPlan,
     user_settings: dict[str, str],
+    log_file: str | None = None,
 ) -> dict[str, str]:
     """All Spark settings of the session, user settings last so they win."""
+    # Quoted: Spark splits the options at blanks outside double quotes.
+    java_options = f'"-Dlog4j.configurationFile=file:{LOG4J_CONFIG}"'
+    if log_file:
+        java_options += f' "-Ddbt.s3tables.spark.log={log_file}"'
     settings = {
         "spark.master": master,
         "spark.app.name": "dbt-s3tables",
@@ -49,7 +62,7 @@ def session_settings(
         "spark.sql.session.timeZone": "UTC",
         # Spark's own session catalog is unused, but keep its folder out of the project.
         "spark.sql.warehouse.dir": catalog.scratch_dir,
-        "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile=file:{LOG4J_CONFIG}",
+        "spark.driver.extraJavaOptions": java_options,
     }
     settings.update(jars.spark_settings())
     settings.update(catalog.spark_settings())
@@ -83,6 +96,7 @@ def get_or_create_session(
             catalog=catalog,
             jars=resolve_jars(needs_sqlite=catalog.uses_sqlite),
             user_settings=user_settings,
+            log_file=jvm_log_file(),
         )
         if catalog.aws_profile:
             # The driver JVM starts from this process: Java's AWS SDK reads the profile

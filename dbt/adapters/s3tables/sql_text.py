@@ -1,4 +1,4 @@
-"""Pure text operations on Spark SQL scripts."""
+"""Pure text operations on Spark SQL: quoting names and literals, splitting scripts."""
 
 from __future__ import annotations
 
@@ -10,6 +10,18 @@ _TOKEN = re.compile(
     re.DOTALL,
 )
 _COMMENT_OR_SPACE = re.compile(r"(\s+|--[^\n]*|/\*.*?\*/)*", re.DOTALL)
+
+
+def quote(name: str) -> str:
+    """Spark SQL identifier quoting: backticks, with embedded backticks doubled."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def sql_string(value: str | None) -> str:
+    """A Spark SQL string literal (or NULL): backslashes and quotes escaped."""
+    if value is None:
+        return "CAST(NULL AS STRING)"
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def split_statements(script: str) -> list[str]:

@@ -9,17 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from dbt.adapters.s3tables.sql_text import quote
+
 # dbt's documented aliases, which users write in `incremental_predicates`.
 SOURCE_ALIAS = "DBT_INTERNAL_SOURCE"
 TARGET_ALIAS = "DBT_INTERNAL_DEST"
 # Marks, in a MERGE source, which rows delete target rows and which rows are inserted.
 ACTION_COLUMN = "dbt_internal_action"
 ROW_NUMBER_COLUMN = "dbt_internal_row_number"
-
-
-def quote(name: str) -> str:
-    """Spark SQL identifier quoting: backticks, with embedded backticks doubled."""
-    return "`" + name.replace("`", "``") + "`"
 
 
 def column_list(columns: Sequence[str], alias: str | None = None) -> str:

@@ -182,3 +182,40 @@ def parse_spark_type(text: str) -> spark.DataType:
     if not text or not text.strip():
         raise ValueError("the type is empty")
     return _TypeParser(text).parse()
+
+
+def without_void(data_type: spark.DataType) -> spark.DataType:
+    """The type with every NullType (`void`, the type of a bare NULL) made string: Iceberg
+    has no void type."""
+    if isinstance(data_type, spark.NullType):
+        return spark.StringType()
+    if isinstance(data_type, spark.ArrayType):
+        return spark.ArrayType(without_void(data_type.elementType), data_type.containsNull)
+    if isinstance(data_type, spark.MapType):
+        return spark.MapType(
+            without_void(data_type.keyType),
+            without_void(data_type.valueType),
+            data_type.valueContainsNull,
+        )
+    if isinstance(data_type, spark.StructType):
+        return spark.StructType(
+            [
+                spark.StructField(f.name, without_void(f.dataType), f.nullable)
+                for f in data_type.fields
+            ]
+        )
+    return data_type
+
+
+def type_sql(data_type: spark.DataType) -> str:
+    """A Spark type as SQL a CAST accepts (struct field names quoted)."""
+    if isinstance(data_type, spark.ArrayType):
+        return f"array<{type_sql(data_type.elementType)}>"
+    if isinstance(data_type, spark.MapType):
+        return f"map<{type_sql(data_type.keyType)},{type_sql(data_type.valueType)}>"
+    if isinstance(data_type, spark.StructType):
+        fields = ",".join(
+            "`" + f.name.replace("`", "``") + "`:" + type_sql(f.dataType) for f in data_type.fields
+        )
+        return f"struct<{fields}>"
+    return data_type.simpleString()

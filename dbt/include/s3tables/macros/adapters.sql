@@ -22,7 +22,7 @@
   {%- if properties %}
     tblproperties (
       {%- for key, value in properties.items() -%}
-      '{{ key }}' = '{{ value | replace("\\", "\\\\") | replace("'", "\\'") }}'{% if not loop.last %}, {% endif %}
+      {{ s3tables_string_literal(key) }} = {{ s3tables_string_literal(value) }}{% if not loop.last %}, {% endif %}
       {%- endfor %}
     )
   {%- endif %}
@@ -36,12 +36,12 @@
   {%- endif -%}
 {%- endmacro %}
 
-{#-- One atomic CREATE OR REPLACE; `extra_properties` land in the same commit. --#}
+{#-- One atomic CREATE OR REPLACE; `extra_properties` land in the same commit. A model
+     with an enforced contract arrives already checked (s3tables_model_query); any other
+     gets its untyped (NULL) columns cast to string. --#}
 {% macro s3tables_create_or_replace_table(relation, compiled_code, extra_properties={}) -%}
-  {%- set contract_config = config.get('contract') -%}
-  {%- if contract_config.enforced -%}
-    {{ get_assert_columns_equivalent(compiled_code) }}
-    {%- set compiled_code = get_select_subquery(compiled_code) -%}
+  {%- if not config.get('contract').enforced -%}
+    {%- set compiled_code = adapter.typed_sql(model['name'], compiled_code) -%}
   {%- endif %}
   create or replace table {{ relation }}
   {{ file_format_clause() }}
@@ -54,14 +54,30 @@
 {%- endmacro %}
 
 {% macro s3tables__create_view_as(relation, sql) -%}
+  {%- if config.get('contract').enforced -%}
+    {{ get_assert_columns_equivalent(sql) }}
+  {%- else -%}
+    {%- set sql = adapter.typed_sql(model['name'], sql) -%}
+  {%- endif %}
   create or replace view {{ relation }}
   {{ comment_clause() }}
-  {%- set contract_config = config.get('contract') -%}
-  {%- if contract_config.enforced -%}
-    {{ get_assert_columns_equivalent(sql) }}
-  {%- endif %}
   as
   {{ sql }}
+{%- endmacro %}
+
+{#-- The query a model writes. With an enforced contract: its columns checked against
+     the contract (names, types, count), put in the contract's order, and every
+     `not_null` column checked row by row inside the writing statement. --#}
+{% macro s3tables_model_query(sql) -%}
+  {%- if config.get('contract').enforced -%}
+    {{ get_assert_columns_equivalent(sql) }}
+    {{ return(get_select_subquery(sql)) }}
+  {%- endif -%}
+  {{ return(sql) }}
+{%- endmacro %}
+
+{% macro s3tables__get_select_subquery(sql) -%}
+  {{ return(adapter.contract_select_sql(model, sql)) }}
 {%- endmacro %}
 
 {% macro s3tables__create_schema(relation) -%}
@@ -76,12 +92,43 @@
 {% macro s3tables__drop_relation(relation) -%}
   {% call statement('drop_relation', auto_begin=False) -%}
     {%- if relation.type == 'view' -%}
-      drop view if exists {{ relation }}
+      drop view if exists {{ relation.render() }}
     {%- else -%}
-      drop table if exists {{ relation }} purge
+      drop table if exists {{ relation.render() }} purge
     {%- endif -%}
   {%- endcall %}
 {% endmacro %}
+
+{#-- One Iceberg delete commit (the previous rows stay in the table's history). --#}
+{% macro s3tables__truncate_relation(relation) -%}
+  {% call statement('truncate_relation') -%}
+    delete from {{ relation.render() }}
+  {%- endcall %}
+{% endmacro %}
+
+{#-- Iceberg renames in the catalog (no data moves); the new name stays in the schema. --#}
+{% macro s3tables__rename_relation(from_relation, to_relation) -%}
+  {% if from_relation.type not in ('table', 'view') %}
+    {% do exceptions.raise_compiler_error("Cannot rename " ~ from_relation.render() ~ ": its type `" ~ from_relation.type ~ "` is not table or view") %}
+  {% endif %}
+  {% call statement('rename_relation') -%}
+    alter {{ from_relation.type }} {{ from_relation.render() }} rename to {{ from_relation.incorporate(path={"identifier": to_relation.identifier}).render() }}
+  {%- endcall %}
+{% endmacro %}
+
+{#-- The model's description as the table comment, escaped like every literal here. --#}
+{% macro s3tables__comment_clause() %}
+  {%- set raw_persist_docs = config.get('persist_docs', {}) -%}
+  {%- if raw_persist_docs is not mapping -%}
+    {{ exceptions.raise_compiler_error("Invalid value provided for 'persist_docs'. Expected dict but got value: " ~ raw_persist_docs) }}
+  {%- elif raw_persist_docs.get('relation', false) and model.description -%}
+    comment {{ s3tables_string_literal(model.description) }}
+  {%- endif %}
+{%- endmacro %}
+
+{% macro s3tables_string_literal(value) -%}
+  '{{ value | string | replace("\\", "\\\\") | replace("'", "\\'") }}'
+{%- endmacro %}
 
 {#-- Descriptions go to the Iceberg catalog itself: the model's as the table's `comment`
      property, the columns' as Iceberg column docs (one commit; views keep Spark's). --#}

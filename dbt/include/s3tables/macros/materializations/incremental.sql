@@ -17,6 +17,7 @@
     {%- set compiled_code = adapter.python_model_sql(model['name'], model['config'], compiled_code) -%}
   {%- endif -%}
   {% do adapter.check_s3tables_rules(model['name'], target_relation, 'incremental', compiled_code) %}
+  {%- set compiled_code = s3tables_model_query(compiled_code) -%}
 
   {% if existing_relation is not none and existing_relation.is_view %}
     {{ adapter.drop_relation(existing_relation) }}
@@ -29,6 +30,7 @@
     {%- call statement('main') -%}
       {{ create_table_as(False, target_relation, adapter.initial_build_sql(model['name'], model['config'], compiled_code)) }}
     {%- endcall -%}
+    {% do adapter.enforce_not_null(target_relation, model) %}
     {% do adapter.record_model_state(model['name'], model['config'], target_relation, compiled_code) %}
   {% else %}
     {%- set action = adapter.incremental_action(model['name'], model['config'], existing_relation, compiled_code) -%}
@@ -44,16 +46,17 @@
       {% do store_result('main', response=response) %}
     {% elif action in ('full_refresh', 'recreate_empty') %}
       {#-- on_schema_change replaces the table, from the whole history or this run's rows. --#}
-      {%- set build_sql = s3tables_full_model_sql() if action == 'full_refresh' else compiled_code -%}
+      {%- set build_sql = s3tables_model_query(s3tables_full_model_sql()) if action == 'full_refresh' else compiled_code -%}
       {% do adapter.validate_incremental(model['name'], model['config'], build_sql) %}
       {%- call statement('main') -%}
         {{ create_table_as(False, target_relation, adapter.replacement_sql(model['name'], model['config'], existing_relation, build_sql)) }}
       {%- endcall -%}
+      {% do adapter.enforce_not_null(target_relation, model) %}
       {% do adapter.record_model_state(model['name'], model['config'], target_relation, compiled_code) %}
     {% else %}
       {#-- full_incremental_refresh: an empty table with the new schema and the chunk plan
            (one commit), then one commit per chunk; a rerun resumes after the last one. --#}
-      {%- set full_sql = s3tables_full_model_sql() -%}
+      {%- set full_sql = s3tables_model_query(s3tables_full_model_sql()) -%}
       {% if action == 'full_incremental_refresh' %}
         {% do adapter.validate_incremental(model['name'], model['config'], full_sql) %}
         {%- call statement('replace') -%}
@@ -62,6 +65,7 @@
                adapter.replacement_sql(model['name'], model['config'], existing_relation, full_sql, empty=True),
                adapter.rebuild_properties(model['name'], model['config'])) }}
         {%- endcall -%}
+        {% do adapter.enforce_not_null(target_relation, model) %}
       {% endif %}
       {%- set response = adapter.refresh_in_chunks(model['name'], model['config'], target_relation, full_sql) -%}
       {% do store_result('main', response=response) %}

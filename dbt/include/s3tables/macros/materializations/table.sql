@@ -20,8 +20,9 @@
   {% endif %}
 
   {%- call statement('main') -%}
-    {{ create_table_as(False, target_relation, compiled_code) }}
+    {{ create_table_as(False, target_relation, s3tables_model_query(compiled_code)) }}
   {%- endcall -%}
+  {% do adapter.enforce_not_null(target_relation, model) %}
   {#-- REPLACE keeps table properties: an incremental model's state must not survive. --#}
   {% if old_relation is not none and not old_relation.is_view %}
     {% do adapter.forget_model_state(target_relation) %}

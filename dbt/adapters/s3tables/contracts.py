@@ -1,0 +1,66 @@
+"""Enforced model contracts: which columns are `not_null`, and the query that writes
+them (pure functions).
+
+Spark cannot declare a schema in `CREATE TABLE ... AS SELECT` and Iceberg refuses
+`ALTER COLUMN ... SET NOT NULL`, so a `not_null` column is enforced twice: the writing
+statement checks every row (a NULL raises inside the one statement, so nothing is
+committed), and the committed table's field is then made required in the Iceberg schema,
+so every engine reading or writing the table sees the constraint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dbt.adapters.s3tables.sql_text import quote, sql_string
+
+
+def _constraint_type(constraint: Any) -> str:
+    value = constraint.get("type") if isinstance(constraint, Mapping) else constraint.type
+    return str(getattr(value, "value", value))
+
+
+def _constraint_columns(constraint: Any) -> list[str]:
+    value = constraint.get("columns") if isinstance(constraint, Mapping) else constraint.columns
+    return [str(c) for c in value or []]
+
+
+def not_null_columns(columns: Mapping[str, Any], model_constraints: Sequence[Any]) -> list[str]:
+    """Names of the contract's columns with a `not_null` constraint, declared on the
+    column or on the model, in the contract's column order."""
+    named = {
+        c.lower()
+        for constraint in model_constraints
+        if _constraint_type(constraint) == "not_null"
+        for c in _constraint_columns(constraint)
+    }
+    result = []
+    for key, column in columns.items():
+        name = str(column.get("name", key))
+        own = column.get("constraints") or []
+        if name.lower() in named or any(_constraint_type(c) == "not_null" for c in own):
+            result.append(name)
+    return result
+
+
+def contract_select_sql(
+    model_name: str, sql: str, columns: Sequence[str], not_null: Sequence[str]
+) -> str:
+    """The model's rows in the contract's column order, each `not_null` column checked:
+    a NULL fails the statement that writes them, with a message naming the column."""
+    required = {c.lower() for c in not_null}
+    selected = []
+    for column in columns:
+        name = quote(column)
+        if column.lower() in required:
+            message = sql_string(
+                f"Contract of model `{model_name}`: column `{column}` is not_null, but the "
+                "query returned NULL in it. Nothing was written."
+            )
+            selected.append(
+                f"CASE WHEN {name} IS NULL THEN raise_error({message}) ELSE {name} END AS {name}"
+            )
+        else:
+            selected.append(name)
+    return f"SELECT {', '.join(selected)}\nFROM (\n{sql}\n) AS model_subq"

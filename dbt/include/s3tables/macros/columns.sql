@@ -1,0 +1,34 @@
+{#-- dbt's column macros, answered from the Iceberg catalog through PyIceberg. dbt-spark's
+     versions run DESCRIBE (raw rows, not columns), ALTER TABLE ADD COLUMNS (refused by
+     Iceberg's Spark 3.5 integration for snapshots' new columns) and refuse to drop
+     columns. Every relation is rendered with render(): under --empty a ref() prints as
+     a subquery. --#}
+
+{% macro s3tables__get_columns_in_relation(relation) -%}
+  {{ return(adapter.get_columns_in_relation(relation)) }}
+{%- endmacro %}
+
+{% macro s3tables__alter_column_type(relation, column_name, new_column_type) -%}
+  {% do adapter.alter_column_type(relation, column_name, new_column_type) %}
+{%- endmacro %}
+
+{% macro s3tables__alter_relation_add_remove_columns(relation, add_columns, remove_columns) -%}
+  {% do adapter.alter_columns(relation, add_columns, remove_columns) %}
+{%- endmacro %}
+
+{#-- Snapshots: columns the source gained. --#}
+{% macro s3tables__create_columns(relation, columns) -%}
+  {% do adapter.alter_columns(relation, columns, none) %}
+{%- endmacro %}
+
+{% macro s3tables__alter_column_comment(relation, column_dict) -%}
+  {% set docs = {} %}
+  {% for name, column in column_dict.items() if column.get('description') %}
+    {% do docs.update({name: column['description']}) %}
+  {% endfor %}
+  {% do adapter.persist_docs_to_catalog(relation, none, docs) %}
+{%- endmacro %}
+
+{% macro s3tables__alter_relation_comment(relation, relation_comment) -%}
+  {% do adapter.persist_docs_to_catalog(relation, relation_comment, {}) %}
+{%- endmacro %}

@@ -245,9 +245,9 @@ class CatalogDdl:
     # --- columns ---
 
     def _load(self, name: str) -> Any:
-        identifier = self._table(name)
+        namespace, table = self._table(name)
         try:
-            return self._catalog.load_table(identifier)
+            return self.iceberg.load_table(namespace, table)
         except (NoSuchTableError, NoSuchNamespaceError):
             raise NotFound(f"table `{name}` does not exist") from None
 

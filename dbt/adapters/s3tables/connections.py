@@ -254,6 +254,12 @@ def check_reachable(host: str, port: int, timeout: float) -> None:
 class S3TablesConnectionManager(SparkConnectionManager):
     TYPE = "s3tables"
 
+    @classmethod
+    def _rollback_handle(cls, connection: Connection) -> None:
+        # Spark has no transactions, and touching the handle would start the engine
+        # for a command that needs only the catalog (dbt source freshness).
+        logger.debug("rollback: Spark has no transactions; each statement is atomic")
+
     @contextmanager
     def exception_handler(self, sql: str) -> Iterator[None]:
         """A failed statement is a database error with a readable message; the adapter's

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any, Literal, TypeVar
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -26,6 +27,7 @@ from pyiceberg.exceptions import (
 )
 from pyiceberg.io import load_file_io
 from pyiceberg.schema import Schema
+from pyiceberg.table import Table
 from pyiceberg.types import IcebergType
 from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
@@ -162,6 +164,19 @@ class IcebergCatalog:
         """Open the catalog now (for SQLite: create its tables if the file is new)."""
         _ = self.catalog
 
+    def load_table(self, namespace: str, name: str) -> Table:
+        """The table, its name matched case-insensitively as Spark resolves names (dbt
+        searches lower-cased; a JDBC catalog keeps `MODEL` as written)."""
+        try:
+            return self.catalog.load_table((namespace, name))
+        except NoSuchTableError:
+            wanted = name.lower()
+            listed = [t[-1] for t in self.catalog.list_tables(namespace)]
+            actual = next((t for t in listed if t.lower() == wanted and t != name), None)
+            if actual is None:
+                raise
+            return self.catalog.load_table((namespace, actual))
+
     def list_namespaces(self) -> list[str]:
         rows = retry_on_lock(self.catalog.list_namespaces, "list namespaces")
         return [".".join(row) for row in rows]
@@ -214,7 +229,7 @@ class IcebergCatalog:
         def load() -> list[ColumnInfo]:
             if kind == "view":
                 return schema_columns(self._view_schema(namespace, name))
-            return schema_columns(self.catalog.load_table((namespace, name)).schema())
+            return schema_columns(self.load_table(namespace, name).schema())
 
         return retry_on_lock(load, f"columns of {namespace}.{name}")
 
@@ -233,7 +248,7 @@ class IcebergCatalog:
         """Columns, properties and current snapshot (id and summary) from one load."""
 
         def load() -> TableState:
-            table = self.catalog.load_table((namespace, name))
+            table = self.load_table(namespace, name)
             snapshot = table.current_snapshot()
             summary = (
                 snapshot.summary.additional_properties if snapshot and snapshot.summary else {}
@@ -258,7 +273,7 @@ class IcebergCatalog:
         `remove`, in one commit; True if a commit was made."""
 
         def update() -> bool:
-            table = self.catalog.load_table((namespace, name))
+            table = self.load_table(namespace, name)
             changed = {k: v for k, v in properties.items() if table.properties.get(k) != v}
             removed = [k for k in remove if k in table.properties]
             if changed or removed:
@@ -282,7 +297,7 @@ class IcebergCatalog:
         Never drops a column."""
 
         def commit() -> None:
-            table = self.catalog.load_table((namespace, name))
+            table = self.load_table(namespace, name)
             with table.update_schema() as update:
                 for path, field_type in added:
                     update.add_column(path, field_type)
@@ -291,13 +306,25 @@ class IcebergCatalog:
 
         retry_on_lock(commit, f"schema of {namespace}.{name}")
 
+    def last_modified(self, namespace: str, name: str) -> datetime | None:
+        """When the table's current snapshot was committed (None before the first one);
+        raises NoSuchTableError when there is no such table."""
+
+        def load() -> datetime | None:
+            snapshot = self.load_table(namespace, name).current_snapshot()
+            if snapshot is None:
+                return None
+            return datetime.fromtimestamp(snapshot.timestamp_ms / 1000, tz=timezone.utc)
+
+        return retry_on_lock(load, f"last snapshot of {namespace}.{name}")
+
     def require_columns(self, namespace: str, name: str, columns: list[str]) -> list[str]:
         """Make these columns required fields (NOT NULL) in one schema commit, unless they
         already are; returns those it changed. The caller has checked the rows: Iceberg
         calls optional-to-required an incompatible change because it cannot."""
 
         def commit() -> list[str]:
-            table = self.catalog.load_table((namespace, name))
+            table = self.load_table(namespace, name)
             fields = {f.name.lower(): f for f in table.schema().fields}
             changed = [
                 fields[c.lower()].name
@@ -319,7 +346,7 @@ class IcebergCatalog:
             if relation.kind == "view":
                 schema = self._view_schema(relation.namespace, relation.name)
                 return RelationDetails(relation, schema_columns(schema), None)
-            table = self.catalog.load_table((relation.namespace, relation.name))
+            table = self.load_table(relation.namespace, relation.name)
             snapshot = table.current_snapshot()
             if snapshot is None:
                 stats = stats_from_summary(None, None)

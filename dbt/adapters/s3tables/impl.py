@@ -7,11 +7,14 @@ import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.base import available
-from dbt.adapters.base.impl import AdapterConfig, ConstraintSupport
+from dbt.adapters.base.impl import AdapterConfig, ConstraintSupport, FreshnessResponse
 from dbt.adapters.base.relation import BaseRelation, InformationSchema
+from dbt.adapters.capability import Capability, CapabilityDict, CapabilitySupport, Support
+from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.contracts.relation import RelationType
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import SparkAdapter
@@ -28,6 +31,7 @@ from dbt_common.contracts.metadata import (
     TableMetadata,
 )
 from dbt_common.exceptions import DbtRuntimeError
+from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
 from dbt.adapters.s3tables.catalog_ddl import CatalogDdl
 from dbt.adapters.s3tables.chunked_refresh import CONFIG_KEY as CHUNK_CONFIG_KEY
@@ -159,6 +163,15 @@ class S3TablesAdapter(SparkAdapter):
         ConstraintType.foreign_key: ConstraintSupport.NOT_ENFORCED,
     }
 
+    _capabilities = CapabilityDict(
+        {
+            # Freshness and single-relation catalog entries come from Iceberg metadata.
+            Capability.TableLastModifiedMetadata: CapabilitySupport(support=Support.Full),
+            Capability.TableLastModifiedMetadataBatch: CapabilitySupport(support=Support.Full),
+            Capability.GetCatalogForSingleRelation: CapabilitySupport(support=Support.Full),
+        }
+    )
+
     @classmethod
     def type(cls) -> str:
         return "s3tables"
@@ -203,6 +216,12 @@ class S3TablesAdapter(SparkAdapter):
         check_materialization(model_name, materialized)
         names = list(columns or []) + (self.query_columns(sql) if sql else [])
         check_names(model_name, str(relation.schema), str(relation.identifier), names)
+
+    @available
+    def clones_by_copy(self) -> bool:
+        """`dbt clone` copies tables where views are refused (the S3 Tables rules); it makes
+        views selecting from the state relations everywhere else."""
+        return bool(self.config.credentials.s3tables_rules)
 
     @available
     def drop_namespace_with_contents(self, namespace: str) -> None:
@@ -314,6 +333,33 @@ class S3TablesAdapter(SparkAdapter):
             )
             for index, column in enumerate(columns)
         ]
+
+    # --- source freshness ---
+
+    def calculate_freshness_from_metadata_batch(
+        self,
+        sources: list[BaseRelation],
+        macro_resolver: Any = None,
+    ) -> tuple[list[AdapterResponse | None], dict[BaseRelation, FreshnessResponse]]:
+        """`dbt source freshness` without `loaded_at_field`: a source's last load is its
+        Iceberg table's current snapshot time (commits that change only metadata, such as
+        properties or docs, do not count). A table without a snapshot is infinitely old."""
+        snapshotted_at = datetime.now(timezone.utc)
+        responses: dict[BaseRelation, FreshnessResponse] = {}
+        for source in sources:
+            try:
+                last_modified = self.iceberg.last_modified(
+                    str(source.schema), str(source.identifier)
+                )
+            except (NoSuchTableError, NoSuchNamespaceError):
+                raise DbtRuntimeError(
+                    f"Source table {source.schema}.{source.identifier} does not exist in "
+                    f"catalog `{self.iceberg.config.name}`: metadata-based freshness reads its "
+                    "last snapshot. Fix the source's schema or identifier, or set "
+                    "`loaded_at_field`"
+                ) from None
+            responses[source] = self._create_freshness_response(last_modified, snapshotted_at)
+        return [AdapterResponse(_message="OK (Iceberg snapshot metadata)")], responses
 
     # --- contracts ---
 

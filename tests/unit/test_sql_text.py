@@ -26,3 +26,8 @@ from dbt.adapters.s3tables.sql_text import split_statements
 )
 def test_split_statements(script: str, statements: list[str]) -> None:
     assert split_statements(script) == statements
+
+
+def test_long_statements_split_in_linear_time() -> None:
+    script = "select 1" + " \n" * 20000 + "from t; " + "-- note\n" * 2000
+    assert split_statements(script) == ["select 1" + " \n" * 20000 + "from t"]

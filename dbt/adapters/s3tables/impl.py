@@ -60,6 +60,7 @@ from dbt.adapters.s3tables.iceberg_catalog import (
     TableState,
     TableStats,
 )
+from dbt.adapters.s3tables.like_patterns import ilike
 from dbt.adapters.s3tables.model_config import (
     IncrementalConfig,
     ModelConfigError,
@@ -395,6 +396,21 @@ class S3TablesAdapter(SparkAdapter):
             )
             if changed:
                 logger.debug(f"{model['name']}: required in the Iceberg schema: {changed}")
+
+    @available
+    def relations_matching(
+        self, schema_pattern: str, table_pattern: str, exclude: str = ""
+    ) -> list[BaseRelation]:
+        """Relations whose schema and name match SQL ILIKE patterns (name not matching
+        `exclude`), from the catalog: dbt_utils' get_relations_by_pattern / _by_prefix."""
+        relations = []
+        for namespace in self.iceberg.list_namespaces():
+            if not ilike(namespace, schema_pattern):
+                continue
+            for entry in self.iceberg.list_relations(namespace):
+                if ilike(entry.name, table_pattern) and not ilike(entry.name, exclude or ""):
+                    relations.append(self._relation_from_catalog(entry))
+        return relations
 
     # --- dbt docs catalog ---
 

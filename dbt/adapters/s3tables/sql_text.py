@@ -9,7 +9,7 @@ _TOKEN = re.compile(
     r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`(?:[^`]|``)*`|--[^\n]*|/\*.*?\*/|;""",
     re.DOTALL,
 )
-_COMMENT_OR_SPACE = re.compile(r"(\s+|--[^\n]*|/\*.*?\*/)*", re.DOTALL)
+_COMMENT = re.compile(r"--[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
 def quote(name: str) -> str:
@@ -36,4 +36,4 @@ def split_statements(script: str) -> list[str]:
             statements.append(script[start : match.start()])
             start = match.end()
     statements.append(script[start:])
-    return [s.strip() for s in statements if not _COMMENT_OR_SPACE.fullmatch(s)]
+    return [s.strip() for s in statements if _COMMENT.sub("", s).strip()]

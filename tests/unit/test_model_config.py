@@ -8,6 +8,7 @@ from dbt.adapters.s3tables.model_config import (
     KNOWN_STRATEGIES,
     ModelConfigError,
     check_columns_exist,
+    check_model_config,
     normalize_unique_key,
     resolve_strategy,
 )
@@ -82,3 +83,28 @@ def test_missing_columns_are_named() -> None:
     problem = message.split("Fix:")[0]
     assert "customer" in problem and "day" in problem
     assert "not in the model's output (id, amount)" in problem
+
+
+@pytest.mark.parametrize(
+    ("config", "key", "fix"),
+    [
+        ({"file_format": "delta"}, "file_format", "set it to `iceberg`"),
+        ({"file_format": "parquet"}, "file_format", "remove `file_format`"),
+        ({"grants": {"select": ["analyst"]}}, "grants", "remove `grants`"),
+        ({"location_root": "s3://x"}, "location_root", "remove `location_root`"),
+        ({"clustered_by": ["id"], "buckets": 4}, "clustered_by", "remove `clustered_by`"),
+        ({"options": {"a": "b"}}, "options", "remove `options`"),
+    ],
+)
+def test_configs_this_adapter_would_ignore_are_refused(config: dict, key: str, fix: str) -> None:
+    with pytest.raises(ModelConfigError) as raised:
+        check_model_config("orders", config)
+    message = str(raised.value)
+    assert "Model `orders`" in message and f"config `{key}`" in message and fix in message
+
+
+@pytest.mark.parametrize(
+    "config", [{}, {"file_format": "iceberg"}, {"file_format": "ICEBERG", "grants": {}}]
+)
+def test_applicable_configs_pass(config: dict) -> None:
+    check_model_config("orders", config)

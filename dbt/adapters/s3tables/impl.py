@@ -66,6 +66,7 @@ from dbt.adapters.s3tables.model_config import (
     ModelConfigError,
     check_against_columns,
     check_columns_exist,
+    check_model_config,
     incremental_config,
     merge_update_columns,
     resolve_use_merge,
@@ -199,6 +200,12 @@ class S3TablesAdapter(SparkAdapter):
         if self.config.credentials.s3tables_rules:
             check_namespace(namespace)
         self.iceberg.create_namespace(namespace)
+
+    @available
+    def check_model_config(self, model_name: str, config: dict[str, Any]) -> None:
+        """Refuse, naming the model, the key and the fix, configs that this adapter would
+        otherwise ignore (another file_format, grants, Hive table options)."""
+        check_model_config(model_name, config)
 
     @available
     def check_s3tables_rules(

@@ -224,3 +224,37 @@ def resolve_use_merge(model_name: str, value: Any, has_extensions: bool) -> tupl
             "add the extensions to the session, or set use_merge to auto or false",
         )
     return False, "use_merge is auto and Iceberg's SQL extensions are not loaded"
+
+
+# dbt-spark configs that mean something for other table formats or Hive tables only; a
+# model that sets one would otherwise be built as if it had not.
+INAPPLICABLE_CONFIGS = {
+    "location_root": "S3 Tables and the Iceberg catalogs choose table locations themselves",
+    "clustered_by": "Iceberg has no Hive bucketing; partition by `bucket(<n>, <column>)`",
+    "buckets": "Iceberg has no Hive bucketing; partition by `bucket(<n>, <column>)`",
+    "options": "Iceberg tables take `tblproperties`, not data source options",
+}
+
+
+def check_model_config(model_name: str, config: Mapping[str, Any]) -> None:
+    """Configs any model may set, checked before its materialization writes anything."""
+    file_format = config.get("file_format")
+    if file_format is not None and str(file_format).lower() != "iceberg":
+        raise ModelConfigError(
+            model_name,
+            "file_format",
+            f"`{file_format}` is not available: every table this adapter builds is an "
+            "Iceberg table",
+            "remove `file_format`, or set it to `iceberg`",
+        )
+    if config.get("grants"):
+        raise ModelConfigError(
+            model_name,
+            "grants",
+            "Iceberg catalogs (S3 Tables, Glue, REST, the embedded one) have no SQL grants; "
+            "access to their tables is governed by IAM policies and Lake Formation",
+            "remove `grants` from this model's config (or set it only for other targets)",
+        )
+    for key, reason in INAPPLICABLE_CONFIGS.items():
+        if config.get(key) is not None:
+            raise ModelConfigError(model_name, key, f"not applicable: {reason}", f"remove `{key}`")

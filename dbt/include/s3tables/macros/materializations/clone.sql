@@ -6,6 +6,7 @@
      could share the state table's data files instead, but a purge or S3 Tables' cleanup of
      either table would then delete files the other still reads. --#}
 {% materialization clone, adapter='s3tables' %}
+  {% do adapter.check_model_config(model['name'], model['config']) %}
   {{ return(materialization_clone_default()) }}
 {% endmaterialization %}
 

@@ -4,6 +4,7 @@
      `on_schema_change` replaces the table for the model's new columns
      (`adapter.incremental_action` decides). --#}
 {% materialization incremental, adapter='s3tables', supported_languages=['sql', 'python'] %}
+  {% do adapter.check_model_config(model['name'], model['config']) %}
   {%- set identifier = model['alias'] -%}
   {%- set grant_config = config.get('grants') -%}
   {%- set existing_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}

@@ -2,6 +2,7 @@
      holding the CSV rows as text, each column cast to its type: no row-by-row inserts,
      and a failed load leaves the previous seed table untouched. --#}
 {% materialization seed, adapter='s3tables' %}
+  {% do adapter.check_model_config(model['name'], model['config']) %}
   {%- set identifier = model['alias'] -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}

@@ -344,8 +344,10 @@ class IcebergCatalog:
 
         def load() -> RelationDetails:
             if relation.kind == "view":
-                schema = self._view_schema(relation.namespace, relation.name)
-                return RelationDetails(relation, schema_columns(schema), None)
+                metadata = self._view_metadata(relation.namespace, relation.name)
+                columns = schema_columns(view_schema_from_metadata(metadata))
+                comment = (metadata.get("properties") or {}).get("comment")
+                return RelationDetails(relation, columns, None, comment)
             table = self.load_table(relation.namespace, relation.name)
             snapshot = table.current_snapshot()
             if snapshot is None:
@@ -379,10 +381,10 @@ class IcebergCatalog:
         with self.catalog.engine.connect() as connection:
             return list(connection.execute(text(query), params))
 
-    def _view_schema(self, namespace: str, name: str) -> Schema:
+    def _view_metadata(self, namespace: str, name: str) -> dict[str, Any]:
+        """The view's Iceberg metadata document."""
         if not isinstance(self.catalog, SqlCatalog):
-            metadata = self.catalog.load_view((namespace, name)).metadata
-            return view_schema_from_metadata(metadata.model_dump(by_alias=True))
+            return self.catalog.load_view((namespace, name)).metadata.model_dump(by_alias=True)
         rows = self._sql_view_rows(namespace, name)
         if not rows:
             raise LookupError(f"view {namespace}.{name} not found in the catalog")
@@ -392,7 +394,10 @@ class IcebergCatalog:
             raw = stream.read()
         if location.endswith(".gz.metadata.json"):
             raw = gzip.decompress(raw)
-        return view_schema_from_metadata(json.loads(raw))
+        return json.loads(raw)
+
+    def _view_schema(self, namespace: str, name: str) -> Schema:
+        return view_schema_from_metadata(self._view_metadata(namespace, name))
 
     def _drop_view(self, identifier: tuple[str, str]) -> None:
         if not isinstance(self.catalog, SqlCatalog):

@@ -60,9 +60,28 @@
     {%- set sql = adapter.typed_sql(model['name'], sql) -%}
   {%- endif %}
   create or replace view {{ relation }}
+  {{ s3tables_view_columns_clause(relation, sql) }}
   {{ comment_clause() }}
   as
   {{ sql }}
+{%- endmacro %}
+
+{#-- A view keeps its column docs in its definition: `(col comment '...', ...)` lists
+     every column the query returns, with the documented ones' descriptions. --#}
+{% macro s3tables_view_columns_clause(relation, sql) -%}
+  {%- if config.persist_column_docs() and model.columns -%}
+    {%- set query_columns = adapter.query_columns(sql) -%}
+    {%- set documented = validate_doc_columns(relation, model.columns, query_columns) -%}
+    {%- set descriptions = {} -%}
+    {%- for name, column in documented.items() if column.get('description') -%}
+      {%- do descriptions.update({name | lower: column['description']}) -%}
+    {%- endfor -%}
+    (
+    {%- for column in query_columns %}
+      {{ adapter.quote(column) }}{% if column | lower in descriptions %} comment {{ s3tables_string_literal(descriptions[column | lower]) }}{% endif %}{{ "," if not loop.last }}
+    {%- endfor %}
+    )
+  {%- endif -%}
 {%- endmacro %}
 
 {#-- The query a model writes. With an enforced contract: its columns checked against
@@ -132,12 +151,16 @@
 
 {#-- Descriptions go to the Iceberg catalog itself: the model's as the table's `comment`
      property, the columns' as Iceberg column docs (one commit; views keep Spark's). --#}
+{#-- Tables: one PyIceberg commit, only when something changed. Views: their definition
+     carries their docs (create_view_as). Documented columns the relation lacks get dbt's
+     warning and are skipped. --#}
 {% macro s3tables__persist_docs(relation, model, for_relation, for_columns) -%}
   {% if relation.type != 'view' %}
     {% set description = model.description if for_relation and config.persist_relation_docs() and model.description else none %}
     {% set columns = {} %}
     {% if for_columns and config.persist_column_docs() and model.columns %}
-      {% for name, column in model.columns.items() if column.description %}
+      {% set existing = adapter.get_columns_in_relation(relation) | map(attribute='name') | list %}
+      {% for name, column in validate_doc_columns(relation, model.columns, existing).items() if column.description %}
         {% do columns.update({name: column.description}) %}
       {% endfor %}
     {% endif %}

@@ -14,10 +14,11 @@ from dbt.adapters.base import available
 from dbt.adapters.base.impl import AdapterConfig, ConstraintSupport, FreshnessResponse
 from dbt.adapters.base.relation import BaseRelation, InformationSchema
 from dbt.adapters.capability import Capability, CapabilityDict, CapabilitySupport, Support
-from dbt.adapters.contracts.connection import AdapterResponse
+from dbt.adapters.contracts.connection import AdapterResponse, Connection
 from dbt.adapters.contracts.relation import RelationType
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import SparkAdapter
+from dbt.flags import get_flags
 from dbt_common.clients.agate_helper import DEFAULT_TYPE_TESTER
 from dbt_common.contracts.constraints import (
     ColumnLevelConstraint,
@@ -112,6 +113,9 @@ if TYPE_CHECKING:
 
 logger = AdapterLogger("s3tables")
 
+# dbt commands whose nodes run SQL on the engine.
+ENGINE_COMMANDS = frozenset({"run", "build", "seed", "snapshot", "test", "show", "clone", "retry"})
+
 
 @dataclass
 class S3TablesConfig(AdapterConfig):
@@ -181,6 +185,14 @@ class S3TablesAdapter(SparkAdapter):
     def quote(self, identifier: str) -> str:  # type: ignore[override]
         # str(): dbt's own callers quote values that may be None (an unset database).
         return quote(str(identifier))
+
+    def acquire_connection(self, name: str | None = None) -> Connection:
+        """dbt takes its `master` connection before the first node: for commands that run
+        SQL, start the engine there, so that no node's timing carries its start-up."""
+        connection = super().acquire_connection(name)
+        if name == "master" and getattr(get_flags(), "WHICH", None) in ENGINE_COMMANDS:
+            _ = connection.handle  # opens the connection: starts Spark, or reaches the server
+        return connection
 
     @property
     def iceberg(self) -> IcebergCatalog:

@@ -8,15 +8,20 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from typing import TYPE_CHECKING
 
+from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalog_config import CatalogConfig
 from dbt.adapters.s3tables.jars import JarPlan, find_java, resolve_jars
+from dbt.adapters.s3tables.sql_text import quote
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+logger = AdapterLogger("s3tables")
 
 LOG4J_CONFIG = os.path.join(os.path.dirname(__file__), "log4j2.properties")
 
@@ -104,10 +109,19 @@ def get_or_create_session(
             os.environ["AWS_PROFILE"] = catalog.aws_profile
         from pyspark.sql import SparkSession
 
+        started = time.monotonic()
         builder = SparkSession.builder
         for key, value in settings.items():
             builder = builder.config(key, value)
         _session = builder.getOrCreate()
         _session_catalog = catalog
         _session.sparkContext.setLogLevel("ERROR")
+        # Open the Iceberg catalog and run one query now: their first use costs seconds
+        # (class loading, catalog connection) that would otherwise land on the first model.
+        _session.sql(f"SHOW NAMESPACES IN {quote(catalog.name)}").collect()
+        _session.sql("SELECT 1").collect()
+        logger.info(
+            f"Spark {_session.version} started in {time.monotonic() - started:.1f} s "
+            f"(master {master}, catalog `{catalog.name}`)"
+        )
         return _session

@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -112,6 +113,10 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 logger = AdapterLogger("s3tables")
+
+# Strategies whose statement changes nothing when the model returns no rows (microbatch
+# still replaces its window with nothing).
+SKIPPED_WHEN_EMPTY = ("append", "merge", "delete+insert", "scd2", "insert_overwrite")
 
 # dbt commands whose nodes run SQL on the engine.
 ENGINE_COMMANDS = frozenset({"run", "build", "seed", "snapshot", "test", "show", "clone", "retry"})
@@ -745,9 +750,71 @@ class S3TablesAdapter(SparkAdapter):
         # Every check has passed: only now does anything reach the catalog.
         self._evolve_schema(model_name, target, plan)
         self._apply_write_mode(model_name, config, target, before.properties)
+        skippable = settings.strategy in SKIPPED_WHEN_EMPTY
+        with self._cached_source(source_sql) if skippable else nullcontext(source_sql) as rows:
+            if skippable and self._is_empty(rows):
+                # Iceberg would commit an empty snapshot: an hourly job would pile up
+                # thousands a year. The run is a no-op; the table stays at its snapshot.
+                logger.info(f"{model_name}: the model returned no rows; nothing committed")
+                self._record_state(settings, config, target, source_sql, before.properties)
+                return IncrementalResponse(
+                    _message=f"{settings.strategy.upper()} 0 inserted, 0 updated, 0 deleted "
+                    "(no rows, nothing committed)",
+                    code=settings.strategy.upper(),
+                    rows_affected=0,
+                    rows_inserted=0,
+                    rows_updated=0,
+                    rows_deleted=0,
+                    snapshot_id=None,
+                )
+            return self._write(
+                settings,
+                config,
+                target,
+                source_sql,
+                rows,
+                before,
+                target_columns,
+                source_columns,
+                batch_start,
+                batch_end,
+            )
+
+    @contextmanager
+    def _cached_source(self, source_sql: str) -> Iterator[str]:
+        """The model's rows computed once into Spark's cache (memory, spilling to disk),
+        as a query over the cached view: emptiness is then known without evaluating the
+        model twice."""
+        view = quote(f"dbt_source_{uuid.uuid4().hex}")
+        self.connections.execute(f"CACHE TABLE {view} AS {source_sql}")
+        try:
+            yield f"SELECT * FROM {view}"
+        finally:
+            self.connections.execute(f"UNCACHE TABLE IF EXISTS {view}")
+            self.connections.execute(f"DROP VIEW IF EXISTS {view}")
+
+    def _is_empty(self, rows_sql: str) -> bool:
+        _, rows = self.connections.execute(f"SELECT 1 FROM ({rows_sql}) LIMIT 1", fetch=True)
+        return len(rows) == 0
+
+    def _write(
+        self,
+        settings: IncrementalConfig,
+        config: dict[str, Any],
+        target: BaseRelation,
+        model_sql: str,
+        rows_sql: str,
+        before: TableState,
+        target_columns: list[str],
+        source_columns: list[str],
+        batch_start: str | None,
+        batch_end: str | None,
+    ) -> IncrementalResponse:
+        """The strategy's one statement (one commit) and the exact counts of that commit."""
+        model_name = settings.model_name
         write = IncrementalWrite(
             target=str(target),
-            source_sql=source_sql,
+            source_sql=rows_sql,
             target_columns=target_columns,
             source_columns=source_columns,
             unique_key=settings.unique_key,
@@ -788,7 +855,7 @@ class S3TablesAdapter(SparkAdapter):
             if rewrites_table
             else commit_counts(settings.strategy, after.summary if committed else None)
         )
-        self._record_state(settings, config, target, source_sql, after.properties)
+        self._record_state(settings, config, target, model_sql, after.properties)
         logger.debug(f"{model_name}: {settings.strategy} committed {after.snapshot_id}")
         return IncrementalResponse(
             _message=f"{settings.strategy.upper()} {counts.inserted} inserted, "

@@ -1,0 +1,75 @@
+"""An incremental run whose model returns no rows commits nothing: a job scheduled
+hourly must not add thousands of empty Iceberg snapshots a year. Microbatch is the
+exception by design: an empty batch replaces its window with nothing."""
+
+from __future__ import annotations
+
+import pytest
+from dbt.tests.util import run_dbt
+
+from tests.functional.test_incremental_strategies import (
+    batch_model,
+    relation,
+    results_by_model,
+    run_results_responses,
+    snapshot_count,
+    table_rows,
+)
+
+ROWS = "select 1 as id, 'a' as v, date'2024-01-01' as day"
+NO_ROWS = f"{ROWS} where false"
+
+CONFIGS = {
+    "appended": "materialized='incremental', incremental_strategy='append'",
+    "merged": "materialized='incremental', unique_key='id'",
+    "deleted_inserted": "materialized='incremental', unique_key='id', "
+    "incremental_strategy='delete+insert'",
+    "history": "materialized='incremental', unique_key='id', incremental_strategy='scd2'",
+    "overwritten": "materialized='incremental', incremental_strategy='insert_overwrite', "
+    "partition_by=['day']",
+    "merged_without_merge": "materialized='incremental', unique_key='id', use_merge=false",
+}
+
+
+class TestEmptyRunsCommitNothing:
+    @pytest.fixture(scope="class")
+    def models(self):
+        models = {
+            f"{name}.sql": batch_model(config, {1: ROWS, 2: NO_ROWS})
+            for name, config in CONFIGS.items()
+        }
+        models["batched.sql"] = batch_model(
+            "materialized='incremental', incremental_strategy='microbatch', "
+            "event_time='ts', begin='2024-01-01', batch_size='day'",
+            {
+                1: "select 1 as id, timestamp'2024-01-01 10:00:00' as ts",
+                2: "select 1 as id, timestamp'2024-01-01 10:00:00' as ts where false",
+            },
+        )
+        return models
+
+    def test_no_rows_no_snapshot(self, project):
+        run_dbt(["run", "--exclude", "batched"])
+        before = {name: snapshot_count(project, relation(project, name)) for name in CONFIGS}
+        rows_before = {
+            name: table_rows(project, f"select * from {relation(project, name)}")
+            for name in CONFIGS
+        }
+
+        results = results_by_model(run_dbt(["run", "--exclude", "batched", "--vars", "batch: 2"]))
+        responses = run_results_responses(project)
+        for name in CONFIGS:
+            table = relation(project, name)
+            assert snapshot_count(project, table) == before[name], name
+            assert table_rows(project, f"select * from {table}") == rows_before[name], name
+            assert "nothing committed" in results[name].message, name
+            assert responses[name].get("snapshot_id") is None, name
+            assert responses[name]["rows_inserted"] == 0, name
+
+    def test_an_empty_microbatch_still_replaces_its_window(self, project):
+        window = ["--event-time-start", "2024-01-01", "--event-time-end", "2024-01-02"]
+        run_dbt(["run", "--select", "batched", *window])
+        table = relation(project, "batched")
+        assert table_rows(project, f"select id from {table}") == [(1,)]
+        run_dbt(["run", "--select", "batched", "--vars", "batch: 2", *window])
+        assert table_rows(project, f"select id from {table}") == []

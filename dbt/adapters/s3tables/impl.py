@@ -211,7 +211,7 @@ class S3TablesAdapter(SparkAdapter):
     def check_schema_exists(self, database: str, schema: str) -> bool:
         return self.iceberg.namespace_exists(schema)
 
-    @available
+    @available.parse_none
     def ensure_namespace(self, namespace: str) -> None:
         """dbt's create_schema: create the namespace unless it exists."""
         if self.config.credentials.s3tables_rules:
@@ -248,7 +248,7 @@ class S3TablesAdapter(SparkAdapter):
         views selecting from the state relations everywhere else."""
         return bool(self.config.credentials.s3tables_rules)
 
-    @available
+    @available.parse_none
     def drop_namespace_with_contents(self, namespace: str) -> None:
         """dbt's drop_schema: the namespace with every table (purged) and view in it."""
         self.iceberg.drop_namespace(namespace)
@@ -259,18 +259,18 @@ class S3TablesAdapter(SparkAdapter):
     def ddl(self) -> CatalogDdl:
         return CatalogDdl(self.iceberg, bool(self.config.credentials.s3tables_rules))
 
-    @available
+    @available.parse_none
     def create_namespace(
         self, name: str, comment: str | None = None, properties: dict[str, Any] | None = None
     ) -> None:
         self.ddl.create_namespace(name, comment, properties)
 
-    @available
+    @available.parse_none
     def drop_namespace(self, name: str, ignore_not_found: bool = False) -> None:
         """Raises SchemaNotEmpty while the namespace holds tables or views."""
         self.ddl.drop_namespace(name, ignore_not_found)
 
-    @available
+    @available.parse_none
     def create_table(
         self,
         name: str,
@@ -281,11 +281,11 @@ class S3TablesAdapter(SparkAdapter):
     ) -> None:
         self.ddl.create_table(name, columns, on_conflict, comment, not_null or [])
 
-    @available
+    @available.parse_none
     def drop_table(self, name: str, ignore_not_found: bool = False) -> None:
         self.ddl.drop_table(name, ignore_not_found)
 
-    @available
+    @available.parse_none
     def add_column(
         self,
         table: str,
@@ -296,12 +296,12 @@ class S3TablesAdapter(SparkAdapter):
     ) -> None:
         self.ddl.add_column(table, name, type, comment, if_not_exists)
 
-    @available
+    @available.parse_none
     def remove_column(self, table: str, name: str, if_exists: bool = False) -> None:
         """For an operator who asks by name; no materialization calls it."""
         self.ddl.remove_column(table, name, if_exists)
 
-    @available
+    @available.parse_none
     def alter_columns(
         self,
         relation: BaseRelation,
@@ -317,14 +317,14 @@ class S3TablesAdapter(SparkAdapter):
             [c.name for c in remove_columns or []],
         )
 
-    @available
+    @available.parse_none
     def alter_column_type(self, relation: BaseRelation, column_name: str, new_type: str) -> None:
         """dbt's `alter_column_type`: a widening in place, or an error naming the change."""
         self.ddl.change_column_type(
             f"{relation.schema}.{relation.identifier}", column_name, new_type
         )
 
-    @available
+    @available.parse_none
     def persist_docs_to_catalog(
         self, relation: BaseRelation, description: str | None, columns: dict[str, str]
     ) -> None:
@@ -407,7 +407,7 @@ class S3TablesAdapter(SparkAdapter):
         not_null = not_null_columns(columns, constraints)
         return contract_select_sql(model["name"], sql, names, not_null)
 
-    @available
+    @available.parse_none
     def enforce_not_null(self, relation: BaseRelation, model: Any) -> None:
         """After a build of a model with an enforced contract: its `not_null` columns become
         required Iceberg fields (the build statement has checked every row)."""
@@ -421,7 +421,7 @@ class S3TablesAdapter(SparkAdapter):
             if changed:
                 logger.debug(f"{model['name']}: required in the Iceberg schema: {changed}")
 
-    @available
+    @available.parse_list
     def relations_matching(
         self, schema_pattern: str, table_pattern: str, exclude: str = ""
     ) -> list[BaseRelation]:

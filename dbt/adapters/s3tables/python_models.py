@@ -7,6 +7,9 @@ SQL model selecting from that view.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from dbt_common.exceptions import DbtRuntimeError
@@ -27,24 +30,54 @@ class PythonModelError(DbtRuntimeError):
     pass
 
 
+_active_session_lock = threading.Lock()
+
+
+@contextmanager
+def _active_session(spark: SparkSession) -> Iterator[None]:
+    """Make this connection's session the active one while a model runs: pandas-on-Spark
+    creates its frames in the active session, and the result's temporary view must live
+    in this connection's session. PySpark 3.5 keeps the active session in a class
+    attribute, so models that set it run one at a time (their frames stay lazy)."""
+    from pyspark.sql import SparkSession
+
+    with _active_session_lock:
+        previous = SparkSession._activeSession
+        SparkSession._activeSession = spark
+        spark._jvm.SparkSession.setActiveSession(spark._jsparkSession)  # type: ignore[union-attr]
+        try:
+            yield
+        finally:
+            SparkSession._activeSession = previous
+
+
 def run_python_model(spark: SparkSession, model_name: str, compiled_code: str) -> DataFrame:
     """Run the compiled model and return its result as a Spark DataFrame."""
     from pyspark.sql import DataFrame
 
-    namespace: dict[str, Any] = {"session": spark, "__name__": f"dbt_python_model_{model_name}"}
-    try:
-        code = compile(compiled_code + ENTRY_POINT, f"<python model {model_name}>", "exec")
-        exec(code, namespace)
-    except Exception as error:
-        raise PythonModelError(
-            f"Python model `{model_name}` failed: {type(error).__name__}: {error}"
-        ) from error
-    result = namespace.get("df")
-    if isinstance(result, DataFrame):
-        return result
-    if type(result).__module__.startswith("pandas"):
-        return spark.createDataFrame(result)
+    # `spark` too: Databricks notebooks name the session so, and models written there use it.
+    namespace: dict[str, Any] = {
+        "session": spark,
+        "spark": spark,
+        "__name__": f"dbt_python_model_{model_name}",
+    }
+    with _active_session(spark):
+        try:
+            code = compile(compiled_code + ENTRY_POINT, f"<python model {model_name}>", "exec")
+            exec(code, namespace)
+        except Exception as error:
+            raise PythonModelError(
+                f"Python model `{model_name}` failed: {type(error).__name__}: {error}"
+            ) from error
+        result = namespace.get("df")
+        if isinstance(result, DataFrame):
+            return result
+        module = type(result).__module__
+        if module.startswith("pyspark.pandas"):
+            return result.to_spark()
+        if module.startswith("pandas"):
+            return spark.createDataFrame(result)
     raise PythonModelError(
         f"Python model `{model_name}`: model() returned {type(result).__name__}. Fix: return "
-        "a Spark DataFrame (or a pandas DataFrame)"
+        "a Spark DataFrame, a pandas-on-Spark DataFrame or a pandas DataFrame"
     )

@@ -29,12 +29,15 @@
       {%- if not loop.last %},{% endif -%}
     {%- endfor %}
     from {{ rows_view }}
+    {#-- --empty: the seed's table with its columns and types, and no rows. --#}
+    {%- if flags.EMPTY %} where false{% endif %}
   {%- endset -%}
+  {%- set loaded = 0 if flags.EMPTY else (agate_table.rows | length) -%}
 
   {%- set load_sql = create_table_as(False, target_relation, select_sql) -%}
   {% call statement('load_seed') %}{{ load_sql }}{% endcall %}
   {#-- Report the row count as dbt's seed output expects (`INSERT n`). --#}
-  {% call noop_statement('main', 'INSERT ' ~ (agate_table.rows | length), code='INSERT', rows_affected=(agate_table.rows | length)) %}{{ load_sql }}{% endcall %}
+  {% call noop_statement('main', 'INSERT ' ~ loaded, code='INSERT', rows_affected=loaded) %}{{ load_sql }}{% endcall %}
   {% do adapter.drop_temp_view(rows_view) %}
 
   {% set should_revoke = should_revoke(old_relation, full_refresh_mode=True) %}

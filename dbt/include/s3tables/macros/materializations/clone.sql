@@ -7,6 +7,12 @@
      either table would then delete files the other still reads. --#}
 {% materialization clone, adapter='s3tables' %}
   {% do adapter.check_model_config(model['name'], model['config']) %}
+  {#-- A relation cloned onto itself stays as it is: the view route would otherwise
+       replace the table with a view selecting from itself. --#}
+  {%- if defer_relation and this.render() | lower == defer_relation.render() | lower -%}
+    {{ log("Target relation and defer relation are the same, skipping clone for relation: " ~ this.render()) }}
+    {{ return({'relations': []}) }}
+  {%- endif -%}
   {{ return(materialization_clone_default()) }}
 {% endmaterialization %}
 

@@ -55,7 +55,9 @@ def spark_catalog_table(project, name: str, kind: str) -> CatalogTable:
     schema = project.test_schema
     columns = {
         column: ColumnMetadata(type=data_type, index=index, name=column, comment=comment)
-        for index, (column, data_type, comment) in enumerate(spark_columns(project, schema, name))
+        for index, (column, data_type, comment) in enumerate(
+            spark_columns(project, schema, name), start=1
+        )
     }
     stats: dict[str, StatsItem] = {}
     if kind == "table":
@@ -149,9 +151,9 @@ class TestDocsGenerateCatalog:
         assert "row_count" not in view["stats"]
         view_columns = {c["name"]: (c["type"], c["index"]) for c in view["columns"].values()}
         assert view_columns == {
-            "id": ("bigint", 0),
-            "name_upper": ("string", 1),
-            "half": ("double", 2),
+            "id": ("bigint", 1),
+            "name_upper": ("string", 2),
+            "half": ("double", 3),
         }
 
         # Column names and types agree with Spark's own DESCRIBE of each relation.
@@ -189,7 +191,7 @@ class TestDocsGenerateCatalog:
             "joined": "date",
             "score": "bigint",
         }
-        assert [c.index for c in table.columns.values()] == [0, 1, 2, 3]
+        assert [c.index for c in table.columns.values()] == [1, 2, 3, 4]
         assert table.stats["row_count"].value == 2
         assert table == spark_catalog_table(project, "people_table", "table")
 

@@ -444,7 +444,7 @@ class S3TablesAdapter(SparkAdapter):
             for field_name in ("label", "value", "description", "include"):
                 flat_stats[f"stats:{item.id}:{field_name}"] = getattr(item, field_name)
         entry = details.relation
-        for index, column in enumerate(details.columns):
+        for index, column in enumerate(details.columns, start=1):
             yield {
                 "table_database": None,
                 "table_schema": entry.namespace,
@@ -488,7 +488,7 @@ class S3TablesAdapter(SparkAdapter):
             ),
             columns={
                 c.name: ColumnMetadata(type=c.data_type, index=i, name=c.name, comment=c.comment)
-                for i, c in enumerate(details.columns)
+                for i, c in enumerate(details.columns, start=1)
             },
             stats=stats_items(details.stats),
         )

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from dbt.tests.adapter.simple_seed import seeds
+from dbt.tests.adapter.simple_seed import fixtures, seeds
 from dbt.tests.adapter.simple_seed.test_seed import (
     BaseBasicSeedTests,
     BaseSeedConfigFullRefreshOff,
@@ -26,6 +26,7 @@ from dbt.tests.adapter.simple_seed.test_seed import (
     BaseSimpleSeedWithBOM,
     BaseTestEmptySeed,
 )
+from dbt.tests.adapter.simple_seed.test_seed_type_override import BaseSimpleSeedColumnOverride
 from dbt.tests.util import get_connection, run_dbt
 
 
@@ -126,3 +127,29 @@ class TestSeedSpecificFormats(BaseSeedSpecificFormats):
 
 class TestEmptySeed(BaseTestEmptySeed):
     pass
+
+
+class TestSimpleSeedColumnOverride(BaseSimpleSeedColumnOverride):
+    """Spark spells Postgres' `text` as `string`, `integer` as `bigint` (the type seeds
+    infer for whole numbers) and `timestamp without time zone` as `timestamp`."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        properties = (
+            fixtures.properties__schema_yml.replace("type: text", "type: string")
+            .replace("type: integer", "type: bigint")
+            .replace("type: timestamp without time zone", "type: timestamp")
+        )
+        return {"schema.yml": properties}
+
+    @staticmethod
+    def seed_enabled_types():
+        return {"seed_id": "string", "birthday": "date"}
+
+    @staticmethod
+    def seed_tricky_types():
+        return {
+            "seed_id_str": "string",
+            "looks_like_a_bool": "string",
+            "looks_like_a_date": "string",
+        }

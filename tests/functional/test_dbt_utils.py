@@ -90,7 +90,7 @@ class TestRelationLookupsThroughDispatch:
         assert tuple(row) == (
             "part_a,part_b",
             "table,view",
-            "part_a",
+            "part_a,partial",
             0,
             "part_a,part_b,partial",
             0,

@@ -1,0 +1,76 @@
+"""What a person reads when dbt runs: no Spark start-up banner, the engine's start as one
+line before the first model (so no model's timing carries it), and a failed model's
+error as Spark's error class and message, the Java stack going to the log files only.
+
+A fresh `dbt run` process: the test suite's own process has its JVM started already.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+DBT = str(Path(sys.executable).parent / "dbt")
+
+
+def write_project(root: Path, warehouse: Path) -> None:
+    (root / "models").mkdir(parents=True)
+    (root / "dbt_project.yml").write_text("name: shop\nversion: '1.0'\nprofile: shop\n")
+    profile = {
+        "shop": {
+            "target": "dev",
+            "outputs": {
+                "dev": {
+                    "type": "s3tables",
+                    "schema": "shop",
+                    "warehouse": str(warehouse),
+                    "master": "local[2]",
+                    "threads": 1,
+                }
+            },
+        }
+    }
+    (root / "profiles.yml").write_text(yaml.safe_dump(profile))
+    (root / "models" / "good.sql").write_text("select 1 as id")
+    (root / "models" / "failing.sql").write_text(
+        "{{ config(materialized='table') }}\n"
+        "select case when id > 0 then raise_error('boom: id must not be positive') end as id\n"
+        "from range(3)"
+    )
+
+
+def test_output_is_readable(tmp_path: Path) -> None:
+    project = tmp_path / "shop"
+    write_project(project, tmp_path / "warehouse")
+    env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "NO_COLOR": "1"}
+    result = subprocess.run(
+        [DBT, "run", "--profiles-dir", str(project), "--project-dir", str(project)],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    output = result.stdout + result.stderr
+
+    assert "Setting default log level" not in output
+    assert "\tat org.apache" not in output and "at java." not in output
+
+    lines = result.stdout.splitlines()
+    started = next(i for i, line in enumerate(lines) if re.search(r"Spark \S+ started in", line))
+    first_node = next(i for i, line in enumerate(lines) if " START " in line)
+    assert started < first_node
+
+    # The failure is Spark's message, once, without the stack.
+    assert re.search(r"Database Error in model failing.*\n\s+boom: id must not be positive", output)
+    assert "Job aborted due to stage failure" not in output
+
+    # The full traces are kept: Spark's own log and dbt's debug log.
+    assert "boom: id must not be positive" in (project / "logs" / "spark.log").read_text()
+    assert "full trace" in (project / "logs" / "dbt.log").read_text()

@@ -26,7 +26,7 @@ from dbt.adapters.s3tables.spark_errors import database_error, thrift_error
 from dbt.adapters.s3tables.spark_session import get_or_create_session
 from dbt.adapters.s3tables.sql_text import split_statements
 from dbt.adapters.s3tables.table_bucket import ensure_table_bucket
-from dbt.adapters.s3tables.types import parse_spark_type
+from dbt.adapters.s3tables.types import parse_spark_type, session_wall_time, time_zone
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession
@@ -154,10 +154,32 @@ class SparkSqlHandle(SparkConnectionWrapper):
     def fetchall(self) -> list[Row] | None:
         if self._rows is None and self._df is not None:
             try:
-                self._rows = self._df.collect()
+                rows = self._df.collect()
             except Exception as error:
                 raise database_error(error) from None
+            self._rows = self._in_session_time(rows)
         return self._rows
+
+    def _in_session_time(self, rows: list[Row]) -> list[Row]:
+        """Rows with TIMESTAMP values as the session's wall time, not the Python
+        process's local time PySpark gives them (dbt show, run_query, tests)."""
+        from pyspark.sql import Row
+        from pyspark.sql.types import TimestampType
+
+        assert self._df is not None
+        fields = self._df.schema.fields
+        timestamps = [i for i, f in enumerate(fields) if isinstance(f.dataType, TimestampType)]
+        if not timestamps or not rows:
+            return rows
+        zone = time_zone(str(self.spark.conf.get("spark.sql.session.timeZone")))
+        row = Row(*[f.name for f in fields])
+        converted = []
+        for values in rows:
+            values = list(values)
+            for index in timestamps:
+                values[index] = session_wall_time(values[index], zone)
+            converted.append(row(*values))
+        return converted
 
     def fetchone(self) -> Row | None:
         rows = self.fetchall()

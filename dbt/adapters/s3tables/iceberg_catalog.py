@@ -152,6 +152,10 @@ class IcebergCatalog:
     def catalog(self) -> Catalog:
         with self._lock:
             if self._catalog is None:
+                # PyIceberg imports its Arrow FileIO (pyarrow.dataset, pandas) lazily, at
+                # the first table load, which can land anywhere in a run; import it here.
+                import pyiceberg.io.pyarrow  # noqa: F401
+
                 if self.config.uses_sqlite:
                     prepare_local_catalog(self.config)
                 self._catalog = retry_on_lock(

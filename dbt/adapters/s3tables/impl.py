@@ -55,6 +55,7 @@ from dbt.adapters.s3tables.connections import (
 )
 from dbt.adapters.s3tables.contracts import contract_select_sql, not_null_columns
 from dbt.adapters.s3tables.credentials import resolve_warehouse
+from dbt.adapters.s3tables.cross_db import listagg_sql
 from dbt.adapters.s3tables.iceberg_catalog import (
     CatalogRelation,
     IcebergCatalog,
@@ -435,6 +436,16 @@ class S3TablesAdapter(SparkAdapter):
                 if ilike(entry.name, table_pattern) and not ilike(entry.name, exclude or ""):
                     relations.append(self._relation_from_catalog(entry))
         return relations
+
+    @available
+    def listagg_sql(
+        self,
+        measure: str,
+        delimiter_text: str,
+        order_by_clause: str | None = None,
+        limit_num: int | None = None,
+    ) -> str:
+        return listagg_sql(measure, delimiter_text, order_by_clause, limit_num)
 
     # --- dbt docs catalog ---
 

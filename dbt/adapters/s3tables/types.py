@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta, timezone, tzinfo
+from zoneinfo import ZoneInfo
 
 from pyiceberg.types import (
     BinaryType,
@@ -219,3 +221,23 @@ def type_sql(data_type: spark.DataType) -> str:
         )
         return f"struct<{fields}>"
     return data_type.simpleString()
+
+
+def time_zone(name: str) -> tzinfo:
+    """A Spark session time zone (`UTC`, `Europe/Paris`, `+02:00`) as a tzinfo."""
+    offset = re.fullmatch(r"(?:GMT|UTC)?([+-])(\d{1,2}):?(\d{2})?", name.strip())
+    if offset:
+        sign = -1 if offset.group(1) == "-" else 1
+        return timezone(
+            sign * timedelta(hours=int(offset.group(2)), minutes=int(offset.group(3) or 0))
+        )
+    return ZoneInfo(name.strip())
+
+
+def session_wall_time(value: datetime | None, zone: tzinfo) -> datetime | None:
+    """A fetched TIMESTAMP as the session time zone's wall time. PySpark builds it as the
+    Python process's local time (`datetime.fromtimestamp`); reading it back as local time
+    recovers the instant exactly, ambiguous hours included (`fold`)."""
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.astimezone(zone).replace(tzinfo=None)

@@ -15,10 +15,16 @@ system-deps:
 emulators:
 	@scripts/install-emulators .venv-ministack .emulator-jars
 
-$(STAMP): pyproject.toml setup.cfg
+# The adapter is installed as a wheel, as users get it (package data, plugin discovery by
+# `dbt init`), and reinstalled whenever a file under dbt/ changes.
+SOURCES := $(shell find dbt -type f ! -path '*/__pycache__/*')
+
+$(STAMP): pyproject.toml setup.cfg $(SOURCES)
 	test -x $(PYTHON) || python3 -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --upgrade pip
-	$(PYTHON) -m pip install --quiet -e '.[dev]'
+	$(PYTHON) -m pip install --quiet '.[dev]'
+	$(PYTHON) -m pip install --quiet --no-deps --force-reinstall .
+	rm -rf build
 	touch $(STAMP)
 
 demo: setup

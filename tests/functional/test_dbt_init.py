@@ -32,15 +32,16 @@ class Prompter:
         )
         self.output = ""
 
-    def expect(self, pattern: str, timeout: float = 60) -> re.Match[str]:
+    def expect(self, pattern: str, timeout: float = 60) -> str:
+        """Wait for `pattern`; return the output up to it (and consume that much)."""
         deadline = time.monotonic() + timeout
         stdout = self.process.stdout
         assert stdout is not None
         while True:
             match = re.search(pattern, self.output)
             if match:
-                self.output = self.output[match.end() :]
-                return match
+                seen, self.output = self.output[: match.end()], self.output[match.end() :]
+                return seen
             remaining = deadline - time.monotonic()
             assert remaining > 0, f"no {pattern!r} in output: {self.output!r}"
             ready, _, _ = select.select([stdout], [], [], remaining)
@@ -61,14 +62,13 @@ def init_project(tmp_path: Path, catalog_choice: str, answers: list[tuple[str, s
     profiles = tmp_path / "profiles"
     profiles.mkdir()
     prompter = Prompter([DBT, "init", "shop", "--profiles-dir", str(profiles)], cwd=tmp_path)
-    choices = prompter.expect(r"((?:\[\d+\] \w+\s*)+)Enter a number").group(1)
-    options = dict(re.findall(r"\[(\d+)\] (\w+)", choices))
-    number = {name: n for n, name in options.items()}
+    choices = prompter.expect(r"Enter a number")
+    number = {name: n for n, name in re.findall(r"\[(\d+)\] (\w+)", choices)}
     assert "s3tables" in number, f"dbt init offers only {sorted(number)}"
     prompter.answer(number["s3tables"])
 
-    catalog_list = prompter.expect(r"((?:\[\d+\] [^\n]+\n)+)Desired catalog option").group(1)
-    catalogs = {name.split()[0]: n for n, name in re.findall(r"\[(\d+)\] ([^\n]+)", catalog_list)}
+    catalog_list = prompter.expect(r"Desired catalog option")
+    catalogs = {name: n for n, name in re.findall(r"\[(\d+)\] (\w+)", catalog_list)}
     assert set(catalogs) == {"embedded", "s3tables"}
     prompter.answer(catalogs[catalog_choice])
     for prompt, reply in answers:

@@ -72,13 +72,18 @@ class Service:
                 **os.environ,
                 "SPARK_HOME": str(SPARK_HOME),
                 "SPARK_SCALA_VERSION": "2.12",
-                "SPARK_DAEMON_JAVA_OPTS": f"-Dlog4j.configurationFile=file:{LOG4J_CONFIG}",
+                # The adapter's log4j config writes the JVM's own log to this file.
+                "SPARK_DAEMON_JAVA_OPTS": f"-Dlog4j.configurationFile=file:{LOG4J_CONFIG} "
+                f"-Ddbt.s3tables.spark.log={self.jvm_log(label)}",
                 "SPARK_DAEMON_MEMORY": "1g",
                 **env,
             },
             start_new_session=True,
         )
         return process.pid
+
+    def jvm_log(self, label: str) -> Path:
+        return self.run_dir / f"{self.name}-{label}-jvm.log"
 
     def alive(self) -> list[int]:
         state = self.state() or {}
@@ -200,7 +205,11 @@ def start_thrift(service: Service, warehouse: str, master: str) -> dict:
     # `default` namespace: without it, every session fails with SCHEMA_NOT_FOUND.
     iceberg.create_namespace("default")
     settings = session_settings(
-        master=master, catalog=catalog, jars=resolve_jars(needs_sqlite=True), user_settings={}
+        master=master,
+        catalog=catalog,
+        jars=resolve_jars(needs_sqlite=True),
+        user_settings={},
+        log_file=str(service.jvm_log("server")),
     )
     settings["spark.app.name"] = "dbt-s3tables-thrift"
     # The server loads Iceberg's SQL extensions at start: its jars must be on the driver's

@@ -338,6 +338,7 @@ class S3TablesAdapter(SparkAdapter):
         kind = RelationType.View if entry.kind == "view" else RelationType.Table
         return self.Relation.create(schema=entry.namespace, identifier=entry.name, type=kind)
 
+    @available.parse_list
     def list_relations_without_caching(self, schema_relation: BaseRelation) -> list[BaseRelation]:
         entries = self.iceberg.list_relations(schema_relation.schema)
         return [self._relation_from_catalog(entry) for entry in entries]

@@ -99,6 +99,11 @@
   {{ return(adapter.contract_select_sql(model, sql)) }}
 {%- endmacro %}
 
+{#-- dbt-spark's runs SHOW TABLE EXTENDED, which Spark 3.5 refuses for Iceberg tables. --#}
+{% macro s3tables__list_relations_without_caching(schema_relation) -%}
+  {{ return(adapter.list_relations_without_caching(schema_relation)) }}
+{%- endmacro %}
+
 {% macro s3tables__create_schema(relation) -%}
   {% do adapter.ensure_namespace(relation.schema) %}
 {%- endmacro %}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 
 import pytest
-from dbt.tests.util import get_connection, run_dbt
+from dbt.tests.util import get_connection, run_dbt, run_dbt_and_capture
 from pyiceberg.transforms import BucketTransform
 from pyiceberg.types import IntegerType
 
@@ -206,3 +206,34 @@ class TestIdentifierNeedingQuotes:
         # The catalog keeps the names exactly as written (case and space).
         found = {r.identifier: str(r.type) for r in relations}
         assert found == {"Mixed Case Name": "table", "View With Space": "view"}
+
+
+class TestUntypedNullColumns:
+    """Spark types a bare NULL as `void`, which Iceberg cannot store: the column is
+    stored as string (nested ones too), with a warning naming it."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        query = "select 1 as id, null as nothing, array(null) as nothings, cast(null as date) as d"
+        return {
+            "null_table.sql": "{{ config(materialized='table') }} " + query,
+            "null_view.sql": "{{ config(materialized='view') }} " + query,
+        }
+
+    def test_null_columns_become_strings(self, project):
+        results, output = run_dbt_and_capture(["run"])
+        assert len(results) == 2
+        assert "column(s) nothing, nothings hold only NULL" in output
+        for name in ("null_table", "null_view"):
+            with get_connection(project.adapter):
+                relation = project.adapter.get_relation(None, project.test_schema, name)
+                columns = project.adapter.get_columns_in_relation(relation)
+            types = {c.name: c.dtype for c in columns}
+            assert types == {
+                "id": "int",
+                "nothing": "string",
+                "nothings": "array<string>",
+                "d": "date",
+            }, name
+            row = project.run_sql(f"select * from {project.test_schema}.{name}", fetch="one")
+            assert tuple(row) == (1, None, [None], None)

@@ -6,8 +6,8 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -99,7 +99,7 @@ from dbt.adapters.s3tables.schema_evolution import (
     replaces_table,
     schema_diff,
 )
-from dbt.adapters.s3tables.sql_text import quote
+from dbt.adapters.s3tables.sql_text import quote, sql_string
 from dbt.adapters.s3tables.strategies import (
     FALLBACK_BUILDERS,
     STRATEGY_BUILDERS,
@@ -439,6 +439,11 @@ class S3TablesAdapter(SparkAdapter):
         return relations
 
     @available
+    def string_literal(self, value: Any) -> str:
+        """A Spark SQL string literal, for the macros (backslashes and quotes escaped)."""
+        return sql_string(None if value is None else str(value))
+
+    @available
     def listagg_sql(
         self,
         measure: str,
@@ -762,9 +767,26 @@ class S3TablesAdapter(SparkAdapter):
         # Every check has passed: only now does anything reach the catalog.
         self._evolve_schema(model_name, target, plan)
         self._apply_write_mode(model_name, config, target, before.properties)
-        skippable = settings.strategy in SKIPPED_WHEN_EMPTY
-        with self._cached_source(source_sql) if skippable else nullcontext(source_sql) as rows:
-            if skippable and self._is_empty(rows):
+        write = IncrementalWrite(
+            target=str(target),
+            source_sql=source_sql,
+            target_columns=target_columns,
+            source_columns=source_columns,
+            unique_key=settings.unique_key,
+            predicates=settings.predicates,
+            update_columns=merge_update_columns(settings, target_columns),
+            watermark_column=settings.watermark_column,
+            check_columns=settings.check_columns,
+            valid_from=settings.valid_from,
+            valid_to=settings.valid_to,
+            event_time=settings.event_time,
+            window_start=batch_start,
+            window_end=batch_end,
+        )
+        if settings.strategy not in SKIPPED_WHEN_EMPTY:
+            return self._commit(settings, config, target, write, before, source_sql)
+        with self._cached_source(source_sql) as rows:
+            if self._is_empty(rows):
                 # Iceberg would commit an empty snapshot: an hourly job would pile up
                 # thousands a year. The run is a no-op; the table stays at its snapshot.
                 logger.info(f"{model_name}: the model returned no rows; nothing committed")
@@ -779,67 +801,36 @@ class S3TablesAdapter(SparkAdapter):
                     rows_deleted=0,
                     snapshot_id=None,
                 )
-            return self._write(
-                settings,
-                config,
-                target,
-                source_sql,
-                rows,
-                before,
-                target_columns,
-                source_columns,
-                batch_start,
-                batch_end,
-            )
+            cached = replace(write, source_sql=rows)
+            return self._commit(settings, config, target, cached, before, source_sql)
 
     @contextmanager
     def _cached_source(self, source_sql: str) -> Iterator[str]:
         """The model's rows computed once into Spark's cache (memory, spilling to disk),
         as a query over the cached view: emptiness is then known without evaluating the
-        model twice."""
+        model twice. Dropping the view drops its cache too."""
         view = quote(f"dbt_source_{uuid.uuid4().hex}")
         self.connections.execute(f"CACHE TABLE {view} AS {source_sql}")
         try:
             yield f"SELECT * FROM {view}"
         finally:
-            self.connections.execute(f"UNCACHE TABLE IF EXISTS {view}")
             self.connections.execute(f"DROP VIEW IF EXISTS {view}")
 
     def _is_empty(self, rows_sql: str) -> bool:
         _, rows = self.connections.execute(f"SELECT 1 FROM ({rows_sql}) LIMIT 1", fetch=True)
         return len(rows) == 0
 
-    def _write(
+    def _commit(
         self,
         settings: IncrementalConfig,
         config: dict[str, Any],
         target: BaseRelation,
-        model_sql: str,
-        rows_sql: str,
+        write: IncrementalWrite,
         before: TableState,
-        target_columns: list[str],
-        source_columns: list[str],
-        batch_start: str | None,
-        batch_end: str | None,
+        model_sql: str,
     ) -> IncrementalResponse:
         """The strategy's one statement (one commit) and the exact counts of that commit."""
         model_name = settings.model_name
-        write = IncrementalWrite(
-            target=str(target),
-            source_sql=rows_sql,
-            target_columns=target_columns,
-            source_columns=source_columns,
-            unique_key=settings.unique_key,
-            predicates=settings.predicates,
-            update_columns=merge_update_columns(settings, target_columns),
-            watermark_column=settings.watermark_column,
-            check_columns=settings.check_columns,
-            valid_from=settings.valid_from,
-            valid_to=settings.valid_to,
-            event_time=settings.event_time,
-            window_start=batch_start,
-            window_end=batch_end,
-        )
         handle = self.connections.get_thread_connection().handle
         sql = STRATEGY_BUILDERS[settings.strategy](write)
         rewrites_table = False

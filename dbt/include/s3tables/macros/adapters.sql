@@ -22,7 +22,7 @@
   {%- if properties %}
     tblproperties (
       {%- for key, value in properties.items() -%}
-      {{ s3tables_string_literal(key) }} = {{ s3tables_string_literal(value) }}{% if not loop.last %}, {% endif %}
+      {{ adapter.string_literal(key) }} = {{ adapter.string_literal(value) }}{% if not loop.last %}, {% endif %}
       {%- endfor %}
     )
   {%- endif %}
@@ -38,9 +38,10 @@
 
 {#-- One atomic CREATE OR REPLACE; `extra_properties` land in the same commit. A model
      with an enforced contract arrives already checked (s3tables_model_query); any other
-     gets its untyped (NULL) columns cast to string. --#}
-{% macro s3tables_create_or_replace_table(relation, compiled_code, extra_properties={}) -%}
-  {%- if not config.get('contract').enforced -%}
+     query gets its untyped (NULL) columns cast to string, unless the caller knows it has
+     none (`typed`: seeds cast every column, clones copy an Iceberg table). --#}
+{% macro s3tables_create_or_replace_table(relation, compiled_code, extra_properties={}, typed=false) -%}
+  {%- if not typed and not config.get('contract').enforced -%}
     {%- set compiled_code = adapter.typed_sql(model['name'], compiled_code) -%}
   {%- endif %}
   create or replace table {{ relation }}
@@ -78,7 +79,7 @@
     {%- endfor -%}
     (
     {%- for column in query_columns %}
-      {{ adapter.quote(column) }}{% if column | lower in descriptions %} comment {{ s3tables_string_literal(descriptions[column | lower]) }}{% endif %}{{ "," if not loop.last }}
+      {{ adapter.quote(column) }}{% if column | lower in descriptions %} comment {{ adapter.string_literal(descriptions[column | lower]) }}{% endif %}{{ "," if not loop.last }}
     {%- endfor %}
     )
   {%- endif -%}
@@ -146,19 +147,14 @@
   {%- if raw_persist_docs is not mapping -%}
     {{ exceptions.raise_compiler_error("Invalid value provided for 'persist_docs'. Expected dict but got value: " ~ raw_persist_docs) }}
   {%- elif raw_persist_docs.get('relation', false) and model.description -%}
-    comment {{ s3tables_string_literal(model.description) }}
+    comment {{ adapter.string_literal(model.description) }}
   {%- endif %}
 {%- endmacro %}
 
-{% macro s3tables_string_literal(value) -%}
-  '{{ value | string | replace("\\", "\\\\") | replace("'", "\\'") }}'
-{%- endmacro %}
-
-{#-- Descriptions go to the Iceberg catalog itself: the model's as the table's `comment`
-     property, the columns' as Iceberg column docs (one commit; views keep Spark's). --#}
-{#-- Tables: one PyIceberg commit, only when something changed. Views: their definition
-     carries their docs (create_view_as). Documented columns the relation lacks get dbt's
-     warning and are skipped. --#}
+{#-- Descriptions go to the Iceberg catalog itself. Tables: the model's as the `comment`
+     property, the columns' as Iceberg column docs, in one PyIceberg commit made only when
+     something changed. Views: their definition carries their docs (create_view_as).
+     Documented columns the relation lacks get dbt's warning and are skipped. --#}
 {% macro s3tables__persist_docs(relation, model, for_relation, for_columns) -%}
   {% if relation.type != 'view' %}
     {% set description = model.description if for_relation and config.persist_relation_docs() and model.description else none %}

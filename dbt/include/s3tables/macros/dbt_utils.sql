@@ -23,7 +23,7 @@
   {%- if relations -%}
     select * from values
     {%- for relation in relations %}
-      ({{ s3tables_string_literal(relation.schema) }}, {{ s3tables_string_literal(relation.identifier) }}, {{ s3tables_string_literal(relation.type) }}){{ "," if not loop.last }}
+      ({{ adapter.string_literal(relation.schema) }}, {{ adapter.string_literal(relation.identifier) }}, {{ adapter.string_literal(relation.type) }}){{ "," if not loop.last }}
     {%- endfor %}
     as relations(table_schema, table_name, table_type)
   {%- else -%}

@@ -34,7 +34,7 @@
   {%- endset -%}
   {%- set loaded = 0 if flags.EMPTY else (agate_table.rows | length) -%}
 
-  {%- set load_sql = create_table_as(False, target_relation, select_sql) -%}
+  {%- set load_sql = s3tables_create_or_replace_table(target_relation, select_sql, typed=true) -%}
   {% call statement('load_seed') %}{{ load_sql }}{% endcall %}
   {#-- Report the row count as dbt's seed output expects (`INSERT n`). --#}
   {% call noop_statement('main', 'INSERT ' ~ loaded, code='INSERT', rows_affected=loaded) %}{{ load_sql }}{% endcall %}

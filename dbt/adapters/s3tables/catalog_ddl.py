@@ -22,7 +22,7 @@ from pyiceberg.exceptions import (
 from pyiceberg.schema import Schema
 from pyiceberg.types import IcebergType, NestedField
 
-from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog, retry_on_lock
+from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
 from dbt.adapters.s3tables.s3tables_rules import name_problem
 from dbt.adapters.s3tables.schema_evolution import (
     UnsupportedTypeError,
@@ -151,7 +151,7 @@ class CatalogDdl:
             except NamespaceAlreadyExistsError:
                 raise AlreadyExists(f"namespace `{name}` already exists") from None
 
-        retry_on_lock(create, f"create namespace {name}")
+        self.iceberg.call(create, f"create namespace {name}")
 
     def drop_namespace(self, name: str, ignore_not_found: bool = False) -> None:
         self._check_name(name, "namespace")
@@ -176,7 +176,7 @@ class CatalogDdl:
                 if not ignore_not_found:
                     raise NotFound(f"namespace `{name}` does not exist") from None
 
-        retry_on_lock(drop, f"drop namespace {name}")
+        self.iceberg.call(drop, f"drop namespace {name}")
 
     # --- tables ---
 
@@ -227,7 +227,7 @@ class CatalogDdl:
             except NoSuchNamespaceError:
                 raise NotFound(f"namespace `{namespace}` does not exist") from None
 
-        retry_on_lock(create, f"create table {name}")
+        self.iceberg.call(create, f"create table {name}")
 
     def drop_table(self, name: str, ignore_not_found: bool = False) -> None:
         """Drop a table and its files (S3 Tables only accepts purging drops)."""
@@ -240,7 +240,7 @@ class CatalogDdl:
                 if not ignore_not_found:
                     raise NotFound(f"table `{name}` does not exist") from None
 
-        retry_on_lock(drop, f"drop table {name}")
+        self.iceberg.call(drop, f"drop table {name}")
 
     # --- columns ---
 
@@ -271,7 +271,7 @@ class CatalogDdl:
             with loaded.update_schema() as update:
                 update.add_column(name, kind, doc=comment)
 
-        retry_on_lock(add, f"add column {table}.{name}")
+        self.iceberg.call(add, f"add column {table}.{name}")
 
     def remove_column(self, table: str, name: str, if_exists: bool = False) -> None:
         """Only for an operator who asks by name: no materialization ever calls this."""
@@ -288,7 +288,7 @@ class CatalogDdl:
             with loaded.update_schema() as update:
                 update.delete_column(match.name)
 
-        retry_on_lock(remove, f"remove column {table}.{name}")
+        self.iceberg.call(remove, f"remove column {table}.{name}")
 
     def alter_columns(
         self, table: str, add: Sequence[tuple[str, str]], remove: Sequence[str]
@@ -317,7 +317,7 @@ class CatalogDdl:
                 for name in remove:
                     update.delete_column(fields[name.lower()])
 
-        retry_on_lock(alter, f"columns of {table}")
+        self.iceberg.call(alter, f"columns of {table}")
 
     def change_column_type(self, table: str, name: str, type_text: str) -> None:
         """dbt's `alter_column_type`. Iceberg changes a type in place only when it widens
@@ -343,7 +343,7 @@ class CatalogDdl:
             with loaded.update_schema() as update:
                 update.update_column(field.name, new_type)
 
-        retry_on_lock(change, f"type of {table}.{name}")
+        self.iceberg.call(change, f"type of {table}.{name}")
 
     # --- docs ---
 
@@ -372,4 +372,4 @@ class CatalogDdl:
                         for column, text in docs.items():
                             update.update_column(column, doc=text)
 
-        retry_on_lock(write, f"docs of {namespace}.{name}")
+        self.iceberg.call(write, f"docs of {namespace}.{name}")

@@ -17,9 +17,11 @@ from datetime import datetime, timezone
 from typing import Any, Literal, TypeVar
 
 from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.exceptions import DbtRuntimeError
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import (
+    CommitFailedException,
     NamespaceAlreadyExistsError,
     NoSuchNamespaceError,
     NoSuchTableError,
@@ -30,10 +32,14 @@ from pyiceberg.schema import Schema
 from pyiceberg.table import Table
 from pyiceberg.types import IcebergType
 from sqlalchemy import text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DatabaseError, OperationalError
 
 from dbt.adapters.s3tables.catalog_config import CatalogConfig
-from dbt.adapters.s3tables.local_catalog import prepare_local_catalog
+from dbt.adapters.s3tables.local_catalog import (
+    RECOVERY_COMMAND,
+    mark_catalog_created,
+    prepare_local_catalog,
+)
 from dbt.adapters.s3tables.types import spark_type_name
 
 logger = AdapterLogger("s3tables")
@@ -93,12 +99,27 @@ class TableStats:
     snapshot_id: int | None
 
 
+class CatalogError(DbtRuntimeError):
+    """The catalog could not be read or written (locked, unreachable, damaged)."""
+
+
 def is_lock_error(error: BaseException) -> bool:
     return isinstance(error, OperationalError) and "locked" in str(error).lower()
 
 
+def is_retryable(error: BaseException) -> bool:
+    """A lock; two processes creating a new catalog's tables at once (the loser sees
+    them on retry); or a PyIceberg commit that lost to another writer (each operation
+    reloads the table, so it is re-run against the new state)."""
+    if isinstance(error, CommitFailedException):
+        return True
+    return isinstance(error, OperationalError) and (
+        is_lock_error(error) or "already exists" in str(error).lower()
+    )
+
+
 def retry_on_lock(operation: Callable[[], T], what: str) -> T:
-    """Run `operation`, retrying a bounded number of times while SQLite reports a lock.
+    """Run `operation`, retrying a bounded number of times on a retryable error.
 
     The busy timeout already waits for a lock; a retry covers the case SQLite refuses to
     wait for (a read transaction that must upgrade to a write while another writer won).
@@ -106,13 +127,49 @@ def retry_on_lock(operation: Callable[[], T], what: str) -> T:
     for attempt in range(LOCK_RETRY_ATTEMPTS):
         try:
             return operation()
-        except OperationalError as error:
-            if not is_lock_error(error) or attempt == LOCK_RETRY_ATTEMPTS - 1:
+        except (OperationalError, CommitFailedException) as error:
+            if not is_retryable(error) or attempt == LOCK_RETRY_ATTEMPTS - 1:
                 raise
             delay = LOCK_RETRY_BASE_SECONDS * (2**attempt) * (1 + random.random())
-            logger.debug(f"catalog locked during {what}; retry {attempt + 1} in {delay:.2f}s")
+            logger.debug(f"catalog busy ({what}): {error}; retry {attempt + 1} in {delay:.2f} s")
             time.sleep(delay)
     raise AssertionError("unreachable")
+
+
+def explain_catalog_error(config: CatalogConfig, error: BaseException, what: str) -> str | None:
+    """One sentence for a catalog failure a person can act on (None: not one of these)."""
+    text = str(getattr(error, "orig", None) or error)
+    if is_lock_error(error):
+        return (
+            f"The catalog file {config.sqlite_path} stayed locked by another process for more "
+            f"than `catalog_lock_timeout` ({config.lock_timeout_seconds} s) during {what}; "
+            "nothing was changed. Fix: let the other dbt or Spark process finish, or raise "
+            "`catalog_lock_timeout` in the profile"
+        )
+    if isinstance(error, DatabaseError) and config.uses_sqlite:
+        return (
+            f"The embedded catalog file {config.sqlite_path} cannot be read during {what} "
+            f"({text}); nothing was changed. Fix: restore it from a backup, or move it aside "
+            f"and rebuild it with `{RECOVERY_COMMAND} {config.warehouse}`"
+        )
+    if isinstance(error, CommitFailedException):
+        return (
+            f"{what}: other writers kept committing to the table ({text}); nothing was changed. "
+            "Fix: rerun when the other job has finished"
+        )
+    if _is_connection_error(error):
+        return (
+            f"Cannot reach the Iceberg catalog at {config.catalog_uri} during {what} ({text}). "
+            "Fix: check `catalog_uri` (or `region`) in the profile and that the catalog "
+            "service is up and reachable from this machine"
+        )
+    return None
+
+
+def _is_connection_error(error: BaseException) -> bool:
+    import requests
+
+    return isinstance(error, (requests.ConnectionError, requests.Timeout, ConnectionError))
 
 
 def schema_columns(schema: Schema) -> list[ColumnInfo]:
@@ -143,8 +200,10 @@ def stats_from_summary(summary: dict[str, str] | None, snapshot_id: int | None) 
 class IcebergCatalog:
     """Thread-safe PyIceberg access to the catalog a profile names."""
 
-    def __init__(self, config: CatalogConfig) -> None:
+    def __init__(self, config: CatalogConfig, *, recovering: bool = False) -> None:
         self.config = config
+        # Recovery opens a new catalog over a warehouse that holds tables, on purpose.
+        self.recovering = recovering
         self._catalog: Catalog | None = None
         self._lock = threading.Lock()
 
@@ -157,12 +216,26 @@ class IcebergCatalog:
                 import pyiceberg.io.pyarrow  # noqa: F401
 
                 if self.config.uses_sqlite:
-                    prepare_local_catalog(self.config)
-                self._catalog = retry_on_lock(
+                    prepare_local_catalog(self.config, check_lost=not self.recovering)
+                self._catalog = self.call(
                     lambda: load_catalog(self.config.name, **self.config.pyiceberg_properties()),
                     "catalog open",
                 )
+                if self.config.uses_sqlite:
+                    mark_catalog_created(self.config)
             return self._catalog
+
+    def call(self, operation: Callable[[], T], what: str) -> T:
+        """Run a catalog operation, retried while the catalog is busy; a failure a person
+        can act on (locked, unreachable, damaged) becomes one sentence saying what to do."""
+        try:
+            return retry_on_lock(operation, what)
+        except Exception as error:
+            explained = explain_catalog_error(self.config, error, what)
+            if explained is None:
+                raise
+            logger.debug(f"catalog error during {what}: {error!r}")
+            raise CatalogError(explained) from None
 
     def ensure_initialized(self) -> None:
         """Open the catalog now (for SQLite: create its tables if the file is new)."""
@@ -182,11 +255,11 @@ class IcebergCatalog:
             return self.catalog.load_table((namespace, actual))
 
     def list_namespaces(self) -> list[str]:
-        rows = retry_on_lock(self.catalog.list_namespaces, "list namespaces")
+        rows = self.call(self.catalog.list_namespaces, "list namespaces")
         return [".".join(row) for row in rows]
 
     def namespace_exists(self, namespace: str) -> bool:
-        return retry_on_lock(lambda: self.catalog.namespace_exists(namespace), "namespace check")
+        return self.call(lambda: self.catalog.namespace_exists(namespace), "namespace check")
 
     def create_namespace(self, namespace: str) -> None:
         def create() -> None:
@@ -195,16 +268,16 @@ class IcebergCatalog:
             except NamespaceAlreadyExistsError:
                 pass
 
-        retry_on_lock(create, f"create namespace {namespace}")
+        self.call(create, f"create namespace {namespace}")
 
     def drop_namespace(self, namespace: str) -> None:
         """Drop a namespace with every table (purged) and view in it."""
         for relation in self.list_relations(namespace):
             identifier = (namespace, relation.name)
             if relation.kind == "view":
-                retry_on_lock(lambda i=identifier: self._drop_view(i), f"drop view {identifier}")
+                self.call(lambda i=identifier: self._drop_view(i), f"drop view {identifier}")
             else:
-                retry_on_lock(
+                self.call(
                     lambda i=identifier: self.catalog.purge_table(i), f"drop table {identifier}"
                 )
 
@@ -214,7 +287,7 @@ class IcebergCatalog:
             except NoSuchNamespaceError:
                 pass
 
-        retry_on_lock(drop, f"drop namespace {namespace}")
+        self.call(drop, f"drop namespace {namespace}")
 
     def list_relations(self, namespace: str) -> list[CatalogRelation]:
         def load() -> list[CatalogRelation]:
@@ -227,7 +300,7 @@ class IcebergCatalog:
             relations += [CatalogRelation(namespace, name, "view") for name in views]
             return relations
 
-        return retry_on_lock(load, f"list relations in {namespace}")
+        return self.call(load, f"list relations in {namespace}")
 
     def columns(self, namespace: str, name: str, kind: RelationKind) -> list[ColumnInfo]:
         def load() -> list[ColumnInfo]:
@@ -235,7 +308,7 @@ class IcebergCatalog:
                 return schema_columns(self._view_schema(namespace, name))
             return schema_columns(self.load_table(namespace, name).schema())
 
-        return retry_on_lock(load, f"columns of {namespace}.{name}")
+        return self.call(load, f"columns of {namespace}.{name}")
 
     def find_columns(self, namespace: str, name: str) -> list[ColumnInfo]:
         """Columns of a table or view, or [] when neither exists (as dbt expects)."""
@@ -264,7 +337,7 @@ class IcebergCatalog:
                 summary=dict(summary),
             )
 
-        return retry_on_lock(load, f"state of {namespace}.{name}")
+        return self.call(load, f"state of {namespace}.{name}")
 
     def set_properties_if_changed(
         self,
@@ -288,7 +361,7 @@ class IcebergCatalog:
                         transaction.remove_properties(*removed)
             return bool(changed or removed)
 
-        return retry_on_lock(update, f"properties of {namespace}.{name}")
+        return self.call(update, f"properties of {namespace}.{name}")
 
     def evolve_schema(
         self,
@@ -308,7 +381,7 @@ class IcebergCatalog:
                 for path, field_type in widened:
                     update.update_column(path, field_type)
 
-        retry_on_lock(commit, f"schema of {namespace}.{name}")
+        self.call(commit, f"schema of {namespace}.{name}")
 
     def last_modified(self, namespace: str, name: str) -> datetime | None:
         """When the table's current snapshot was committed (None before the first one);
@@ -320,7 +393,7 @@ class IcebergCatalog:
                 return None
             return datetime.fromtimestamp(snapshot.timestamp_ms / 1000, tz=timezone.utc)
 
-        return retry_on_lock(load, f"last snapshot of {namespace}.{name}")
+        return self.call(load, f"last snapshot of {namespace}.{name}")
 
     def require_columns(self, namespace: str, name: str, columns: list[str]) -> list[str]:
         """Make these columns required fields (NOT NULL) in one schema commit, unless they
@@ -341,7 +414,7 @@ class IcebergCatalog:
                         update.update_column(column, required=True)
             return changed
 
-        return retry_on_lock(commit, f"required columns of {namespace}.{name}")
+        return self.call(commit, f"required columns of {namespace}.{name}")
 
     def details(self, relation: CatalogRelation) -> RelationDetails:
         """Columns and (for tables) snapshot statistics, from one metadata load."""
@@ -362,7 +435,7 @@ class IcebergCatalog:
             columns = schema_columns(table.schema())
             return RelationDetails(relation, columns, stats, table.properties.get("comment"))
 
-        return retry_on_lock(load, f"details of {relation.namespace}.{relation.name}")
+        return self.call(load, f"details of {relation.namespace}.{relation.name}")
 
     # PyIceberg's SqlCatalog has no view support (list_views raises NotImplementedError),
     # but the JDBC catalog schema V1 keeps views as rows with iceberg_type = 'VIEW'.

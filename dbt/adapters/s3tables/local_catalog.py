@@ -1,12 +1,36 @@
-"""The embedded catalog's files: a writable warehouse folder and a SQLite file in WAL mode."""
+"""The embedded catalog's files: a writable warehouse folder, a SQLite file in WAL mode,
+and the check that tells a new warehouse from one whose catalog file was lost.
+
+Iceberg keeps each table's data and metadata files in the warehouse, but only the
+catalog file says which metadata file is current. PyIceberg would silently create an
+empty catalog in place of a missing one: the tables' history would be orphaned and every
+incremental model rebuilt from nothing. So a warehouse that has had a catalog (its
+marker file) or that holds table metadata must have a readable catalog with its tables.
+"""
 
 from __future__ import annotations
 
 import os
 import sqlite3
+from pathlib import Path
+
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalog_config import CatalogConfig
 from dbt.adapters.s3tables.credentials import ProfileError
+
+# Written beside the catalog file once the catalog exists: its absence later means the
+# warehouse never had one here.
+CATALOG_MARKER = ".catalog-created"
+CATALOG_TABLE = "iceberg_tables"
+RECOVERY_COMMAND = "python -m dbt.adapters.s3tables.catalog_recovery"
+# Spark's own (unused) session catalog folder inside the warehouse.
+SPARK_SCRATCH = "spark-warehouse"
+
+
+class CatalogFileError(DbtRuntimeError):
+    """The embedded catalog file is missing, emptied or unreadable in a warehouse that
+    holds tables; nothing was read or written."""
 
 
 def check_writable_folder(path: str, key: str = "warehouse") -> None:
@@ -27,15 +51,85 @@ def check_writable_folder(path: str, key: str = "warehouse") -> None:
         )
 
 
-def prepare_local_catalog(config: CatalogConfig) -> None:
-    """Create the warehouse folder and switch the SQLite catalog file to WAL mode.
+def table_folders(warehouse: str) -> list[Path]:
+    """Folders `<namespace>/<table>` of the warehouse that hold Iceberg metadata files."""
+    root = Path(warehouse)
+    if not root.is_dir():
+        return []
+    found = []
+    for namespace in sorted(p for p in root.iterdir() if p.is_dir() and p.name != SPARK_SCRATCH):
+        for table in sorted(p for p in namespace.iterdir() if p.is_dir()):
+            if any((table / "metadata").glob("*.metadata.json")):
+                found.append(table)
+    return found
+
+
+def catalog_file_problem(path: str) -> str | None:
+    """Why the SQLite file at `path` holds no catalog (missing, empty, no catalog tables),
+    or None when it does. Raises CatalogFileError when it is not a SQLite database."""
+    if not os.path.exists(path):
+        return "is missing"
+    if os.path.getsize(path) == 0:
+        return "is empty (0 bytes)"
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+        try:
+            names = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
+        finally:
+            connection.close()
+    except sqlite3.DatabaseError as error:
+        if "locked" in str(error).lower():
+            raise
+        raise CatalogFileError(
+            f"The embedded catalog file {path} cannot be read ({error}): it is damaged or "
+            "not a catalog. Nothing was read or written. Fix: restore it from a backup; "
+            f"or move it aside and rebuild it from the tables' metadata files with "
+            f"`{RECOVERY_COMMAND} {os.path.dirname(path)}`"
+        ) from None
+    if CATALOG_TABLE not in names:
+        return "has no catalog tables"
+    return None
+
+
+def check_catalog_file(config: CatalogConfig) -> None:
+    """Raise when this warehouse had a catalog, or holds tables, but its catalog file is
+    missing, emptied or unreadable: never start a fresh catalog over lost tables."""
+    problem = catalog_file_problem(config.sqlite_path)
+    if problem is None:
+        return
+    had_catalog = os.path.exists(os.path.join(config.warehouse, CATALOG_MARKER))
+    tables = table_folders(config.warehouse)
+    if not had_catalog and not tables:
+        return  # a new warehouse
+    held = f"holds {len(tables)} tables' files" if tables else "had a catalog"
+    raise CatalogFileError(
+        f"The embedded catalog file {config.sqlite_path} {problem}, but the warehouse "
+        f"{config.warehouse} {held}: starting a new catalog would orphan them and lose their "
+        "history. Nothing was written. Fix: restore catalog.db from a backup; or rebuild "
+        f"it by registering each table's latest metadata file with `{RECOVERY_COMMAND} "
+        f"{config.warehouse}`; or, to really start afresh, delete the warehouse folder"
+    )
+
+
+def prepare_local_catalog(config: CatalogConfig, check_lost: bool = True) -> None:
+    """Check the catalog file, create the warehouse folder and switch the SQLite file to
+    WAL mode.
 
     WAL is a property of the file, so setting it once serves the JVM and Python alike.
     """
     check_writable_folder(config.warehouse)
+    if check_lost:
+        check_catalog_file(config)
     os.makedirs(config.warehouse, exist_ok=True)
     connection = sqlite3.connect(config.sqlite_path, timeout=config.lock_timeout_seconds)
     try:
         connection.execute("PRAGMA journal_mode=WAL")
     finally:
         connection.close()
+
+
+def mark_catalog_created(config: CatalogConfig) -> None:
+    """Record that this warehouse has a catalog (see `check_catalog_file`)."""
+    marker = Path(config.warehouse, CATALOG_MARKER)
+    if not marker.exists():
+        marker.write_text(f"The Iceberg catalog of this warehouse is {config.sqlite_path}\n")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.catalog_config import CatalogConfig, is_secret
 from dbt.adapters.s3tables.jars import JarPlan, find_java, resolve_jars
 from dbt.adapters.s3tables.sql_text import quote
 
@@ -79,6 +79,30 @@ def session_settings(
     return settings
 
 
+def split_secrets(settings: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(launch settings, secret settings). PySpark passes launch settings to the JVM as
+    `--conf key=value` arguments, visible to every local user in `ps`: a setting whose key
+    names a secret (token, credential, password, secret key) is applied to the running
+    JVM instead (`apply_secrets`)."""
+    launch = {k: v for k, v in settings.items() if not is_secret(k)}
+    secrets = {k: v for k, v in settings.items() if is_secret(k)}
+    return launch, secrets
+
+
+def apply_secrets(spark: SparkSession, secrets: dict[str, str]) -> None:
+    """Give the running JVM the secret settings before anything reads them: the
+    SparkContext's configuration (every new session's SQL settings start from it, and
+    Iceberg catalogs load on first use), and the Hadoop configuration for `spark.hadoop.*`
+    (which Spark copies only at start)."""
+    context = spark.sparkContext._jsc  # type: ignore[union-attr]
+    for key, value in secrets.items():
+        context.sc().conf().set(key, value)
+        if key.startswith("spark.hadoop."):
+            context.hadoopConfiguration().set(key.removeprefix("spark.hadoop."), value)
+        elif key.startswith("spark.sql."):
+            spark.conf.set(key, value)
+
+
 def get_or_create_session(
     catalog: CatalogConfig, master: str, user_settings: dict[str, str]
 ) -> SparkSession:
@@ -110,10 +134,12 @@ def get_or_create_session(
         from pyspark.sql import SparkSession
 
         started = time.monotonic()
+        launch, secrets = split_secrets(settings)
         builder = SparkSession.builder
-        for key, value in settings.items():
+        for key, value in launch.items():
             builder = builder.config(key, value)
         _session = builder.getOrCreate()
+        apply_secrets(_session, secrets)
         _session_catalog = catalog
         _session.sparkContext.setLogLevel("ERROR")
         # Open the Iceberg catalog and run one query now: their first use costs seconds

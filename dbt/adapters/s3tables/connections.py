@@ -21,7 +21,12 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.s3tables.catalog_config import ICEBERG_EXTENSIONS, CatalogConfig
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
-from dbt.adapters.s3tables.seeds import seed_rows_as_text, seed_text_table, text_rows_view_sql
+from dbt.adapters.s3tables.seeds import (
+    ROW_COLUMN,
+    seed_rows_as_text,
+    seed_text_table,
+    text_rows_view_sql,
+)
 from dbt.adapters.s3tables.spark_errors import database_error, thrift_error
 from dbt.adapters.s3tables.spark_session import get_or_create_session
 from dbt.adapters.s3tables.sql_text import split_statements
@@ -113,10 +118,11 @@ class SparkSqlHandle(SparkConnectionWrapper):
             raise database_error(error) from None
 
     def create_text_view(self, view_name: str, rows: Iterable[Iterable[Any]], width: int) -> None:
-        """A temporary view of text columns `c0..cN`: one bulk Arrow transfer."""
-        from pyspark.sql.types import StringType, StructField, StructType
+        """A temporary view of text columns `c0..cN` and `dbt_row`: one bulk Arrow transfer."""
+        from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-        schema = StructType([StructField(f"c{i}", StringType()) for i in range(width)])
+        text_columns = [StructField(f"c{i}", StringType()) for i in range(width)]
+        schema = StructType([*text_columns, StructField(ROW_COLUMN, LongType())])
         try:
             frame = seed_text_table(rows, width).to_pandas()
             self.spark.createDataFrame(frame, schema=schema).createOrReplaceTempView(view_name)

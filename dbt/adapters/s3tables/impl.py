@@ -99,6 +99,7 @@ from dbt.adapters.s3tables.schema_evolution import (
     replaces_table,
     schema_diff,
 )
+from dbt.adapters.s3tables.seeds import SeedColumn, seed_select_sql
 from dbt.adapters.s3tables.sql_text import quote, sql_string
 from dbt.adapters.s3tables.strategies import (
     FALLBACK_BUILDERS,
@@ -1014,6 +1015,17 @@ class S3TablesAdapter(SparkAdapter):
         handle = self.connections.get_thread_connection().handle
         handle.create_text_view(view_name, agate_table.rows, len(agate_table.column_names))
         return view_name
+
+    @available
+    def seed_select_sql(
+        self, view_name: str, columns: list[list[str]], seed_path: str, empty: bool = False
+    ) -> str:
+        """The seed's load query: each `[header, SQL name, type]` column cast from text, a
+        value that does not fit its type failing the load."""
+        seed_columns = [
+            SeedColumn(name, sql_name, data_type) for name, sql_name, data_type in columns
+        ]
+        return seed_select_sql(view_name, seed_columns, seed_path, bool(empty))
 
     @available
     def drop_temp_view(self, view_name: str) -> None:

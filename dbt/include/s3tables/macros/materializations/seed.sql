@@ -1,6 +1,7 @@
 {#-- A seed is one atomic `CREATE OR REPLACE TABLE ... AS SELECT` from a temporary view
      holding the CSV rows as text, each column cast to its type: no row-by-row inserts,
-     and a failed load leaves the previous seed table untouched. --#}
+     and a failed load leaves the previous seed table untouched. A value that does not fit
+     its type fails the load (see seeds.py). --#}
 {% materialization seed, adapter='s3tables' %}
   {% do adapter.check_model_config(model['name'], model['config']) %}
   {%- set identifier = model['alias'] -%}
@@ -20,18 +21,13 @@
   {%- set rows_view = adapter.register_seed_view(agate_table) -%}
   {%- set column_override = model['config'].get('column_types', {}) -%}
   {%- set quote_seed_column = model['config'].get('quote_columns', None) -%}
-  {%- set select_sql -%}
-    select
-    {%- for col_name in agate_table.column_names %}
-      {%- set inferred_type = adapter.convert_type(agate_table, loop.index0) -%}
-      {%- set type = column_override.get(col_name, inferred_type) %}
-      cast(`c{{ loop.index0 }}` as {{ type }}) as {{ adapter.quote_seed_column(col_name | string, quote_seed_column) }}
-      {%- if not loop.last %},{% endif -%}
-    {%- endfor %}
-    from {{ rows_view }}
-    {#-- --empty: the seed's table with its columns and types, and no rows. --#}
-    {%- if flags.EMPTY %} where false{% endif %}
-  {%- endset -%}
+  {%- set columns = [] -%}
+  {%- for col_name in agate_table.column_names -%}
+    {%- set inferred_type = adapter.convert_type(agate_table, loop.index0) -%}
+    {%- do columns.append([col_name | string, adapter.quote_seed_column(col_name | string, quote_seed_column), column_override.get(col_name, inferred_type)]) -%}
+  {%- endfor -%}
+  {#-- --empty: the seed's table with its columns and types, and no rows. --#}
+  {%- set select_sql = adapter.seed_select_sql(rows_view, columns, model['original_file_path'], flags.EMPTY) -%}
   {%- set loaded = 0 if flags.EMPTY else (agate_table.rows | length) -%}
 
   {%- set load_sql = s3tables_create_or_replace_table(target_relation, select_sql, typed=true) -%}

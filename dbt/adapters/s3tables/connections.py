@@ -27,11 +27,17 @@ from dbt.adapters.s3tables.seeds import (
     seed_text_table,
     text_rows_view_sql,
 )
-from dbt.adapters.s3tables.spark_errors import database_error, thrift_error
+from dbt.adapters.s3tables.spark_errors import (
+    database_error,
+    java_error_text,
+    thrift_error,
+    thrift_error_text,
+)
 from dbt.adapters.s3tables.spark_session import get_or_create_session
 from dbt.adapters.s3tables.sql_text import split_statements
 from dbt.adapters.s3tables.table_bucket import ensure_table_bucket
 from dbt.adapters.s3tables.types import parse_spark_type, session_wall_time, time_zone
+from dbt.adapters.s3tables.write_conflicts import ConflictRetries, run_with_conflict_retries
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession
@@ -70,9 +76,12 @@ class SparkSqlHandle(SparkConnectionWrapper):
     (Ctrl-C) stops exactly that connection's work.
     """
 
-    def __init__(self, spark: SparkSession, job_group: str) -> None:
+    def __init__(
+        self, spark: SparkSession, job_group: str, retries: ConflictRetries | None = None
+    ) -> None:
         self.spark = spark
         self.job_group = job_group
+        self.retries = retries or ConflictRetries()
         self._df: DataFrame | None = None
         self._rows: list[Row] | None = None
 
@@ -153,7 +162,9 @@ class SparkSqlHandle(SparkConnectionWrapper):
                 self.job_group, statement[:120], interruptOnCancel=True
             )
             try:
-                self._df = self.spark.sql(statement)
+                self._df = run_with_conflict_retries(
+                    lambda s=statement: self.spark.sql(s), java_error_text, self.retries, statement
+                )
             except Exception as error:
                 raise database_error(error) from None
 
@@ -205,10 +216,17 @@ class ThriftSqlHandle(PyhiveConnectionWrapper):
     """A dbt connection to a Spark Thrift Server (one server session per connection, so
     settings and temporary views stay with it). Everything goes through SQL."""
 
+    retries = ConflictRetries()
+
     def execute(self, sql: str, bindings: list[Any] | None = None) -> None:
         # A model's sql_header (`SET ...;`) arrives in front of its statement.
         for statement in split_statements(sql):
-            super().execute(statement, bindings)
+            run_with_conflict_retries(
+                lambda s=statement: super(ThriftSqlHandle, self).execute(s, bindings),
+                thrift_error_text,
+                self.retries,
+                statement,
+            )
 
     def _run(self, sql: str) -> None:
         """A statement without a result set (PyHive fails when asked to fetch from one)."""
@@ -314,13 +332,20 @@ class S3TablesConnectionManager(SparkConnectionManager):
         # PyIceberg creates the catalog (folder, SQLite file and tables) before the JVM
         # starts, so the two never race to create them.
         iceberg_catalog_for(config).ensure_initialized()
+        conflict_retries = ConflictRetries(
+            credentials.write_conflict_retries, credentials.write_conflict_wait_seconds
+        )
         if credentials.method == "thrift":
-            return cls._open_thrift(connection, credentials)
+            connection = cls._open_thrift(connection, credentials)
+            connection.handle.retries = conflict_retries
+            return connection
         spark = get_or_create_session(config, credentials.master, credentials.spark_conf)
         # Each connection (one per dbt thread) gets its own session over the shared
         # SparkContext: SQL settings and temporary views never leak between models that
         # run at the same time.
-        connection.handle = SparkSqlHandle(spark.newSession(), job_group=f"dbt:{connection.name}")
+        connection.handle = SparkSqlHandle(
+            spark.newSession(), job_group=f"dbt:{connection.name}", retries=conflict_retries
+        )
         connection.state = ConnectionState.OPEN
         return connection
 

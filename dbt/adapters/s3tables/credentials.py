@@ -117,6 +117,10 @@ class S3TablesCredentials(SparkCredentials):
     spark_conf: Any = None
     # Seconds a SQLite catalog writer waits for a lock before it is retried.
     catalog_lock_timeout: int = 30
+    # A write that lost its commit to a concurrent writer is re-run this often, the first
+    # time after this many seconds (then doubling, jittered).
+    write_conflict_retries: int = 3
+    write_conflict_wait_seconds: float = 1.0
 
     def __post_init__(self) -> None:
         if self.schema is None:
@@ -163,6 +167,18 @@ class S3TablesCredentials(SparkCredentials):
         if self.catalog_lock_timeout <= 0:
             raise ProfileError(
                 "catalog_lock_timeout", "must be a positive number of seconds", "omit it for 30"
+            )
+        if self.write_conflict_retries < 0:
+            raise ProfileError(
+                "write_conflict_retries",
+                "must be 0 (never re-run) or a positive number of retries",
+                "omit it for 3",
+            )
+        if self.write_conflict_wait_seconds <= 0:
+            raise ProfileError(
+                "write_conflict_wait_seconds",
+                "must be a positive number of seconds",
+                "omit it for 1",
             )
         if self.server_side_parameters:
             raise ProfileError(

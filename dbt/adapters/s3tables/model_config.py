@@ -8,6 +8,7 @@ from typing import Any
 
 from dbt_common.exceptions import CompilationError
 
+from dbt.adapters.s3tables.sql_text import expression_problem
 from dbt.adapters.s3tables.strategies import STRATEGY_BUILDERS
 
 KNOWN_STRATEGIES = tuple(STRATEGY_BUILDERS)
@@ -32,10 +33,23 @@ def normalize_unique_key(unique_key: str | Sequence[str] | None) -> list[str]:
     return unique
 
 
-def normalize_predicates(predicates: str | Sequence[str] | None) -> list[str]:
+def normalize_predicates(model_name: str, predicates: str | Sequence[str] | None) -> list[str]:
+    """The predicates as a list, each checked to be one expression: the statement puts
+    each in parentheses, and one that escapes them (`1=1) OR (1=1`) would change what
+    the statement matches."""
     if not predicates:
         return []
-    return [predicates] if isinstance(predicates, str) else [str(p) for p in predicates]
+    listed = [predicates] if isinstance(predicates, str) else [str(p) for p in predicates]
+    for predicate in listed:
+        problem = expression_problem(predicate)
+        if problem:
+            raise ModelConfigError(
+                model_name,
+                "incremental_predicates",
+                f"`{predicate}` {problem}; each predicate must be one boolean expression",
+                "write each condition as its own list item, with balanced parentheses",
+            )
+    return listed
 
 
 def normalize_columns(columns: str | Sequence[str] | None) -> list[str] | None:
@@ -132,7 +146,7 @@ def incremental_config(model_name: str, config: Mapping[str, Any]) -> Incrementa
         unique_key=keys,
         # `predicates` is the older name dbt still honours.
         predicates=normalize_predicates(
-            config.get("incremental_predicates") or config.get("predicates")
+            model_name, config.get("incremental_predicates") or config.get("predicates")
         ),
         update_columns=update_columns,
         exclude_columns=exclude_columns,

@@ -14,18 +14,124 @@ from dataclasses import dataclass
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtDatabaseError
 
+from dbt.adapters.s3tables.write_conflicts import is_write_conflict
+
 logger = AdapterLogger("s3tables")
 
 COMMIT_CONFLICT = (
-    "Iceberg commit conflict: another writer committed to the table first (on S3 Tables, "
-    "possibly its automatic compaction) and the commit retries (table properties "
-    "commit.retry.*) ran out. Nothing of this statement was committed: the table is "
-    "unchanged. Rerun the model, or raise `commit.retry.num-retries` in its tblproperties."
+    "Iceberg commit conflict: another writer (another job, or S3 Tables' automatic "
+    "compaction) committed to the table first, and re-running the statement "
+    "(`write_conflict_retries` in the profile) did not get past it. Nothing of this "
+    "statement was committed: the table is unchanged. Fix: rerun when the other writer has "
+    "finished, or raise `write_conflict_retries`."
 )
 COMMIT_STATE_UNKNOWN = (
     "Iceberg could not tell whether the commit landed (the catalog did not answer in "
     "time). Check the table's latest snapshot before rerunning."
 )
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """What a person must know about an error whose text matches `pattern`."""
+
+    pattern: re.Pattern[str]
+    text: str
+
+
+# First match wins. Each says what happened to the data, and what to do.
+EXPLANATIONS = (
+    Explanation(re.compile(r"CommitStateUnknownException"), COMMIT_STATE_UNKNOWN),
+    Explanation(
+        re.compile(r"OutOfMemoryError|Java heap space|GC overhead limit exceeded"),
+        "Spark ran out of memory. Nothing of this statement was committed. Fix: raise "
+        "`spark.driver.memory` under `spark_conf` in the profile (Spark's default is 1g), "
+        "or make the model handle less data at once.",
+    ),
+    Explanation(
+        re.compile(r"No space left on device|Disk quota exceeded", re.IGNORECASE),
+        "The disk is full. Nothing of this statement was committed. Fix: free space on the "
+        "disk holding the warehouse (and Spark's scratch folder, `spark.local.dir`), then rerun.",
+    ),
+    Explanation(
+        re.compile(r"SQLITE_BUSY|database is locked"),
+        "The embedded catalog file stayed locked by another process longer than "
+        "`catalog_lock_timeout`. Nothing of this statement was committed. Fix: let the other "
+        "dbt or Spark process finish, or raise `catalog_lock_timeout` in the profile.",
+    ),
+    Explanation(
+        re.compile(r"File name too long"),
+        "A table, column or partition name is too long for the file system holding the "
+        "warehouse (folder names are limited to 255 bytes). Nothing was committed. Fix: choose "
+        "a shorter alias, schema or partition value.",
+    ),
+    Explanation(
+        re.compile(r"Mkdirs failed|Permission denied|Read-only file system|AccessDenied"),
+        "Spark cannot write into the warehouse (a read-only or protected folder, or storage "
+        "that denies access). Nothing of this statement was committed. Fix: make the warehouse "
+        "writable for this user (on S3: the role's permissions), or point `warehouse` at one "
+        "that is.",
+    ),
+    Explanation(
+        re.compile(r"AlreadyExistsException: Table already exists|TABLE_OR_VIEW_ALREADY_EXISTS"),
+        "The table was created by another run after this one checked that it did not exist. "
+        "Nothing of this statement was written; the other run's table is intact. Fix: rerun "
+        "(an incremental model then runs incrementally).",
+    ),
+    Explanation(
+        re.compile(
+            r"(FileNotFoundException|NotFoundException|does not exist)[^\n]*"
+            r"\.(parquet|avro|orc)\b"
+        ),
+        "A data file the table references is missing from storage (deleted or moved outside "
+        "Iceberg). Nothing of this statement was committed. Fix: restore the file from a "
+        "backup, or roll the table back to a snapshot that does not reference it (`CALL "
+        "<catalog>.system.rollback_to_snapshot('<schema>.<table>', <snapshot id>)`).",
+    ),
+)
+
+
+# What Python sees when the JVM it drives has died (py4j's socket is gone).
+_JVM_STOPPED = re.compile(
+    r"Connection refused|SparkContext was shut down|stopped SparkContext|"
+    r"Answer from Java side is empty|Error while sending or receiving|Py4JNetworkError"
+)
+# SparkExitCode.OOM: the JVM exits with it after an OutOfMemoryError in a task.
+OOM_EXIT_CODE = 52
+
+
+def jvm_stopped_message(exit_code: int | None, log_tail: str, log_file: str | None) -> str:
+    """Why the Spark JVM is gone, from its exit code and the end of its log."""
+    atomic = (
+        "Iceberg commits are atomic: each table holds either the running statement's whole "
+        "commit or none of it."
+    )
+    where = f" (see {log_file})" if log_file else ""
+    if exit_code == OOM_EXIT_CODE or "OutOfMemoryError" in log_tail:
+        return (
+            f"The Spark JVM stopped: it ran out of memory{where}. {atomic} Fix: raise "
+            "`spark.driver.memory` under `spark_conf` in the profile (Spark's default is 1g), "
+            "or make the model handle less data at once; then rerun."
+        )
+    code = f" with exit code {exit_code}" if exit_code is not None else ""
+    return (
+        f"The Spark JVM stopped unexpectedly{code}{where}. {atomic} Rerun once the cause is fixed."
+    )
+
+
+def is_jvm_stopped(error: BaseException) -> bool:
+    return bool(_JVM_STOPPED.search(f"{type(error).__name__}: {error}"))
+
+
+def explain(chain_text: str, message: str) -> str:
+    """The message, after the explanation of the first matching kind of failure."""
+    if is_write_conflict(chain_text):
+        return f"{COMMIT_CONFLICT}\n  {message}"
+    for explanation in EXPLANATIONS:
+        if explanation.pattern.search(chain_text):
+            return f"{explanation.text}\n  {message}"
+    return message
+
 
 # Exceptions that only wrap the real one (a failed task, a failed job).
 _WRAPPERS = ("org.apache.spark.SparkException", "py4j.protocol.Py4JJavaError")
@@ -89,15 +195,12 @@ def summarize(chain: list[JavaError]) -> str:
     unless the root only repeats a wrapper; an Iceberg commit failure is explained."""
     meaningful = [e for e in chain if e.class_name not in _WRAPPERS] or chain[-1:]
     message = meaningful[-1].describe() if meaningful else "unknown error"
-    return explain_commit_failure(" ".join(e.class_name for e in chain), message)
+    return explain(chain_text(chain), message)
 
 
-def explain_commit_failure(class_names: str, message: str) -> str:
-    if "CommitStateUnknownException" in class_names:
-        return f"{COMMIT_STATE_UNKNOWN}\n  {message}"
-    if "CommitFailedException" in class_names:
-        return f"{COMMIT_CONFLICT}\n  {message}"
-    return message
+def chain_text(chain: list[JavaError]) -> str:
+    """Class names and messages of a chain, for matching kinds of failure."""
+    return "\n".join(f"{e.class_name}: {e.message}" for e in chain)
 
 
 def _java_chain(java_error: object, limit: int = 8) -> list[JavaError]:
@@ -113,11 +216,33 @@ def _java_chain(java_error: object, limit: int = 8) -> list[JavaError]:
     return chain
 
 
+def java_error_text(error: BaseException) -> str:
+    """Class names and messages of a PySpark error's JVM exception chain ("" without one)."""
+    java_error = getattr(error, "_origin", None) or getattr(error, "java_exception", None)
+    if java_error is None:
+        return ""
+    try:
+        return chain_text(_java_chain(java_error))
+    except Exception:  # the JVM is gone: the chain cannot be read
+        return ""
+
+
+def thrift_error_text(error: BaseException) -> str:
+    """The server's error text of a failed PyHive call."""
+    response = error.args[0] if error.args else None
+    status = getattr(response, "status", None)
+    return str(getattr(status, "errorMessage", "") or error)
+
+
 def database_error(error: BaseException) -> DbtDatabaseError:
     """The error a failed Spark call raises to dbt; the full trace is logged at debug."""
     java_error = getattr(error, "_origin", None) or getattr(error, "java_exception", None)
     if java_error is None:
         logger.debug(f"engine error: {error!r}")
+        if is_jvm_stopped(error):
+            from dbt.adapters.s3tables.spark_session import jvm_post_mortem
+
+            return DbtDatabaseError(jvm_stopped_message(*jvm_post_mortem()))
         return DbtDatabaseError(clean_message(str(error)))
     trace = getattr(error, "stackTrace", None) or str(error)
     logger.debug(f"engine error, full trace:\n{trace}")
@@ -130,5 +255,4 @@ def database_error(error: BaseException) -> DbtDatabaseError:
 def thrift_error(message: str) -> DbtDatabaseError:
     """The error a failed statement on a Spark Thrift Server raises to dbt."""
     logger.debug(f"thrift server error, full text:\n{message}")
-    names = " ".join(re.findall(r"[\w.]+(?:Exception|Error)\b", message))
-    return DbtDatabaseError(explain_commit_failure(names, clean_message(message)))
+    return DbtDatabaseError(explain(message, clean_message(message)))

@@ -7,6 +7,7 @@ once under a lock and reused.
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 import time
 from typing import TYPE_CHECKING
@@ -25,12 +26,17 @@ logger = AdapterLogger("s3tables")
 
 LOG4J_CONFIG = os.path.join(os.path.dirname(__file__), "log4j2.properties")
 
+# How much of the end of the JVM's log is read to tell why it stopped.
+LOG_TAIL_BYTES = 256 * 1024
+
 # Comma-separated Spark settings that both the adapter and the user may fill.
 LIST_SETTINGS = ("spark.jars", "spark.jars.packages")
 
 _session_lock = threading.Lock()
 _session: SparkSession | None = None
 _session_catalog: CatalogConfig | None = None
+# Size of the JVM log when this process started its JVM.
+_log_offset = 0
 
 
 def jvm_log_file() -> str | None:
@@ -103,11 +109,33 @@ def apply_secrets(spark: SparkSession, secrets: dict[str, str]) -> None:
             spark.conf.set(key, value)
 
 
+def jvm_post_mortem(wait_seconds: float = 5.0) -> tuple[int | None, str, str | None]:
+    """The stopped JVM's exit code (None if still running), the end of its log, and the
+    log's path: why a statement found Spark gone."""
+    from pyspark import SparkContext
+
+    process = getattr(SparkContext._gateway, "proc", None)
+    exit_code = None
+    if process is not None:
+        try:
+            exit_code = process.wait(timeout=wait_seconds)
+        except subprocess.TimeoutExpired:
+            exit_code = None
+    log_file = jvm_log_file()
+    tail = ""
+    if log_file and os.path.exists(log_file):
+        with open(log_file, "rb") as log:
+            # Only what this process's JVM wrote: the log is appended to across runs.
+            log.seek(max(_log_offset, os.path.getsize(log_file) - LOG_TAIL_BYTES))
+            tail = log.read().decode("utf-8", errors="replace")
+    return exit_code, tail, log_file
+
+
 def get_or_create_session(
     catalog: CatalogConfig, master: str, user_settings: dict[str, str]
 ) -> SparkSession:
     """Return the process's SparkSession, starting it with this catalog if none runs yet."""
-    global _session, _session_catalog
+    global _session, _session_catalog, _log_offset
     with _session_lock:
         if _session is not None and _session._jsc is not None:
             if _session_catalog != catalog:
@@ -120,12 +148,14 @@ def get_or_create_session(
                 )
             return _session
         find_java()
+        log_file = jvm_log_file()
+        _log_offset = os.path.getsize(log_file) if log_file and os.path.exists(log_file) else 0
         settings = session_settings(
             master=master,
             catalog=catalog,
             jars=resolve_jars(needs_sqlite=catalog.uses_sqlite),
             user_settings=user_settings,
-            log_file=jvm_log_file(),
+            log_file=log_file,
         )
         if catalog.aws_profile:
             # The driver JVM starts from this process: Java's AWS SDK reads the profile

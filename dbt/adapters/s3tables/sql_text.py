@@ -10,6 +10,12 @@ _TOKEN = re.compile(
     re.DOTALL,
 )
 _COMMENT = re.compile(r"--[^\n]*|/\*.*?\*/", re.DOTALL)
+# What can change an expression's extent: literals and quoted names (skipped whole), a lone
+# quote (unterminated), comment starts, separators and parentheses.
+_EXPRESSION_TOKEN = re.compile(
+    r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`(?:[^`]|``)*`|['"`]|--|/\*|;|[()]""",
+    re.DOTALL,
+)
 
 
 def quote(name: str) -> str:
@@ -37,3 +43,29 @@ def split_statements(script: str) -> list[str]:
             start = match.end()
     statements.append(script[start:])
     return [s.strip() for s in statements if _COMMENT.sub("", s).strip()]
+
+
+def expression_problem(text: str) -> str | None:
+    """Why `text` might not stay one expression once put in parentheses inside a larger
+    statement (None when it will): a parenthesis it closes without opening, or leaves
+    open, a `;`, a comment (it could hide the closing parenthesis), an unterminated quote."""
+    if not text.strip():
+        return "is empty"
+    depth = 0
+    for match in _EXPRESSION_TOKEN.finditer(text):
+        token = match.group()
+        if token == "(":
+            depth += 1
+        elif token == ")":
+            depth -= 1
+            if depth < 0:
+                return "closes a parenthesis it did not open"
+        elif token == ";":
+            return "contains `;`"
+        elif token in ("--", "/*"):
+            return "contains a comment"
+        elif token in ("'", '"', "`"):
+            return f"has an unterminated {token} quote"
+    if depth:
+        return "leaves a parenthesis open"
+    return None

@@ -28,23 +28,28 @@
   {%- endif %}
 {%- endmacro %}
 
+{#-- A table that does not exist yet is created with CREATE TABLE, never CREATE OR
+     REPLACE: when another run creates it meanwhile, this statement fails instead of
+     silently replacing that run's rows. --#}
 {% macro s3tables__create_table_as(temporary, relation, compiled_code, language='sql') -%}
   {%- if temporary -%}
     {{ create_temporary_view(relation, compiled_code) }}
   {%- else -%}
-    {{ s3tables_create_or_replace_table(relation, compiled_code) }}
+    {%- set existing = adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) -%}
+    {{ s3tables_create_or_replace_table(relation, compiled_code, replace=existing is not none) }}
   {%- endif -%}
 {%- endmacro %}
 
-{#-- One atomic CREATE OR REPLACE; `extra_properties` land in the same commit. A model
-     with an enforced contract arrives already checked (s3tables_model_query); any other
-     query gets its untyped (NULL) columns cast to string, unless the caller knows it has
-     none (`typed`: seeds cast every column, clones copy an Iceberg table). --#}
-{% macro s3tables_create_or_replace_table(relation, compiled_code, extra_properties={}, typed=false) -%}
+{#-- One atomic CREATE OR REPLACE (or CREATE, with `replace=false`); `extra_properties`
+     land in the same commit. A model with an enforced contract arrives already checked
+     (s3tables_model_query); any other query gets its untyped (NULL) columns cast to
+     string, unless the caller knows it has none (`typed`: seeds cast every column, clones
+     copy an Iceberg table). --#}
+{% macro s3tables_create_or_replace_table(relation, compiled_code, extra_properties={}, typed=false, replace=true) -%}
   {%- if not typed and not config.get('contract').enforced -%}
     {%- set compiled_code = adapter.typed_sql(model['name'], compiled_code) -%}
   {%- endif %}
-  create or replace table {{ relation }}
+  create {{ 'or replace ' if replace }}table {{ relation }}
   {{ file_format_clause() }}
   {{ partition_cols(label="partitioned by") }}
   {{ s3tables__location_clause(relation) }}

@@ -1,0 +1,76 @@
+"""Re-running a statement that lost an Iceberg commit race to another writer.
+
+Iceberg retries a commit itself (table properties `commit.retry.*`), but a MERGE, a
+row-level DELETE or an overwrite also validates that no concurrent commit touched the
+rows it read; when one did, the statement fails with a `ValidationException` whatever
+Iceberg's retries say. Every write of this adapter is one statement that commits once or
+not at all, so after such a failure nothing of it was written, and running the same
+statement again computes it against the table's new state. That is what happens here, a
+bounded number of times with a growing, jittered wait (profile keys
+`write_conflict_retries` and `write_conflict_wait_seconds`).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from dbt.adapters.events.logging import AdapterLogger
+
+logger = AdapterLogger("s3tables")
+
+T = TypeVar("T")
+
+# Text of Iceberg's exceptions when a concurrent commit made this one impossible.
+_CONFLICT = re.compile(
+    r"CommitFailedException|Found conflicting files|Found new conflicting|"
+    r"Missing required files to delete|found new (position )?delete|"
+    r"Cannot commit, found new|conflicting (files|deletes)",
+    re.IGNORECASE,
+)
+MAX_WAIT_SECONDS = 30.0
+
+
+def is_write_conflict(text: str) -> bool:
+    """Whether an error's text (its class names and messages) is a lost commit race."""
+    return bool(_CONFLICT.search(text)) and "CommitStateUnknownException" not in text
+
+
+@dataclass(frozen=True)
+class ConflictRetries:
+    """How often, and after how long a first wait, a conflicting statement is re-run."""
+
+    retries: int = 3
+    first_wait_seconds: float = 1.0
+
+    def wait(self, retry: int) -> float:
+        """Seconds before retry `retry` (1-based): doubling, jittered, capped."""
+        base = self.first_wait_seconds * (2 ** (retry - 1))
+        return min(MAX_WAIT_SECONDS, base * (1 + random.random()))
+
+
+def run_with_conflict_retries(
+    run: Callable[[], T],
+    error_text: Callable[[BaseException], str],
+    policy: ConflictRetries,
+    statement: str,
+) -> T:
+    """`run()`, re-run while it fails with a write conflict and retries remain."""
+    for retry in range(policy.retries + 1):
+        try:
+            return run()
+        except Exception as error:
+            if retry == policy.retries or not is_write_conflict(error_text(error)):
+                raise
+            wait = policy.wait(retry + 1)
+            first_line = " ".join(statement.split())[:80]
+            logger.warning(
+                f"write conflict; retry {retry + 1} of {policy.retries} in {wait:.1f} s: another "
+                f"writer committed to the table first (statement: {first_line}...)"
+            )
+            time.sleep(wait)
+    raise AssertionError("unreachable")

@@ -64,6 +64,7 @@ from dbt.adapters.s3tables.iceberg_catalog import (
     TableStats,
 )
 from dbt.adapters.s3tables.like_patterns import ilike
+from dbt.adapters.s3tables.local_catalog import folder_name_problem
 from dbt.adapters.s3tables.model_config import (
     IncrementalConfig,
     ModelConfigError,
@@ -237,7 +238,13 @@ class S3TablesAdapter(SparkAdapter):
     ) -> None:
         """With `s3tables_rules` on, refuse what S3 Tables would refuse, before any call:
         views, and namespace, table or column names outside its rules (the columns are
-        `columns`, or the output of `sql`, which Spark analyses without running it)."""
+        `columns`, or the output of `sql`, which Spark analyses without running it). The
+        embedded catalog's own limit, folder-name length, is always checked."""
+        if self.iceberg.config.uses_sqlite:
+            for key, name in (("schema", relation.schema), ("alias", relation.identifier)):
+                problem = folder_name_problem(str(name))
+                if problem:
+                    raise ModelConfigError(model_name, key, problem, f"choose a shorter {key}")
         if not self.config.credentials.s3tables_rules:
             return
         check_materialization(model_name, materialized)

@@ -28,6 +28,21 @@ RECOVERY_COMMAND = "python -m dbt.adapters.s3tables.catalog_recovery"
 SPARK_SCRATCH = "spark-warehouse"
 
 
+# The longest file or folder name common file systems allow (ext4, APFS, NTFS: 255).
+MAX_FOLDER_NAME_BYTES = 255
+
+
+def folder_name_problem(name: str) -> str | None:
+    """Why `name` cannot be a folder of the warehouse (each namespace and table is one)."""
+    size = len(name.encode("utf-8"))
+    if size > MAX_FOLDER_NAME_BYTES:
+        return (
+            f"`{name[:40]}...` is {size} bytes long, and the embedded catalog keeps it as a "
+            f"folder whose name can hold at most {MAX_FOLDER_NAME_BYTES} bytes"
+        )
+    return None
+
+
 class CatalogFileError(DbtRuntimeError):
     """The embedded catalog file is missing, emptied or unreadable in a warehouse that
     holds tables; nothing was read or written."""

@@ -8,6 +8,8 @@ from dbt.adapters.base.relation import Policy
 from dbt.adapters.contracts.relation import ComponentName
 from dbt.adapters.spark.relation import SparkRelation
 
+from dbt.adapters.s3tables.sql_text import quote
+
 
 @dataclass
 class S3TablesQuotePolicy(Policy):
@@ -28,3 +30,8 @@ class S3TablesRelation(SparkRelation):
         # table the catalog lists as `MODEL` is the relation dbt searches as `model`
         # (otherwise the second run stops at dbt's "approximate match" error).
         return str(self.path.get_lowered_part(field)) == value.lower()
+
+    def quoted(self, identifier: str) -> str:
+        # A backtick inside a name is doubled: otherwise the rest of the name would be
+        # read as SQL.
+        return quote(str(identifier))

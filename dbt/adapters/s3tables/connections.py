@@ -16,10 +16,11 @@ from dbt.adapters.spark.connections import (
     SparkConnectionManager,
     SparkConnectionWrapper,
 )
-from dbt_common.exceptions import DbtRuntimeError
+from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
 
 from dbt.adapters.s3tables.catalog_config import ICEBERG_EXTENSIONS, CatalogConfig
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
+from dbt.adapters.s3tables.failed_writes import clean_up_failed_write
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
 from dbt.adapters.s3tables.seeds import (
     ROW_COLUMN,
@@ -29,11 +30,13 @@ from dbt.adapters.s3tables.seeds import (
 )
 from dbt.adapters.s3tables.spark_errors import (
     database_error,
+    is_jvm_stopped,
     java_error_text,
+    jvm_stopped_message,
     thrift_error,
     thrift_error_text,
 )
-from dbt.adapters.s3tables.spark_session import get_or_create_session
+from dbt.adapters.s3tables.spark_session import get_or_create_session, jvm_post_mortem
 from dbt.adapters.s3tables.sql_text import split_statements
 from dbt.adapters.s3tables.table_bucket import ensure_table_bucket
 from dbt.adapters.s3tables.types import parse_spark_type, session_wall_time, time_zone
@@ -309,9 +312,16 @@ class S3TablesConnectionManager(SparkConnectionManager):
     @contextmanager
     def exception_handler(self, sql: str) -> Iterator[None]:
         """A failed statement is a database error with a readable message; the adapter's
-        own errors pass unchanged (dbt-spark re-wraps everything as a runtime error)."""
+        own errors pass unchanged (dbt-spark re-wraps everything as a runtime error).
+        Files a failed statement left in the embedded catalog's warehouse are removed."""
+        started = time.time()
         try:
             yield
+        except DbtDatabaseError as error:
+            note = self._clean_up_failed_write(started)
+            if note:
+                raise DbtDatabaseError(f"{error.msg}\n  {note}") from None
+            raise
         except DbtRuntimeError:
             raise
         except Exception as error:
@@ -320,6 +330,18 @@ class S3TablesConnectionManager(SparkConnectionManager):
             if hasattr(response, "status"):
                 raise thrift_error(str(response.status.errorMessage)) from None
             raise DbtRuntimeError(f"{type(error).__name__}: {error}") from error
+
+    def _clean_up_failed_write(self, started: float) -> str | None:
+        credentials: S3TablesCredentials = self.profile.credentials  # type: ignore[assignment]
+        config = catalog_config_for(credentials)
+        if not config.uses_sqlite:
+            return None  # object stores: Iceberg aborts uploads; nothing stays half-written
+        leftovers = clean_up_failed_write(
+            iceberg_catalog_for(config), started, may_remove=credentials.method == "session"
+        )
+        if leftovers.removed:
+            logger.debug(f"removed after a failed write: {[str(p) for p in leftovers.removed]}")
+        return leftovers.describe()
 
     @classmethod
     def open(cls, connection: Connection) -> Connection:
@@ -339,12 +361,18 @@ class S3TablesConnectionManager(SparkConnectionManager):
             connection = cls._open_thrift(connection, credentials)
             connection.handle.retries = conflict_retries
             return connection
-        spark = get_or_create_session(config, credentials.master, credentials.spark_conf)
-        # Each connection (one per dbt thread) gets its own session over the shared
-        # SparkContext: SQL settings and temporary views never leak between models that
-        # run at the same time.
+        try:
+            spark = get_or_create_session(config, credentials.master, credentials.spark_conf)
+            # Each connection (one per dbt thread) gets its own session over the shared
+            # SparkContext: SQL settings and temporary views never leak between models
+            # that run at the same time.
+            session = spark.newSession()
+        except Exception as error:
+            if is_jvm_stopped(error):  # it died during an earlier statement
+                raise DbtRuntimeError(jvm_stopped_message(*jvm_post_mortem())) from None
+            raise
         connection.handle = SparkSqlHandle(
-            spark.newSession(), job_group=f"dbt:{connection.name}", retries=conflict_retries
+            session, job_group=f"dbt:{connection.name}", retries=conflict_retries
         )
         connection.state = ConnectionState.OPEN
         return connection

@@ -10,6 +10,8 @@ marker file) or that holds table metadata must have a readable catalog with its 
 
 from __future__ import annotations
 
+import atexit
+import fcntl
 import os
 import sqlite3
 from pathlib import Path
@@ -24,6 +26,8 @@ from dbt.adapters.s3tables.credentials import ProfileError
 CATALOG_MARKER = ".catalog-created"
 CATALOG_TABLE = "iceberg_tables"
 RECOVERY_COMMAND = "python -m dbt.adapters.s3tables.catalog_recovery"
+# Each process using the warehouse holds a lock on its own file here while it runs.
+PROCESSES_FOLDER = ".processes"
 # Spark's own (unused) session catalog folder inside the warehouse.
 SPARK_SCRATCH = "spark-warehouse"
 
@@ -66,17 +70,22 @@ def check_writable_folder(path: str, key: str = "warehouse") -> None:
         )
 
 
-def table_folders(warehouse: str) -> list[Path]:
-    """Folders `<namespace>/<table>` of the warehouse that hold Iceberg metadata files."""
+def relation_folders(warehouse: str) -> list[Path]:
+    """Folders `<namespace>/<table or view>` of the warehouse."""
     root = Path(warehouse)
     if not root.is_dir():
         return []
-    found = []
-    for namespace in sorted(p for p in root.iterdir() if p.is_dir() and p.name != SPARK_SCRATCH):
-        for table in sorted(p for p in namespace.iterdir() if p.is_dir()):
-            if any((table / "metadata").glob("*.metadata.json")):
-                found.append(table)
-    return found
+    namespaces = sorted(
+        p for p in root.iterdir() if p.is_dir() and p.name not in (SPARK_SCRATCH, PROCESSES_FOLDER)
+    )
+    return [
+        table for namespace in namespaces for table in sorted(namespace.iterdir()) if table.is_dir()
+    ]
+
+
+def table_folders(warehouse: str) -> list[Path]:
+    """Folders `<namespace>/<table>` of the warehouse that hold Iceberg metadata files."""
+    return [f for f in relation_folders(warehouse) if any((f / "metadata").glob("*.metadata.json"))]
 
 
 def catalog_file_problem(path: str) -> str | None:
@@ -136,6 +145,7 @@ def prepare_local_catalog(config: CatalogConfig, check_lost: bool = True) -> Non
     if check_lost:
         check_catalog_file(config)
     os.makedirs(config.warehouse, exist_ok=True)
+    hold_process_lock(config.warehouse)
     connection = sqlite3.connect(config.sqlite_path, timeout=config.lock_timeout_seconds)
     try:
         connection.execute("PRAGMA journal_mode=WAL")
@@ -148,3 +158,45 @@ def mark_catalog_created(config: CatalogConfig) -> None:
     marker = Path(config.warehouse, CATALOG_MARKER)
     if not marker.exists():
         marker.write_text(f"The Iceberg catalog of this warehouse is {config.sqlite_path}\n")
+
+
+_held_locks: dict[str, int] = {}
+
+
+def hold_process_lock(warehouse: str) -> None:
+    """Hold, for this process's lifetime, a lock saying it works on this warehouse (the
+    operating system releases it when the process ends, however it ends)."""
+    folder = os.path.join(warehouse, PROCESSES_FOLDER)
+    path = os.path.join(folder, f"{os.getpid()}.lock")
+    if path in _held_locks:
+        return
+    os.makedirs(folder, exist_ok=True)
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(descriptor, fcntl.LOCK_EX)
+    _held_locks[path] = descriptor
+    # A process that ends normally takes its file along; a killed one leaves it unlocked,
+    # for `other_processes_running` to remove.
+    atexit.register(os.unlink, path)
+
+
+def other_processes_running(warehouse: str) -> bool:
+    """Whether another dbt-s3tables process holds its lock on this warehouse; lock files
+    of processes that have ended are removed on the way."""
+    folder = Path(warehouse, PROCESSES_FOLDER)
+    running = False
+    for path in folder.glob("*.lock") if folder.is_dir() else ():
+        if str(path) in _held_locks:
+            continue
+        try:
+            descriptor = os.open(path, os.O_RDWR)
+        except FileNotFoundError:
+            continue
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            running = True
+        else:
+            path.unlink(missing_ok=True)
+        finally:
+            os.close(descriptor)
+    return running

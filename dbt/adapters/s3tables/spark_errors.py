@@ -96,8 +96,9 @@ _JVM_STOPPED = re.compile(
     r"Connection refused|SparkContext was shut down|stopped SparkContext|"
     r"Answer from Java side is empty|Error while sending or receiving|Py4JNetworkError"
 )
-# SparkExitCode.OOM: the JVM exits with it after an OutOfMemoryError in a task.
-OOM_EXIT_CODE = 52
+# The JVM's exit codes after an OutOfMemoryError: HotSpot's -XX:+ExitOnOutOfMemoryError
+# (set by the adapter), and Spark's own (SparkExitCode.OOM).
+OOM_EXIT_CODES = (3, 52)
 
 
 def jvm_stopped_message(exit_code: int | None, log_tail: str, log_file: str | None) -> str:
@@ -107,7 +108,7 @@ def jvm_stopped_message(exit_code: int | None, log_tail: str, log_file: str | No
         "commit or none of it."
     )
     where = f" (see {log_file})" if log_file else ""
-    if exit_code == OOM_EXIT_CODE or "OutOfMemoryError" in log_tail:
+    if exit_code in OOM_EXIT_CODES or "OutOfMemoryError" in log_tail:
         return (
             f"The Spark JVM stopped: it ran out of memory{where}. {atomic} Fix: raise "
             "`spark.driver.memory` under `spark_conf` in the profile (Spark's default is 1g), "

@@ -58,6 +58,9 @@ def session_settings(
     """All Spark settings of the session, user settings last so they win."""
     # Quoted: Spark splits the options at blanks outside double quotes.
     java_options = f'"-Dlog4j.configurationFile=file:{LOG4J_CONFIG}"'
+    # Out of memory, the JVM stops at once (exit code 3) instead of every thread printing
+    # its OutOfMemoryError to the console while Spark shuts down.
+    java_options += " -XX:+ExitOnOutOfMemoryError"
     if log_file:
         java_options += f' "-Ddbt.s3tables.spark.log={log_file}"'
     settings = {

@@ -176,7 +176,7 @@ def hold_process_lock(warehouse: str) -> None:
     _held_locks[path] = descriptor
     # A process that ends normally takes its file along; a killed one leaves it unlocked,
     # for `other_processes_running` to remove.
-    atexit.register(os.unlink, path)
+    atexit.register(Path(path).unlink, missing_ok=True)
 
 
 def other_processes_running(warehouse: str) -> bool:

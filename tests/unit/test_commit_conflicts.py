@@ -1,10 +1,19 @@
-"""Commit conflicts (S3 Tables compaction): retries configured per catalog, and a clear
-error when they run out."""
+"""Commit conflicts (another job, S3 Tables compaction): Iceberg's commit retries per
+catalog, the whole statement re-run on a conflict, and a clear error when retries run out."""
 
 from __future__ import annotations
 
+import pytest
+
+from dbt.adapters.s3tables import write_conflicts
 from dbt.adapters.s3tables.catalog_config import CatalogConfig
 from dbt.adapters.s3tables.spark_errors import JavaError, summarize
+from dbt.adapters.s3tables.write_conflicts import (
+    MAX_WAIT_SECONDS,
+    ConflictRetries,
+    is_write_conflict,
+    run_with_conflict_retries,
+)
 
 ARN = "arn:aws:s3tables:us-east-1:111122223333:bucket/amzn-s3-demo-table-bucket"
 
@@ -28,7 +37,7 @@ def test_commit_conflict_explains_that_nothing_was_committed() -> None:
     message = summarize(chain)
     assert message.startswith("Iceberg commit conflict")
     assert "the table is unchanged" in message
-    assert "commit.retry.num-retries" in message
+    assert "write_conflict_retries" in message
     assert message.endswith("CommitFailedException: ref changed")
 
 
@@ -42,3 +51,97 @@ def test_unknown_commit_state_says_to_check_the_table() -> None:
 def test_other_errors_are_left_alone() -> None:
     chain = [JavaError("org.apache.spark.sql.AnalysisException", "[X] column x not found")]
     assert summarize(chain) == "[X] column x not found"
+
+
+VALIDATION = (
+    "org.apache.iceberg.exceptions.ValidationException: Found conflicting files that can "
+    "contain records matching true: [file:/w/a/t/data/00000-1-x.parquet]"
+)
+
+
+def test_merge_validation_failure_is_a_conflict_and_explained() -> None:
+    chain = [
+        JavaError("org.apache.spark.SparkException", "Writing job aborted"),
+        JavaError("org.apache.iceberg.exceptions.ValidationException", VALIDATION),
+    ]
+    assert summarize(chain).startswith("Iceberg commit conflict")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "org.apache.iceberg.exceptions.CommitFailedException: ref changed",
+        VALIDATION,
+        "ValidationException: Missing required files to delete: file:/w/a.parquet",
+        "ValidationException: Cannot commit, found new delete for replaced data file",
+    ],
+)
+def test_conflicts_are_recognised(text: str) -> None:
+    assert is_write_conflict(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "org.apache.iceberg.exceptions.CommitStateUnknownException: timeout",
+        "ValidationException: Cannot find field 'x' in struct",
+        "[TABLE_OR_VIEW_NOT_FOUND] The table or view `a`.`b` cannot be found",
+    ],
+)
+def test_other_failures_are_not_conflicts(text: str) -> None:
+    assert not is_write_conflict(text)
+
+
+@pytest.fixture
+def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    calls: list[float] = []
+    monkeypatch.setattr(write_conflicts.time, "sleep", calls.append)
+    return calls
+
+
+def failing(errors: list[Exception]):
+    calls = []
+
+    def run() -> str:
+        calls.append(1)
+        if errors:
+            raise errors.pop(0)
+        return "committed"
+
+    return run, calls
+
+
+def test_a_conflicting_statement_is_rerun_until_it_commits(sleeps: list[float]) -> None:
+    run, calls = failing([RuntimeError(VALIDATION), RuntimeError(VALIDATION)])
+    policy = ConflictRetries(retries=3, first_wait_seconds=1.0)
+    assert run_with_conflict_retries(run, str, policy, "MERGE INTO t") == "committed"
+    assert len(calls) == 3
+    # Doubling with jitter: retry n waits between base and twice base.
+    assert 1.0 <= sleeps[0] <= 2.0 and 2.0 <= sleeps[1] <= 4.0
+
+
+def test_retries_run_out_with_the_last_error(sleeps: list[float]) -> None:
+    errors = [RuntimeError(f"{VALIDATION} #{i}") for i in range(5)]
+    run, calls = failing(list(errors))
+    with pytest.raises(RuntimeError) as raised:
+        run_with_conflict_retries(run, str, ConflictRetries(retries=2), "MERGE INTO t")
+    assert raised.value is errors[2]
+    assert len(calls) == 3 and len(sleeps) == 2
+
+
+def test_no_retries_when_set_to_zero(sleeps: list[float]) -> None:
+    run, calls = failing([RuntimeError(VALIDATION)])
+    with pytest.raises(RuntimeError):
+        run_with_conflict_retries(run, str, ConflictRetries(retries=0), "MERGE INTO t")
+    assert len(calls) == 1 and sleeps == []
+
+
+def test_other_errors_are_not_rerun(sleeps: list[float]) -> None:
+    run, calls = failing([RuntimeError("[DIVIDE_BY_ZERO] Division by zero")])
+    with pytest.raises(RuntimeError):
+        run_with_conflict_retries(run, str, ConflictRetries(retries=3), "INSERT INTO t")
+    assert len(calls) == 1 and sleeps == []
+
+
+def test_waits_are_capped() -> None:
+    assert ConflictRetries(first_wait_seconds=20).wait(4) == MAX_WAIT_SECONDS

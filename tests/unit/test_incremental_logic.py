@@ -123,3 +123,17 @@ def test_scd2_tracks_check_cols_and_never_writes_history_columns_from_source() -
     assert "NOT (DBT_INTERNAL_DEST.`name` <=> DBT_INTERNAL_SOURCE.`name`)" in sql
     assert "`valid_to` = current_timestamp()" in sql
     assert "DBT_INTERNAL_SOURCE.`valid_from`" not in sql
+
+
+def test_a_predicate_escaping_its_parentheses_is_refused() -> None:
+    config = {"unique_key": "id", "incremental_predicates": ["a > 0", "1=1) OR (1=1"]}
+    with pytest.raises(ModelConfigError) as raised:
+        incremental_config("orders", config)
+    message = str(raised.value)
+    assert "`orders`" in message and "incremental_predicates" in message
+    assert "`1=1) OR (1=1` closes a parenthesis it did not open" in message
+
+
+def test_balanced_predicates_are_kept_in_order() -> None:
+    config = {"unique_key": "id", "predicates": "DBT_INTERNAL_DEST.day in ('a', 'b')"}
+    assert incremental_config("m", config).predicates == ["DBT_INTERNAL_DEST.day in ('a', 'b')"]

@@ -3,7 +3,16 @@ message; no Java stack, no logical plan, only the SQL line a parse error points 
 
 from __future__ import annotations
 
-from dbt.adapters.s3tables.spark_errors import JavaError, clean_message, summarize, thrift_error
+import pytest
+
+from dbt.adapters.s3tables.spark_errors import (
+    JavaError,
+    clean_message,
+    is_jvm_stopped,
+    jvm_stopped_message,
+    summarize,
+    thrift_error,
+)
 
 STAGE_FAILURE = (
     "Job aborted due to stage failure: Task 1 in stage 0.0 failed 1 times, most recent "
@@ -80,3 +89,94 @@ def test_thrift_errors_lose_the_server_prefix_and_stack() -> None:
     assert "Iceberg commit conflict" in str(error)
     assert "ref changed" in str(error)
     assert "\tat " not in str(error) and "more" not in str(error).split("ref changed")[1]
+
+
+# --- explanations: what happened to the data, and what to do ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("chain", "expected"),
+    [
+        (
+            [
+                ("org.apache.spark.SparkException", "Job aborted"),
+                ("java.io.IOException", "No space left on device"),
+            ],
+            "The disk is full",
+        ),
+        ([("java.lang.OutOfMemoryError", "Java heap space")], "spark.driver.memory"),
+        (
+            [("org.sqlite.SQLiteException", "[SQLITE_BUSY] The database file is locked")],
+            "catalog_lock_timeout",
+        ),
+        (
+            [("java.io.IOException", "Mkdirs failed to create file:/ro/wh/a/t/data")],
+            "cannot write into the warehouse",
+        ),
+        (
+            [
+                (
+                    "org.apache.iceberg.exceptions.AlreadyExistsException",
+                    "Table already exists: analytics.orders",
+                )
+            ],
+            "created by another run",
+        ),
+        (
+            [
+                (
+                    "org.apache.iceberg.exceptions.NotFoundException",
+                    "File does not exist: file:/wh/a/t/data/00000-1-x.parquet",
+                )
+            ],
+            "rollback_to_snapshot",
+        ),
+    ],
+)
+def test_failures_are_explained(chain: list[tuple[str, str]], expected: str) -> None:
+    message = summarize([JavaError(name, text) for name, text in chain])
+    assert expected in message
+    # The root cause stays, after the explanation.
+    assert message.endswith(chain[-1][1])
+
+
+def test_namespace_already_exists_is_not_called_a_concurrent_table() -> None:
+    chain = [
+        JavaError(
+            "org.apache.iceberg.exceptions.AlreadyExistsException",
+            "Namespace already exists: analytics",
+        )
+    ]
+    assert "created by another run" not in summarize(chain)
+
+
+@pytest.mark.parametrize(
+    ("exit_code", "log", "expected"),
+    [
+        (3, "", "ran out of memory"),
+        (52, "", "ran out of memory"),
+        (None, "ERROR Executor: java.lang.OutOfMemoryError: Java heap space", "ran out of memory"),
+        (137, "", "stopped unexpectedly with exit code 137"),
+    ],
+)
+def test_a_stopped_jvm_says_why(exit_code: int | None, log: str, expected: str) -> None:
+    message = jvm_stopped_message(exit_code, log, "/p/logs/spark.log")
+    assert expected in message
+    assert "/p/logs/spark.log" in message
+    assert ("spark.driver.memory" in message) == ("memory" in expected)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[Errno 111] Connection refused",
+        "Answer from Java side is empty",
+        "Cannot call methods on a stopped SparkContext.",
+    ],
+)
+def test_lost_jvm_connections_are_recognised(text: str) -> None:
+    assert is_jvm_stopped(ConnectionError(text))
+
+
+def test_ordinary_errors_are_not_a_stopped_jvm() -> None:
+    assert not is_jvm_stopped(ValueError("[DIVIDE_BY_ZERO] Division by zero"))

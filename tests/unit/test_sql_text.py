@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.s3tables.sql_text import split_statements
+from dbt.adapters.s3tables.sql_text import expression_problem, split_statements
 
 
 @pytest.mark.parametrize(
@@ -31,3 +31,34 @@ def test_split_statements(script: str, statements: list[str]) -> None:
 def test_long_statements_split_in_linear_time() -> None:
     script = "select 1" + " \n" * 20000 + "from t; " + "-- note\n" * 2000
     assert split_statements(script) == ["select 1" + " \n" * 20000 + "from t"]
+
+
+@pytest.mark.parametrize(
+    "predicate",
+    [
+        "DBT_INTERNAL_DEST.day > date_sub(current_date(), 3)",
+        "a = 1 or b = 2",
+        "name = 'x) or (1=1'",
+        "`odd)name` = 1",
+        "name = 'it\\'s'",
+        "a in (1, (2))",
+    ],
+)
+def test_one_expression_passes(predicate: str) -> None:
+    assert expression_problem(predicate) is None
+
+
+@pytest.mark.parametrize(
+    ("predicate", "problem"),
+    [
+        ("1=1) OR (1=1", "closes a parenthesis it did not open"),
+        ("(a = 1", "leaves a parenthesis open"),
+        ("a = 1; drop table t", "contains `;`"),
+        ("a = 1 --", "contains a comment"),
+        ("a = 1 /* x */", "contains a comment"),
+        ("a = 'open", "has an unterminated ' quote"),
+        ("  ", "is empty"),
+    ],
+)
+def test_expressions_that_could_escape_their_parentheses(predicate: str, problem: str) -> None:
+    assert expression_problem(predicate) == problem

@@ -85,16 +85,17 @@ def test_text_rows_view_sql_two_rows() -> None:
     sql = text_rows_view_sql("seed_view", [("1", "it's"), (None, "a\\b")], 2)
     assert sql == (
         "CREATE OR REPLACE TEMPORARY VIEW seed_view AS SELECT * FROM VALUES\n"
-        "('1', 'it\\'s'),\n"
-        "(CAST(NULL AS STRING), 'a\\\\b')\n"
-        "AS seed_rows(c0, c1)"
+        "('1', 'it\\'s', 1),\n"
+        "(CAST(NULL AS STRING), 'a\\\\b', 2)\n"
+        "AS seed_rows(c0, c1, dbt_row)"
     )
 
 
 def test_text_rows_view_sql_one_column_unicode() -> None:
     sql = text_rows_view_sql("v", [("Zürich",)], 1)
     assert sql == (
-        "CREATE OR REPLACE TEMPORARY VIEW v AS SELECT * FROM VALUES\n('Zürich')\nAS seed_rows(c0)"
+        "CREATE OR REPLACE TEMPORARY VIEW v AS SELECT * FROM VALUES\n('Zürich', 1)\n"
+        "AS seed_rows(c0, dbt_row)"
     )
 
 
@@ -102,8 +103,8 @@ def test_text_rows_view_sql_empty_seed() -> None:
     sql = text_rows_view_sql("empty_view", [], 3)
     assert sql == (
         "CREATE OR REPLACE TEMPORARY VIEW empty_view AS SELECT "
-        "CAST(NULL AS STRING) AS c0, CAST(NULL AS STRING) AS c1, CAST(NULL AS STRING) AS c2 "
-        "WHERE false"
+        "CAST(NULL AS STRING) AS c0, CAST(NULL AS STRING) AS c1, CAST(NULL AS STRING) AS c2, "
+        "CAST(NULL AS BIGINT) AS dbt_row WHERE false"
     )
     assert sql.count("AS c") == 3
 
@@ -369,9 +370,9 @@ def test_create_text_view_and_drop() -> None:
     handle.drop_temp_view("dbt_seed_rows_x")
     assert connection.statements == [
         "CREATE OR REPLACE TEMPORARY VIEW dbt_seed_rows_x AS SELECT * FROM VALUES\n"
-        "('1', CAST(NULL AS STRING)),\n"
-        "('it\\'s', 'true')\n"
-        "AS seed_rows(c0, c1)",
+        "('1', CAST(NULL AS STRING), 1),\n"
+        "('it\\'s', 'true', 2)\n"
+        "AS seed_rows(c0, c1, dbt_row)",
         "DROP VIEW IF EXISTS dbt_seed_rows_x",
     ]
     assert connection.fetched == []

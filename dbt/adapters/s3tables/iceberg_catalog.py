@@ -118,17 +118,22 @@ def is_retryable(error: BaseException) -> bool:
     )
 
 
-def retry_on_lock(operation: Callable[[], T], what: str) -> T:
-    """Run `operation`, retrying a bounded number of times on a retryable error.
+def retry_on_lock(operation: Callable[[], T], what: str, budget_seconds: float | None = None) -> T:
+    """Run `operation`, retrying a bounded number of times on a retryable error, and not
+    after `budget_seconds` have passed (the wait a lock is allowed in all).
 
     The busy timeout already waits for a lock; a retry covers the case SQLite refuses to
     wait for (a read transaction that must upgrade to a write while another writer won).
     """
+    started = time.monotonic()
     for attempt in range(LOCK_RETRY_ATTEMPTS):
         try:
             return operation()
         except (OperationalError, CommitFailedException) as error:
-            if not is_retryable(error) or attempt == LOCK_RETRY_ATTEMPTS - 1:
+            out_of_time = budget_seconds is not None and (
+                time.monotonic() - started >= budget_seconds
+            )
+            if not is_retryable(error) or attempt == LOCK_RETRY_ATTEMPTS - 1 or out_of_time:
                 raise
             delay = LOCK_RETRY_BASE_SECONDS * (2**attempt) * (1 + random.random())
             logger.debug(f"catalog busy ({what}): {error}; retry {attempt + 1} in {delay:.2f} s")
@@ -229,7 +234,7 @@ class IcebergCatalog:
         """Run a catalog operation, retried while the catalog is busy; a failure a person
         can act on (locked, unreachable, damaged) becomes one sentence saying what to do."""
         try:
-            return retry_on_lock(operation, what)
+            return retry_on_lock(operation, what, self.config.lock_timeout_seconds)
         except Exception as error:
             explained = explain_catalog_error(self.config, error, what)
             if explained is None:

@@ -1,0 +1,45 @@
+"""A seed value that does not fit its column type fails the load instead of becoming NULL
+(the checked casts), and the text views carry each row's number for the message."""
+
+from __future__ import annotations
+
+from dbt.adapters.s3tables.seeds import (
+    ROW_COLUMN,
+    SeedColumn,
+    checked_cast_sql,
+    seed_select_sql,
+    seed_text_table,
+)
+
+
+def test_typed_columns_fail_on_a_value_the_cast_would_lose() -> None:
+    sql = checked_cast_sql(1, SeedColumn("amount", "`amount`", "int"), "seeds/pay.csv")
+    assert sql.startswith("CASE WHEN c1 IS NOT NULL AND CAST(c1 AS int) IS NULL THEN raise_error(")
+    assert sql.endswith("ELSE CAST(c1 AS int) END AS `amount`")
+    assert "'Seed seeds/pay.csv, row '" in sql and ROW_COLUMN in sql
+    assert "of column amount does not fit its type int" in sql
+
+
+def test_text_columns_need_no_check() -> None:
+    for data_type in ("string", "STRING", "varchar(10)"):
+        sql = checked_cast_sql(0, SeedColumn("name", "`name`", data_type), "seeds/a.csv")
+        assert sql == f"CAST(c0 AS {data_type}) AS `name`"
+
+
+def test_a_quote_in_a_path_or_header_cannot_end_the_literal() -> None:
+    sql = checked_cast_sql(0, SeedColumn("it's", "`it's`", "date"), "seeds/o'neil.csv")
+    assert "'Seed seeds/o\\'neil.csv, row '" in sql
+    assert "of column it\\'s does not fit" in sql
+
+
+def test_the_load_query_reads_the_view_and_honours_empty() -> None:
+    columns = [SeedColumn("id", "`id`", "bigint"), SeedColumn("name", "`name`", "string")]
+    sql = seed_select_sql("dbt_seed_rows_1", columns, "seeds/a.csv")
+    assert sql.endswith("FROM `dbt_seed_rows_1`")
+    assert seed_select_sql("v", columns, "seeds/a.csv", empty=True).endswith("WHERE false")
+
+
+def test_the_arrow_rows_are_numbered_from_one() -> None:
+    table = seed_text_table([(1, "a"), (2, None)], 2)
+    assert table.column_names == ["c0", "c1", ROW_COLUMN]
+    assert table.column(ROW_COLUMN).to_pylist() == [1, 2]

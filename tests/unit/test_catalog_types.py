@@ -575,3 +575,19 @@ def test_catalog_config_for_s3tables() -> None:
     assert cfg.extra_properties == ()
     # Hashable: one PyIceberg catalog is cached per config.
     assert hash(cfg) == hash(s3tables(s3tables_client="catalog_jar"))
+
+
+def test_secret_settings_never_become_launch_arguments() -> None:
+    from dbt.adapters.s3tables.spark_session import split_secrets
+
+    settings = {
+        "spark.master": "local[2]",
+        "spark.sql.catalog.c.token": "t0k",
+        "spark.sql.catalog.c.credential": "id:s3cr3t",
+        "spark.hadoop.fs.s3a.secret.key": "k3y",
+        "spark.sql.catalog.c.jdbc.password": "pw",
+        "spark.driver.memory": "2g",
+    }
+    launch, secrets = split_secrets(settings)
+    assert launch == {"spark.master": "local[2]", "spark.driver.memory": "2g"}
+    assert set(secrets) == set(settings) - set(launch)

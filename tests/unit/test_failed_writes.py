@@ -1,0 +1,129 @@
+"""Leftovers of a failed write in the embedded warehouse: found by time and by what no
+metadata references, removed only when no other process could own them."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.failed_writes import (
+    clean_up_failed_write,
+    local_path,
+    referenced_files,
+    unreferenced,
+)
+from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
+from dbt.adapters.s3tables.local_catalog import hold_process_lock
+
+
+@pytest.mark.parametrize(
+    ("location", "path"),
+    [
+        ("file:/w/a/t/data/x.parquet", "/w/a/t/data/x.parquet"),
+        ("file:///w/a/t/data/x.parquet", "/w/a/t/data/x.parquet"),
+        ("/w/a//t/data/x.parquet", "/w/a/t/data/x.parquet"),
+    ],
+)
+def test_locations_become_local_paths(location: str, path: str) -> None:
+    assert local_path(location) == path
+
+
+def test_checksum_files_follow_their_data_file() -> None:
+    files = [
+        Path("/t/data/a.parquet"),
+        Path("/t/data/.a.parquet.crc"),
+        Path("/t/data/.b.parquet.crc"),
+    ]
+    assert unreferenced(files, {"/t/data/a.parquet"}) == [Path("/t/data/.b.parquet.crc")]
+
+
+@pytest.fixture
+def table_with_rows(tmp_path: Path) -> tuple[IcebergCatalog, Path]:
+    iceberg = IcebergCatalog(
+        CatalogConfig(name="local", catalog_type="local", warehouse=str(tmp_path))
+    )
+    iceberg.create_namespace("analytics")
+    rows = pa.table({"id": pa.array([1, 2], pa.int64())})
+    table = iceberg.catalog.create_table(("analytics", "orders"), schema=rows.schema)
+    table.append(rows)
+    return iceberg, tmp_path / "analytics" / "orders"
+
+
+def test_every_file_of_a_committed_table_is_referenced(table_with_rows) -> None:
+    iceberg, folder = table_with_rows
+    table = iceberg.load_table("analytics", "orders")
+    on_disk = {os.path.normpath(str(p)) for p in folder.rglob("*") if p.is_file()}
+    assert on_disk <= referenced_files(table)
+
+
+def write_partial_files(folder: Path) -> list[Path]:
+    (folder / "data").mkdir(exist_ok=True)
+    partial = folder / "data" / "00000-7-dead-0-00001.parquet"
+    partial.write_bytes(b"PAR1" + b"x" * 1000)
+    checksum = folder / "data" / ".00000-7-dead-0-00001.parquet.crc"
+    checksum.write_bytes(b"crc")
+    return [partial, checksum]
+
+
+def test_a_failed_writes_partial_files_are_removed(table_with_rows) -> None:
+    iceberg, folder = table_with_rows
+    started = time.time()
+    partial = write_partial_files(folder)
+    new_table = folder.parent / "never_committed" / "data"
+    new_table.mkdir(parents=True)
+    (new_table / "00000-1-x.parquet").write_bytes(b"x" * 10)
+    report = clean_up_failed_write(iceberg, started, may_remove=True)
+    assert sorted(report.removed) == sorted([*partial, new_table / "00000-1-x.parquet"])
+    assert not any(p.exists() for p in partial)
+    assert report.left == []
+    assert "(0.0 MB) were removed" in (report.describe() or "")
+    # The committed table is untouched and still reads.
+    assert iceberg.load_table("analytics", "orders").scan().to_arrow().num_rows == 2
+
+
+def test_nothing_is_reported_after_a_failure_that_wrote_nothing(table_with_rows) -> None:
+    iceberg, _ = table_with_rows
+    report = clean_up_failed_write(iceberg, time.time() + 5, may_remove=True)
+    assert report.describe() is None
+
+
+def hold_and_wait(warehouse: str, ready, done) -> None:
+    hold_process_lock(warehouse)
+    ready.set()
+    done.wait(30)
+
+
+def test_files_are_only_reported_while_another_process_works_here(table_with_rows) -> None:
+    iceberg, folder = table_with_rows
+    context = multiprocessing.get_context("spawn")
+    ready, done = context.Event(), context.Event()
+    other = context.Process(target=hold_and_wait, args=(iceberg.config.warehouse, ready, done))
+    other.start()
+    try:
+        assert ready.wait(30)
+        started = time.time()
+        partial = write_partial_files(folder)
+        report = clean_up_failed_write(iceberg, started, may_remove=True)
+    finally:
+        done.set()
+        other.join(30)
+    assert sorted(report.left) == sorted(partial) and report.removed == []
+    assert all(p.exists() for p in partial)
+    message = report.describe() or ""
+    assert "another dbt process works on this warehouse" in message
+    assert str(partial[0]) in message
+
+
+def test_a_thrift_server_s_files_are_only_reported(table_with_rows) -> None:
+    iceberg, folder = table_with_rows
+    started = time.time()
+    partial = write_partial_files(folder)
+    report = clean_up_failed_write(iceberg, started, may_remove=False)
+    assert sorted(report.left) == sorted(partial)
+    assert "Spark Thrift Server" in (report.describe() or "")

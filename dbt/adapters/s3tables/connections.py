@@ -22,6 +22,7 @@ from dbt.adapters.s3tables.catalog_config import ICEBERG_EXTENSIONS, CatalogConf
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
 from dbt.adapters.s3tables.failed_writes import clean_up_failed_write
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
+from dbt.adapters.s3tables.local_catalog import hold_process_lock
 from dbt.adapters.s3tables.seeds import (
     ROW_COLUMN,
     seed_rows_as_text,
@@ -361,6 +362,9 @@ class S3TablesConnectionManager(SparkConnectionManager):
             connection = cls._open_thrift(connection, credentials)
             connection.handle.retries = conflict_retries
             return connection
+        if config.uses_sqlite:
+            # Other processes must not remove files this one's Spark may be writing.
+            hold_process_lock(config.warehouse)
         try:
             spark = get_or_create_session(config, credentials.master, credentials.spark_conf)
             # Each connection (one per dbt thread) gets its own session over the shared

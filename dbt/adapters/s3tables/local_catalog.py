@@ -145,7 +145,6 @@ def prepare_local_catalog(config: CatalogConfig, check_lost: bool = True) -> Non
     if check_lost:
         check_catalog_file(config)
     os.makedirs(config.warehouse, exist_ok=True)
-    hold_process_lock(config.warehouse)
     connection = sqlite3.connect(config.sqlite_path, timeout=config.lock_timeout_seconds)
     try:
         connection.execute("PRAGMA journal_mode=WAL")
@@ -164,8 +163,8 @@ _held_locks: dict[str, int] = {}
 
 
 def hold_process_lock(warehouse: str) -> None:
-    """Hold, for this process's lifetime, a lock saying it works on this warehouse (the
-    operating system releases it when the process ends, however it ends)."""
+    """Hold, for this process's lifetime, a lock saying it writes to this warehouse with
+    Spark (the operating system releases it when the process ends, however it ends)."""
     folder = os.path.join(warehouse, PROCESSES_FOLDER)
     path = os.path.join(folder, f"{os.getpid()}.lock")
     if path in _held_locks:

@@ -357,21 +357,26 @@ from range(0, {{ var('n', 1000) }}) as r(id)
 
 
 @pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 48 MB tmpfs (mounting needs root: skipped, with the reason, otherwise)."""
-    mount_point = tmp_path / "disk"
-    mount_point.mkdir()
+def mounts(tmp_path: Path) -> Iterator[list[Path]]:
+    """Small tmpfs file systems for the test to mount (mounting needs root: skipped, with
+    the reason, otherwise); unmounted at the end."""
     if os.geteuid() != 0:
         pytest.skip("mounting a small tmpfs to fill needs root")
-    mount = ["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(mount_point)]
-    subprocess.run(mount, check=True)
-    try:
-        yield mount_point
-    finally:
+    mounted: list[Path] = []
+    yield mounted
+    for mount_point in mounted:
         subprocess.run(["umount", "-l", str(mount_point)], check=False)
 
 
-def test_a_full_disk_changes_nothing_and_leaves_nothing(tmp_path: Path, small_disk: Path) -> None:
+def mount_tmpfs(mounts: list[Path], mount_point: Path, options: str) -> Path:
+    mount_point.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mount_point)], check=True)
+    mounts.append(mount_point)
+    return mount_point
+
+
+def test_a_full_disk_changes_nothing_and_leaves_nothing(tmp_path: Path, mounts: list[Path]) -> None:
+    small_disk = mount_tmpfs(mounts, tmp_path / "disk", "size=48m")
     project = Project(tmp_path / "project", small_disk / "warehouse")
     project.model("filling", FILLING)
     assert project.run("run").returncode == 0
@@ -394,8 +399,13 @@ def test_a_full_disk_changes_nothing_and_leaves_nothing(tmp_path: Path, small_di
     assert project.run("run", "--vars", "{n: 200000, k: 2}").returncode == 0
     assert len(project.ids("filling")) == 201000
 
-    # A read-only warehouse is refused before anything runs, naming the key.
-    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+
+def test_a_read_only_warehouse_is_refused_naming_the_key(
+    tmp_path: Path, mounts: list[Path]
+) -> None:
+    read_only = mount_tmpfs(mounts, tmp_path / "read_only", "ro,size=1m")
+    project = Project(tmp_path / "project", read_only / "warehouse")
+    project.model("one", "select 1 as id")
     result = project.run("run")
     output = result.stdout + result.stderr
     assert result.returncode != 0

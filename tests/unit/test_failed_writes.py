@@ -78,7 +78,7 @@ def test_a_failed_writes_partial_files_are_removed(table_with_rows) -> None:
     new_table = folder.parent / "never_committed" / "data"
     new_table.mkdir(parents=True)
     (new_table / "00000-1-x.parquet").write_bytes(b"x" * 10)
-    report = clean_up_failed_write(iceberg, started, may_remove=True)
+    report = clean_up_failed_write(iceberg, started, None)
     assert sorted(report.removed) == sorted([*partial, new_table / "00000-1-x.parquet"])
     assert not any(p.exists() for p in partial)
     assert report.left == []
@@ -89,7 +89,7 @@ def test_a_failed_writes_partial_files_are_removed(table_with_rows) -> None:
 
 def test_nothing_is_reported_after_a_failure_that_wrote_nothing(table_with_rows) -> None:
     iceberg, _ = table_with_rows
-    report = clean_up_failed_write(iceberg, time.time() + 5, may_remove=True)
+    report = clean_up_failed_write(iceberg, time.time() + 5, None)
     assert report.describe() is None
 
 
@@ -109,7 +109,7 @@ def test_files_are_only_reported_while_another_process_works_here(table_with_row
         assert ready.wait(30)
         started = time.time()
         partial = write_partial_files(folder)
-        report = clean_up_failed_write(iceberg, started, may_remove=True)
+        report = clean_up_failed_write(iceberg, started, None)
     finally:
         done.set()
         other.join(30)
@@ -120,10 +120,10 @@ def test_files_are_only_reported_while_another_process_works_here(table_with_row
     assert str(partial[0]) in message
 
 
-def test_a_thrift_server_s_files_are_only_reported(table_with_rows) -> None:
+def test_files_are_only_reported_when_the_caller_says_removal_is_unsafe(table_with_rows) -> None:
     iceberg, folder = table_with_rows
     started = time.time()
     partial = write_partial_files(folder)
-    report = clean_up_failed_write(iceberg, started, may_remove=False)
-    assert sorted(report.left) == sorted(partial)
-    assert "Spark Thrift Server" in (report.describe() or "")
+    report = clean_up_failed_write(iceberg, started, "other models of this run are writing")
+    assert sorted(report.left) == sorted(partial) and all(p.exists() for p in partial)
+    assert "other models of this run are writing" in (report.describe() or "")

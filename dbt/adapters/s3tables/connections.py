@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -48,6 +49,31 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 logger = AdapterLogger("s3tables")
+
+
+class RunningStatements:
+    """How many statements this process's dbt threads are running: a failed write's files
+    are removed only while no other statement could be writing files of its own."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> None:
+        with self._lock:
+            self._count += 1
+
+    def __exit__(self, *exc_info: object) -> None:
+        with self._lock:
+            self._count -= 1
+
+    def others(self) -> int:
+        """Statements running besides the caller's own."""
+        with self._lock:
+            return self._count - 1
+
+
+STATEMENTS_RUNNING = RunningStatements()
 
 
 def catalog_config_for(credentials: S3TablesCredentials) -> CatalogConfig:
@@ -317,12 +343,14 @@ class S3TablesConnectionManager(SparkConnectionManager):
         Files a failed statement left in the embedded catalog's warehouse are removed."""
         started = time.time()
         try:
-            yield
-        except DbtDatabaseError as error:
-            note = self._clean_up_failed_write(started)
-            if note:
-                raise DbtDatabaseError(f"{error.msg}\n  {note}") from None
-            raise
+            with STATEMENTS_RUNNING:
+                try:
+                    yield
+                except DbtDatabaseError as error:
+                    note = self._clean_up_failed_write(started)
+                    if note:
+                        raise DbtDatabaseError(f"{error.msg}\n  {note}") from None
+                    raise
         except DbtRuntimeError:
             raise
         except Exception as error:
@@ -337,9 +365,13 @@ class S3TablesConnectionManager(SparkConnectionManager):
         config = catalog_config_for(credentials)
         if not config.uses_sqlite:
             return None  # object stores: Iceberg aborts uploads; nothing stays half-written
-        leftovers = clean_up_failed_write(
-            iceberg_catalog_for(config), started, may_remove=credentials.method == "session"
-        )
+        if credentials.method != "session":
+            unsafe = "a Spark Thrift Server may still be writing them"
+        elif STATEMENTS_RUNNING.others():
+            unsafe = "other models of this run are writing"
+        else:
+            unsafe = None
+        leftovers = clean_up_failed_write(iceberg_catalog_for(config), started, unsafe)
         if leftovers.removed:
             logger.debug(f"removed after a failed write: {[str(p) for p in leftovers.removed]}")
         return leftovers.describe()

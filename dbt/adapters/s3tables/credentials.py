@@ -306,5 +306,8 @@ class S3TablesCredentials(SparkCredentials):
             "catalog_uri",
             "s3tables_rules",
             "emulator_table_location",
+            "catalog_lock_timeout",
+            "write_conflict_retries",
+            "write_conflict_wait_seconds",
             "schema",
         )

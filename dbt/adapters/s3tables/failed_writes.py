@@ -6,9 +6,10 @@ full. After a failed statement, every file of a table folder written since the s
 began that none of the table's snapshots or metadata references is such a leftover; so
 is a new table folder the catalog does not know (a first build that never committed).
 
-Removal is safe only when no other process can be writing to the warehouse: another
-dbt-s3tables process (seen by its lock, see `local_catalog`) could own an uncommitted
-file. Then the files are reported with their paths instead.
+Removal is safe only when nothing else can be writing to the warehouse: another model
+of the same run (another dbt thread), or another dbt-s3tables process (seen by its lock,
+see `local_catalog`), could own an uncommitted file. Then the files are reported with
+their paths instead.
 """
 
 from __future__ import annotations
@@ -118,13 +119,14 @@ def find_leftovers(iceberg: IcebergCatalog, since: float) -> list[Path]:
     return leftovers
 
 
-def clean_up_failed_write(iceberg: IcebergCatalog, since: float, may_remove: bool) -> Leftovers:
-    """Remove (or, when that is unsafe, list) what a write that failed after `since` left."""
+def clean_up_failed_write(iceberg: IcebergCatalog, since: float, unsafe: str | None) -> Leftovers:
+    """Remove what a write that failed after `since` left; when the caller knows removal
+    is `unsafe` (the reason why), or another process writes here, only list it."""
     files = find_leftovers(iceberg, since)
     if not files:
         return Leftovers()
-    if not may_remove:
-        return Leftovers(left=files, reason="a Spark Thrift Server may still be writing them")
+    if unsafe:
+        return Leftovers(left=files, reason=unsafe)
     if other_processes_running(iceberg.config.warehouse):
         return Leftovers(left=files, reason="another dbt process works on this warehouse")
     report = Leftovers()

@@ -105,7 +105,8 @@ GUARDED_SELECT = """
             '2019-01-01' as date_day
     ) as model_subq
 """
-EXPECTED_DDL = f"create or replace table <model_identifier> using iceberg as {GUARDED_SELECT}"
+# A first build creates the table (CREATE TABLE: a concurrent creator is never replaced).
+EXPECTED_DDL = f"create table <model_identifier> using iceberg as {GUARDED_SELECT}"
 
 
 class TestTableConstraintsRuntimeDdlEnforcement(BaseConstraintsRuntimeDdlEnforcement):
@@ -175,7 +176,7 @@ class TestConstraintQuotedColumn(BaseConstraintQuotedColumn):
             "written.') else `{name}` end as `{name}`"
         )
         return f"""
-create or replace table <model_identifier> using iceberg as
+create table <model_identifier> using iceberg as
 select {guard.format(name="id")}, {guard.format(name="from")}, `date_day`
 from (
     select

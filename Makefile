@@ -50,11 +50,20 @@ bench: setup
 	$(PYTHON) bench/first_model.py
 	$(PYTHON) bench/growth.py
 
-# Kill dbt at random moments, round after round; reports violations (must be 0).
+# dbt runs round after round under a fault; each kind reports its violations (must be 0):
+# kill (SIGKILL at random moments, SOAK_ROUNDS rounds), overlap (two runs on the same tables
+# at once) and disk-full (writes on a full disk), SOAK_FAULT_ROUNDS rounds each (slower).
+# disk-full mounts a tmpfs for the warehouse, which needs root: without, it says so and skips.
+# Every kind runs even if one before it found violations; the target fails if any did.
 SOAK_ROUNDS ?= 50
+SOAK_FAULT_ROUNDS ?= 10
 soak: setup
-	$(PYTHON) bench/soak.py --rounds $(SOAK_ROUNDS) --threads 1
-	$(PYTHON) bench/soak.py --rounds $(SOAK_ROUNDS) --threads 4
+	status=0; \
+	$(PYTHON) bench/soak.py --rounds $(SOAK_ROUNDS) --threads 1 || status=1; \
+	$(PYTHON) bench/soak.py --rounds $(SOAK_ROUNDS) --threads 4 || status=1; \
+	$(PYTHON) bench/soak.py --fault overlap --rounds $(SOAK_FAULT_ROUNDS) || status=1; \
+	$(PYTHON) bench/soak.py --fault disk-full --rounds $(SOAK_FAULT_ROUNDS) || status=1; \
+	exit $$status
 
 clean:
 	rm -rf integration_tests/target integration_tests/warehouse integration_tests/logs .spark-run

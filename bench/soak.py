@@ -1,5 +1,5 @@
-"""Soak: run `dbt run` round after round under a fault, and check that no table is ever
-caught between two states. `--fault` picks the fault:
+"""Soak: run `dbt run` round after round under a fault (`--fault`: kill, overlap or
+disk-full), and check that no table is ever caught between two states.
 
 Each round runs incremental models (merge, delete+insert, scd2, insert_overwrite, and
 one whose schema grows every fifth round) on that round's input. The strategies are
@@ -136,10 +136,11 @@ CLOSED = "valid_to"
 # overlap: the texts that explain a failed run, and the adapter's log line per retry.
 CONFLICT_EXPLANATIONS = ("concurrent", "created by another run")
 RETRY_LOG_TEXT = "write conflict; retry"
-# disk-full: what the failure must say; the free space the filler leaves (0 to 4 MB); the
-# tmpfs holds the project's tables, and every round adds one bulky snapshot to it.
+# disk-full: what the failure must say; the free space the filler leaves, log-uniform from
+# 16 KB (the small models' writes fail too) to 4 MB (only the bulky one's does); the tmpfs
+# holds the project's tables, and every round adds one bulky snapshot to it.
 DISK_FULL_TEXT = "disk is full"
-MAX_FREE_BYTES = 4 * 2**20
+FREE_BYTES = (2**14, 2**22)
 TMPFS_BASE_MB = 64
 # What a readable failure never shows: Python tracebacks, Java stack lines.
 STACK_TRACE = re.compile(r"Traceback \(most recent call last\)|^\s*at [\w$.]+\(", re.MULTILINE)
@@ -216,13 +217,13 @@ def start_run(root: Path, round_number: int, run_dir: Path | None = None) -> sub
     """Starts `dbt run` in its own process group. With `run_dir`, the run keeps its logs,
     artifacts and console output there (runs side by side must not mix them); without,
     its output is piped here line by line."""
+    if run_dir:
+        run_dir.mkdir(parents=True)
     with ExitStack() as stack:
-        if run_dir:
-            run_dir.mkdir(parents=True)
-        output = stack.enter_context((run_dir / "console.txt").open("w")) if run_dir else None
+        console = stack.enter_context((run_dir / "console.txt").open("w")) if run_dir else None
         return subprocess.Popen(
             dbt_command(root, round_number, run_dir),
-            stdout=output or subprocess.PIPE,
+            stdout=console or subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
             start_new_session=True,
@@ -388,8 +389,7 @@ def crc_owner(name: str) -> str:
     return name[1:].removesuffix(".crc") if name.startswith(".") and name.endswith(".crc") else name
 
 
-def leftovers_summary(warehouse: Path) -> Summary:
-    files = leftover_files(warehouse)
+def leftovers_summary(files: list[Path]) -> Summary:
     return {"leftover_files": len(files), "leftover_bytes": sum(f.stat().st_size for f in files)}
 
 
@@ -471,7 +471,7 @@ def soak_kill(root: Path, args: argparse.Namespace) -> tuple[Summary, list[str]]
         "schema_only_rounds": schema_only,
         "violations": len(violations),
         "orphan_data_files": sum(path.suffix == ".parquet" for path in leftovers),
-        **leftovers_summary(warehouse),
+        **leftovers_summary(leftovers),
         "stray_tables": len(stray_tables(warehouse)),
     }, violations
 
@@ -551,7 +551,7 @@ def soak_overlap(root: Path, args: argparse.Namespace) -> tuple[Summary, list[st
         "conflicts_retried": retries,
         "runs_failed_on_explained_conflict": conflict_failures,
         "models_run_at_the_same_time": overlapped_writes,
-        **leftovers_summary(warehouse),
+        **leftovers_summary(leftover_files(warehouse)),
         "stray_tables": len(stray_tables(warehouse)),
     }, violations
 
@@ -620,12 +620,12 @@ def soak_disk_full(root: Path, args: argparse.Namespace) -> tuple[Summary, list[
         started = time.monotonic()
         for round_number in range(1, args.rounds + 1):
             before = read_tables(warehouse, tables)
-            free_bytes = rng.randrange(MAX_FREE_BYTES)
+            free_bytes = int(FREE_BYTES[0] * (FREE_BYTES[1] / FREE_BYTES[0]) ** rng.random())
             with filled(disk, free_bytes):
                 run_dir = root / "runs" / str(round_number)
                 (run,) = run_recorded(root, round_number, [run_dir])
             at_failure = read_tables(warehouse, tables)
-            leftovers = leftovers_summary(warehouse)
+            leftovers = leftovers_summary(leftover_files(warehouse))
             peak = max(peak, leftovers, key=lambda s: s["leftover_bytes"])
             run_clean(root, round_number)
             after = read_tables(warehouse, tables)
@@ -634,7 +634,7 @@ def soak_disk_full(root: Path, args: argparse.Namespace) -> tuple[Summary, list[
             errors = run.errors()
             first = next(iter(errors.items()), ("no model", "-"))
             print(
-                f"round {round_number:3d}: {free_bytes / 2**20:.1f} MB free, exit {run.exit_code}, "
+                f"round {round_number:3d}: {free_bytes // 2**10} KB free, exit {run.exit_code}, "
                 f"failed: {', '.join(errors) or 'none'}; leftovers {leftovers['leftover_files']} "
                 f"files, {leftovers['leftover_bytes']} bytes; violations so far {len(violations)}"
                 f"\n    {first[0]}: {excerpt(' '.join(first[1].split()), 300)}",
@@ -646,7 +646,7 @@ def soak_disk_full(root: Path, args: argparse.Namespace) -> tuple[Summary, list[
             "failed_runs": failed_runs,
             "peak_leftover_files_after_a_failure": peak["leftover_files"],
             "peak_leftover_bytes_after_a_failure": peak["leftover_bytes"],
-            **leftovers_summary(warehouse),
+            **leftovers_summary(leftover_files(warehouse)),
             "stray_tables": len(stray_tables(warehouse)),
         }
     return summary, violations

@@ -145,3 +145,13 @@ def test_other_errors_are_not_rerun(sleeps: list[float]) -> None:
 
 def test_waits_are_capped() -> None:
     assert ConflictRetries(first_wait_seconds=20).wait(4) == MAX_WAIT_SECONDS
+
+
+VIEW_EXISTS = "org.apache.iceberg.exceptions.AlreadyExistsException: View already exists: a.v"
+
+
+def test_a_view_created_meanwhile_is_a_conflict_only_for_create_or_replace() -> None:
+    replace = '/* {"app": "dbt"} */\ncreate or replace view `a`.`v` as select 1'
+    assert is_write_conflict(VIEW_EXISTS, replace)
+    assert not is_write_conflict(VIEW_EXISTS, "create view `a`.`v` as select 1")
+    assert not is_write_conflict(VIEW_EXISTS)

@@ -14,12 +14,14 @@ import pytest
 from dbt.adapters.s3tables.catalog_config import CatalogConfig
 from dbt.adapters.s3tables.failed_writes import (
     clean_up_failed_write,
-    local_path,
+    readable_size,
     referenced_files,
+    remember_leftovers,
+    sweep_leftovers,
     unreferenced,
 )
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
-from dbt.adapters.s3tables.local_catalog import hold_process_lock
+from dbt.adapters.s3tables.local_catalog import hold_process_lock, local_path
 
 
 @pytest.mark.parametrize(
@@ -82,7 +84,7 @@ def test_a_failed_writes_partial_files_are_removed(table_with_rows) -> None:
     assert sorted(report.removed) == sorted([*partial, new_table / "00000-1-x.parquet"])
     assert not any(p.exists() for p in partial)
     assert report.left == []
-    assert "(0.0 MB) were removed" in (report.describe() or "")
+    assert "KB) were removed" in (report.describe() or "")
     # The committed table is untouched and still reads.
     assert iceberg.load_table("analytics", "orders").scan().to_arrow().num_rows == 2
 
@@ -106,7 +108,7 @@ def test_files_are_only_reported_while_another_process_works_here(table_with_row
     other = context.Process(target=hold_and_wait, args=(iceberg.config.warehouse, ready, done))
     other.start()
     try:
-        assert ready.wait(30)
+        assert ready.wait(120)
         started = time.time()
         partial = write_partial_files(folder)
         report = clean_up_failed_write(iceberg, started, None)
@@ -127,3 +129,23 @@ def test_files_are_only_reported_when_the_caller_says_removal_is_unsafe(table_wi
     report = clean_up_failed_write(iceberg, started, "other models of this run are writing")
     assert sorted(report.left) == sorted(partial) and all(p.exists() for p in partial)
     assert "other models of this run are writing" in (report.describe() or "")
+
+
+def test_reported_leftovers_are_swept_by_the_next_process_alone(table_with_rows) -> None:
+    iceberg, folder = table_with_rows
+    started = time.time()
+    partial = write_partial_files(folder)
+    report = clean_up_failed_write(iceberg, started, "other models of this run are writing")
+    assert sorted(report.left) == sorted(partial)
+    swept = sweep_leftovers(iceberg)
+    assert sorted(swept.removed) == sorted(partial)
+    assert not any(p.exists() for p in partial)
+    # Files a table has come to reference meanwhile are kept.
+    table_files = {Path(p) for p in referenced_files(iceberg.load_table("analytics", "orders"))}
+    remember_leftovers(iceberg.config.warehouse, sorted(table_files))
+    assert sweep_leftovers(iceberg).removed == []
+    assert all(p.exists() for p in table_files)
+
+
+def test_size_reads_in_kb_below_a_megabyte() -> None:
+    assert readable_size(20_480) == "20.5 KB" and readable_size(8_100_000) == "8.1 MB"

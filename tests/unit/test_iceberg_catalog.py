@@ -123,3 +123,26 @@ def test_gives_up_after_the_last_attempt(sleeps: list[float]) -> None:
     assert error.value is last
     assert len(calls) == LOCK_RETRY_ATTEMPTS
     assert len(sleeps) == LOCK_RETRY_ATTEMPTS - 1
+
+
+def test_a_creation_race_is_retried(sleeps: list[float]) -> None:
+    from sqlalchemy.exc import IntegrityError
+
+    race = IntegrityError(
+        "INSERT INTO iceberg_namespace_properties",
+        {},
+        Exception("UNIQUE constraint failed: iceberg_namespace_properties.namespace"),
+    )
+    operation, calls = flaky([race])
+    assert retry_on_lock(operation, "create namespace") == "done"
+    assert len(calls) == 2
+
+
+def test_retries_stop_when_the_lock_budget_is_spent(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = iter(range(0, 1000, 10))  # every look at the clock: 10 s later
+    monkeypatch.setattr(iceberg_catalog.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(iceberg_catalog.time, "sleep", lambda _: None)
+    operation, calls = flaky([locked() for _ in range(LOCK_RETRY_ATTEMPTS)])
+    with pytest.raises(OperationalError):
+        retry_on_lock(operation, "test", budget_seconds=25)
+    assert len(calls) == 3

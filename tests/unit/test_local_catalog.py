@@ -131,7 +131,7 @@ def test_a_running_process_is_seen_and_an_ended_one_cleared(tmp_path: Path) -> N
     ready, done = context.Event(), context.Event()
     other = context.Process(target=hold_and_wait, args=(str(tmp_path), ready, done))
     other.start()
-    assert ready.wait(30)
+    assert ready.wait(120)
     assert other_processes_running(str(tmp_path))
     done.set()
     other.join(30)

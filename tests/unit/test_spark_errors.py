@@ -180,3 +180,14 @@ def test_lost_jvm_connections_are_recognised(text: str) -> None:
 
 def test_ordinary_errors_are_not_a_stopped_jvm() -> None:
     assert not is_jvm_stopped(ValueError("[DIVIDE_BY_ZERO] Division by zero"))
+
+
+def test_a_statement_spark_never_ran_is_told_apart() -> None:
+    from dbt.adapters.s3tables.spark_errors import StatementRefused
+
+    assert isinstance(
+        thrift_error("org.apache.spark.sql.catalyst.parser.ParseException: [PARSE_SYNTAX_ERROR]"),
+        StatementRefused,
+    )
+    ran = thrift_error("org.apache.spark.SparkException: Job aborted: No space left on device")
+    assert not isinstance(ran, StatementRefused)

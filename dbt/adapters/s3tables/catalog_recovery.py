@@ -20,11 +20,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlalchemy import text
+
 from dbt.adapters.s3tables.catalog_config import LOCAL_CATALOG_FILE, CatalogConfig
 from dbt.adapters.s3tables.credentials import DEFAULT_CATALOG_NAME
+from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
 from dbt.adapters.s3tables.local_catalog import (
     CatalogFileError,
     catalog_file_problem,
+    local_path,
     table_folders,
 )
 
@@ -37,6 +41,8 @@ class FoundRelation:
     name: str
     metadata_file: Path
     is_view: bool
+    # Why it cannot be registered (its current snapshot's files are gone), or None.
+    problem: str | None = None
 
 
 def metadata_version(path: Path) -> int:
@@ -59,9 +65,24 @@ def find_relations(warehouse: str) -> list[FoundRelation]:
         raw = latest.read_bytes()
         if raw[:2] == GZIP_MAGIC:  # `*.gz.metadata.json` (views' metadata)
             raw = gzip.decompress(raw)
-        is_view = "view-uuid" in json.loads(raw)
-        found.append(FoundRelation(folder.parent.name, folder.name, latest, is_view))
+        metadata = json.loads(raw)
+        is_view = "view-uuid" in metadata
+        problem = None if is_view else missing_snapshot_files(metadata)
+        found.append(FoundRelation(folder.parent.name, folder.name, latest, is_view, problem))
     return found
+
+
+def missing_snapshot_files(metadata: dict) -> str | None:
+    """Why a table metadata document cannot be read (its current snapshot's manifest list
+    is gone: a purged table's older metadata files stay behind), or None."""
+    current = metadata.get("current-snapshot-id")
+    snapshots = {s["snapshot-id"]: s for s in metadata.get("snapshots") or []}
+    if current is None or current == -1 or current not in snapshots:
+        return None
+    manifest_list = local_path(snapshots[current]["manifest-list"])
+    if not os.path.exists(manifest_list):
+        return f"its current snapshot's manifest list {manifest_list} is gone (a purged table?)"
+    return None
 
 
 def move_aside_if_unreadable(path: str) -> str | None:
@@ -81,14 +102,10 @@ def move_aside_if_unreadable(path: str) -> str | None:
 
 def recover(warehouse: str, catalog_name: str, dry_run: bool = False) -> list[FoundRelation]:
     """Register every table and view of the warehouse missing from its catalog."""
-    from sqlalchemy import text
-
-    from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
-
     warehouse = os.path.abspath(warehouse)
     found = find_relations(warehouse)
     if dry_run:
-        return found
+        return [r for r in found if not r.problem]
     config = CatalogConfig(name=catalog_name, catalog_type="local", warehouse=warehouse)
     aside = move_aside_if_unreadable(config.sqlite_path)
     if aside:
@@ -99,7 +116,7 @@ def recover(warehouse: str, catalog_name: str, dry_run: bool = False) -> list[Fo
     namespaces = iceberg.list_namespaces()
     existing = {(r.namespace, r.name) for ns in namespaces for r in iceberg.list_relations(ns)}
     for relation in found:
-        if (relation.namespace, relation.name) in existing:
+        if (relation.namespace, relation.name) in existing or relation.problem:
             continue
         iceberg.create_namespace(relation.namespace)
         location = relation.metadata_file.as_uri()
@@ -140,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     if not os.path.isdir(args.warehouse):
         print(f"{args.warehouse} is not a folder", file=sys.stderr)
         return 2
+    for relation in find_relations(os.path.abspath(args.warehouse)):
+        if relation.problem:
+            print(f"skipped {relation.namespace}.{relation.name}: {relation.problem}")
     relations = recover(args.warehouse, args.catalog, args.dry_run)
     verb = "would register" if args.dry_run else "registered"
     for relation in relations:

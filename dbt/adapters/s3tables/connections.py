@@ -21,7 +21,11 @@ from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
 
 from dbt.adapters.s3tables.catalog_config import ICEBERG_EXTENSIONS, CatalogConfig
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
-from dbt.adapters.s3tables.failed_writes import clean_up_failed_write
+from dbt.adapters.s3tables.failed_writes import (
+    clean_up_failed_write,
+    readable_size,
+    sweep_leftovers,
+)
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
 from dbt.adapters.s3tables.local_catalog import hold_process_lock
 from dbt.adapters.s3tables.seeds import (
@@ -31,6 +35,7 @@ from dbt.adapters.s3tables.seeds import (
     text_rows_view_sql,
 )
 from dbt.adapters.s3tables.spark_errors import (
+    StatementRefused,
     database_error,
     is_jvm_stopped,
     java_error_text,
@@ -346,6 +351,8 @@ class S3TablesConnectionManager(SparkConnectionManager):
             with STATEMENTS_RUNNING:
                 try:
                     yield
+                except StatementRefused:
+                    raise  # never ran: it left nothing
                 except DbtDatabaseError as error:
                     note = self._clean_up_failed_write(started)
                     if note:
@@ -371,10 +378,31 @@ class S3TablesConnectionManager(SparkConnectionManager):
             unsafe = "other models of this run are writing"
         else:
             unsafe = None
-        leftovers = clean_up_failed_write(iceberg_catalog_for(config), started, unsafe)
+        try:
+            leftovers = clean_up_failed_write(iceberg_catalog_for(config), started, unsafe)
+        except Exception as error:  # reported with the statement's own error, not instead
+            logger.debug(f"leftover check failed: {error!r}")
+            return f"Looking for files the failed write left failed too: {error}"
         if leftovers.removed:
             logger.debug(f"removed after a failed write: {[str(p) for p in leftovers.removed]}")
         return leftovers.describe()
+
+    _swept = False
+    _sweep_lock = threading.Lock()
+
+    @classmethod
+    def _sweep_leftovers_once(cls, config: CatalogConfig) -> None:
+        """Remove what earlier failed writes left while another process worked here."""
+        with cls._sweep_lock:
+            if cls._swept:
+                return
+            cls._swept = True
+            swept = sweep_leftovers(iceberg_catalog_for(config))
+        if swept.removed:
+            logger.info(
+                f"removed {len(swept.removed)} files ({readable_size(swept.removed_bytes)}) "
+                "that earlier failed writes left while another process worked on the warehouse"
+            )
 
     @classmethod
     def open(cls, connection: Connection) -> Connection:
@@ -397,6 +425,7 @@ class S3TablesConnectionManager(SparkConnectionManager):
         if config.uses_sqlite:
             # Other processes must not remove files this one's Spark may be writing.
             hold_process_lock(config.warehouse)
+            cls._sweep_leftovers_once(config)
         try:
             spark = get_or_create_session(config, credentials.master, credentials.spark_conf)
             # Each connection (one per dbt thread) gets its own session over the shared

@@ -9,7 +9,8 @@ is a new table folder the catalog does not know (a first build that never commit
 Removal is safe only when nothing else can be writing to the warehouse: another model
 of the same run (another dbt thread), or another dbt-s3tables process (seen by its lock,
 see `local_catalog`), could own an uncommitted file. Then the files are reported with
-their paths instead.
+their paths instead, and listed in the warehouse: the next process that finds itself
+alone on the warehouse removes those that no table has come to reference meanwhile.
 """
 
 from __future__ import annotations
@@ -17,16 +18,20 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlparse
 
-from pyiceberg.exceptions import NoSuchTableError
+from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 from pyiceberg.table import Table
 
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
-from dbt.adapters.s3tables.local_catalog import other_processes_running, relation_folders
+from dbt.adapters.s3tables.local_catalog import (
+    PROCESSES_FOLDER,
+    local_path,
+    other_processes_running,
+    relation_folders,
+)
 
-# File times are whole seconds on some file systems.
-CLOCK_SLACK_SECONDS = 2.0
+# Under PROCESSES_FOLDER: leftovers reported but not removed, one path per line.
+PENDING_FILE = "leftovers.txt"
 
 
 @dataclass
@@ -51,15 +56,15 @@ class Leftovers:
         if self.removed:
             return (
                 f"The {len(self.removed)} files the failed write left "
-                f"({self.removed_bytes / 1e6:.1f} MB) were removed."
+                f"({readable_size(self.removed_bytes)}) were removed."
             )
         return None
 
 
-def local_path(location: str) -> str:
-    """A `file:` URI (or path) as a normalized local path."""
-    parsed = urlparse(location)
-    return os.path.normpath(parsed.path if parsed.scheme == "file" else location)
+def readable_size(size: int) -> str:
+    if size >= 1_000_000:
+        return f"{size / 1e6:.1f} MB"
+    return f"{size / 1e3:.1f} KB"
 
 
 def referenced_files(table: Table) -> set[str]:
@@ -81,7 +86,9 @@ def new_files(folder: Path, since: float) -> list[Path]:
         for name in names:
             path = Path(root, name)
             try:
-                if path.stat().st_mtime >= since - CLOCK_SLACK_SECONDS:
+                # Only what changed since the statement began: where file times are
+                # coarse, a leftover may be missed, never another statement's file taken.
+                if path.stat().st_mtime >= since:
                     found.append(path)
             except FileNotFoundError:
                 continue
@@ -111,7 +118,7 @@ def find_leftovers(iceberg: IcebergCatalog, since: float) -> list[Path]:
         try:
             table = iceberg.load_table(folder.parent.name, folder.name)
             referenced = referenced_files(table)
-        except NoSuchTableError:
+        except (NoSuchTableError, NoSuchNamespaceError):
             if iceberg.find_columns(folder.parent.name, folder.name):
                 continue  # a view: its files are its metadata
             referenced = set()  # a table no catalog entry ever committed
@@ -125,10 +132,11 @@ def clean_up_failed_write(iceberg: IcebergCatalog, since: float, unsafe: str | N
     files = find_leftovers(iceberg, since)
     if not files:
         return Leftovers()
+    if not unsafe and other_processes_running(iceberg.config.warehouse):
+        unsafe = "another dbt process works on this warehouse"
     if unsafe:
+        remember_leftovers(iceberg.config.warehouse, files)
         return Leftovers(left=files, reason=unsafe)
-    if other_processes_running(iceberg.config.warehouse):
-        return Leftovers(left=files, reason="another dbt process works on this warehouse")
     report = Leftovers()
     for path in files:
         try:
@@ -142,4 +150,41 @@ def clean_up_failed_write(iceberg: IcebergCatalog, since: float, unsafe: str | N
         else:
             report.removed.append(path)
             report.removed_bytes += size
+    return report
+
+
+def remember_leftovers(warehouse: str, files: list[Path]) -> None:
+    """List files a failed write left but could not remove, for `sweep_leftovers`."""
+    folder = Path(warehouse, PROCESSES_FOLDER)
+    folder.mkdir(exist_ok=True)
+    with open(folder / PENDING_FILE, "a", encoding="utf-8") as listing:
+        listing.writelines(f"{path}\n" for path in files)
+
+
+def sweep_leftovers(iceberg: IcebergCatalog) -> Leftovers:
+    """Remove the listed leftovers of earlier failed writes that no table references,
+    when this process is alone on the warehouse (nothing else can be committing them);
+    otherwise keep the list for later."""
+    warehouse = Path(iceberg.config.warehouse)
+    listing = warehouse / PROCESSES_FOLDER / PENDING_FILE
+    if not listing.exists() or other_processes_running(str(warehouse)):
+        return Leftovers()
+    paths = {Path(line) for line in listing.read_text(encoding="utf-8").splitlines() if line}
+    report = Leftovers()
+    by_folder: dict[Path, list[Path]] = {}
+    for path in paths:
+        if path.exists() and path.is_relative_to(warehouse):
+            folder = warehouse.joinpath(*path.relative_to(warehouse).parts[:2])
+            by_folder.setdefault(folder, []).append(path)
+    for folder, files in by_folder.items():
+        try:
+            referenced = referenced_files(iceberg.load_table(folder.parent.name, folder.name))
+        except (NoSuchTableError, NoSuchNamespaceError):
+            referenced = set()
+        for path in unreferenced(files, referenced):
+            size = path.stat().st_size
+            path.unlink()
+            report.removed.append(path)
+            report.removed_bytes += size
+    listing.unlink()
     return report

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -32,7 +33,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.table import Table
 from pyiceberg.types import IcebergType
 from sqlalchemy import text
-from sqlalchemy.exc import DatabaseError, OperationalError
+from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
 
 from dbt.adapters.s3tables.catalog_config import CatalogConfig
 from dbt.adapters.s3tables.local_catalog import (
@@ -48,6 +49,12 @@ T = TypeVar("T")
 RelationKind = Literal["table", "view"]
 
 LOCK_RETRY_ATTEMPTS = 8
+# SQLite's words for a catalog file it cannot use.
+_DAMAGED = re.compile(
+    r"not a database|malformed|unable to open|disk I/O error|readonly database|"
+    r"no such table: iceberg",
+    re.IGNORECASE,
+)
 LOCK_RETRY_BASE_SECONDS = 0.05
 
 
@@ -108,11 +115,14 @@ def is_lock_error(error: BaseException) -> bool:
 
 
 def is_retryable(error: BaseException) -> bool:
-    """A lock; two processes creating a new catalog's tables at once (the loser sees
-    them on retry); or a PyIceberg commit that lost to another writer (each operation
-    reloads the table, so it is re-run against the new state)."""
+    """A lock; two processes creating the same thing at once (a new catalog's tables, a
+    namespace: the loser's retry finds it there); or a PyIceberg commit that lost to
+    another writer (each operation reloads the table, so it is re-run against the new
+    state)."""
     if isinstance(error, CommitFailedException):
         return True
+    if isinstance(error, IntegrityError):
+        return "unique constraint" in str(error).lower()
     return isinstance(error, OperationalError) and (
         is_lock_error(error) or "already exists" in str(error).lower()
     )
@@ -129,7 +139,7 @@ def retry_on_lock(operation: Callable[[], T], what: str, budget_seconds: float |
     for attempt in range(LOCK_RETRY_ATTEMPTS):
         try:
             return operation()
-        except (OperationalError, CommitFailedException) as error:
+        except (OperationalError, IntegrityError, CommitFailedException) as error:
             out_of_time = budget_seconds is not None and (
                 time.monotonic() - started >= budget_seconds
             )
@@ -151,7 +161,7 @@ def explain_catalog_error(config: CatalogConfig, error: BaseException, what: str
             "nothing was changed. Fix: let the other dbt or Spark process finish, or raise "
             "`catalog_lock_timeout` in the profile"
         )
-    if isinstance(error, DatabaseError) and config.uses_sqlite:
+    if isinstance(error, DatabaseError) and config.uses_sqlite and _DAMAGED.search(text):
         return (
             f"The embedded catalog file {config.sqlite_path} cannot be read during {what} "
             f"({text}); nothing was changed. Fix: restore it from a backup, or move it aside "

@@ -15,6 +15,7 @@ import fcntl
 import os
 import sqlite3
 from pathlib import Path
+from urllib.parse import urlparse
 
 from dbt_common.exceptions import DbtRuntimeError
 
@@ -68,6 +69,12 @@ def check_writable_folder(path: str, key: str = "warehouse") -> None:
             f"`{path}` cannot be written (no write permission on `{probe}`)",
             "choose a folder you can write to, or fix its permissions",
         )
+
+
+def local_path(location: str) -> str:
+    """A `file:` URI (or path) as a normalized local path."""
+    parsed = urlparse(location)
+    return os.path.normpath(parsed.path if parsed.scheme == "file" else location)
 
 
 def relation_folders(warehouse: str) -> list[Path]:

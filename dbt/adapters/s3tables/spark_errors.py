@@ -235,6 +235,18 @@ def thrift_error_text(error: BaseException) -> str:
     return str(getattr(status, "errorMessage", "") or error)
 
 
+class StatementRefused(DbtDatabaseError):
+    """Spark refused the statement before running it (it could not parse or resolve it):
+    it wrote nothing."""
+
+
+# Spark's exceptions for a statement it never ran.
+_NOT_RUN = (
+    "org.apache.spark.sql.catalyst.parser.ParseException",
+    "org.apache.spark.sql.AnalysisException",
+)
+
+
 def database_error(error: BaseException) -> DbtDatabaseError:
     """The error a failed Spark call raises to dbt; the full trace is logged at debug."""
     java_error = getattr(error, "_origin", None) or getattr(error, "java_exception", None)
@@ -248,12 +260,17 @@ def database_error(error: BaseException) -> DbtDatabaseError:
     trace = getattr(error, "stackTrace", None) or str(error)
     logger.debug(f"engine error, full trace:\n{trace}")
     try:
-        return DbtDatabaseError(summarize(_java_chain(java_error)))
+        chain = _java_chain(java_error)
     except Exception:  # the JVM is gone: its chain cannot be read, its text can
         return DbtDatabaseError(clean_message(str(error)))
+    refused = bool(chain) and chain[0].class_name in _NOT_RUN
+    return (StatementRefused if refused else DbtDatabaseError)(summarize(chain))
 
 
 def thrift_error(message: str) -> DbtDatabaseError:
     """The error a failed statement on a Spark Thrift Server raises to dbt."""
     logger.debug(f"thrift server error, full text:\n{message}")
-    return DbtDatabaseError(explain(message, clean_message(message)))
+    refused = any(name in message for name in _NOT_RUN)
+    return (StatementRefused if refused else DbtDatabaseError)(
+        explain(message, clean_message(message))
+    )

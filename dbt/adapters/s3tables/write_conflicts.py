@@ -32,12 +32,24 @@ _CONFLICT = re.compile(
     r"Cannot commit, found new|conflicting (files|deletes)",
     re.IGNORECASE,
 )
+# `CREATE OR REPLACE VIEW` of a view another run created meanwhile fails as a create;
+# re-run, it replaces that view.
+_VIEW_CREATED_MEANWHILE = re.compile(r"View already exists", re.IGNORECASE)
+_REPLACES_VIEW = re.compile(
+    r"^\s*(?:/\*.*?\*/\s*|--[^\n]*\n\s*)*create\s+or\s+replace\s+view\b",
+    re.IGNORECASE | re.DOTALL,
+)
 MAX_WAIT_SECONDS = 30.0
 
 
-def is_write_conflict(text: str) -> bool:
-    """Whether an error's text (its class names and messages) is a lost commit race."""
-    return bool(_CONFLICT.search(text)) and "CommitStateUnknownException" not in text
+def is_write_conflict(text: str, statement: str = "") -> bool:
+    """Whether an error's text (its class names and messages) is a lost commit race of
+    `statement`."""
+    if "CommitStateUnknownException" in text:
+        return False
+    if _VIEW_CREATED_MEANWHILE.search(text):
+        return bool(_REPLACES_VIEW.match(statement))
+    return bool(_CONFLICT.search(text))
 
 
 @dataclass(frozen=True)
@@ -64,7 +76,7 @@ def run_with_conflict_retries(
         try:
             return run()
         except Exception as error:
-            if retry == policy.retries or not is_write_conflict(error_text(error)):
+            if retry == policy.retries or not is_write_conflict(error_text(error), statement):
                 raise
             wait = policy.wait(retry + 1)
             first_line = " ".join(statement.split())[:80]

@@ -146,3 +146,16 @@ def test_retries_stop_when_the_lock_budget_is_spent(monkeypatch: pytest.MonkeyPa
     with pytest.raises(OperationalError):
         retry_on_lock(operation, "test", budget_seconds=25)
     assert len(calls) == 3
+
+
+def test_a_full_disk_during_a_catalog_commit_is_explained() -> None:
+    import errno
+
+    from dbt.adapters.s3tables.catalog_config import CatalogConfig
+    from dbt.adapters.s3tables.iceberg_catalog import explain_catalog_error
+
+    config = CatalogConfig(name="local", catalog_type="local", warehouse="/w")
+    error = OSError(errno.ENOSPC, "Error writing bytes to file")
+    message = explain_catalog_error(config, error, "schema of soak.evolving") or ""
+    assert message.startswith("The disk is full: schema of soak.evolving failed")
+    assert "nothing was changed" in message

@@ -5,9 +5,9 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from functools import cache
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.contracts.connection import Connection, ConnectionState
@@ -72,13 +72,36 @@ class RunningStatements:
         with self._lock:
             self._count -= 1
 
-    def others(self) -> int:
-        """Statements running besides the caller's own."""
+    def running(self) -> int:
         with self._lock:
-            return self._count - 1
+            return self._count
 
 
 STATEMENTS_RUNNING = RunningStatements()
+
+
+def clean_up_after_failure(
+    credentials: S3TablesCredentials, started: float, own_statements: int = 0
+) -> str | None:
+    """Remove (or, when that is unsafe, list) the files a write that failed after
+    `started` left in the embedded warehouse; the sentence to add to its error."""
+    config = catalog_config_for(credentials)
+    if not config.uses_sqlite:
+        return None  # object stores: Iceberg aborts uploads; nothing stays half-written
+    if credentials.method != "session":
+        unsafe = "a Spark Thrift Server may still be writing them"
+    elif STATEMENTS_RUNNING.running() > own_statements:
+        unsafe = "other models of this run are writing"
+    else:
+        unsafe = None
+    try:
+        leftovers = clean_up_failed_write(iceberg_catalog_for(config), started, unsafe)
+    except Exception as error:  # reported with the write's own error, not instead
+        logger.debug(f"leftover check failed: {error!r}")
+        return f"Looking for files the failed write left failed too: {error}"
+    if leftovers.removed:
+        logger.debug(f"removed after a failed write: {[str(p) for p in leftovers.removed]}")
+    return leftovers.describe()
 
 
 def catalog_config_for(credentials: S3TablesCredentials) -> CatalogConfig:
@@ -112,11 +135,18 @@ class SparkSqlHandle(SparkConnectionWrapper):
     """
 
     def __init__(
-        self, spark: SparkSession, job_group: str, retries: ConflictRetries | None = None
+        self,
+        spark: SparkSession,
+        job_group: str,
+        retries: ConflictRetries | None = None,
+        after_conflict: Callable[[float], object] | None = None,
     ) -> None:
         self.spark = spark
         self.job_group = job_group
         self.retries = retries or ConflictRetries()
+        # An attempt that lost to a concurrent commit may leave files (a replace's
+        # data and manifests): removed, or listed for later, before the next attempt.
+        self.after_conflict = after_conflict
         self._df: DataFrame | None = None
         self._rows: list[Row] | None = None
 
@@ -198,7 +228,11 @@ class SparkSqlHandle(SparkConnectionWrapper):
             )
             try:
                 self._df = run_with_conflict_retries(
-                    lambda s=statement: self.spark.sql(s), java_error_text, self.retries, statement
+                    lambda s=statement: self.spark.sql(s),
+                    java_error_text,
+                    self.retries,
+                    statement,
+                    self.after_conflict,
                 )
             except Exception as error:
                 raise database_error(error) from None
@@ -369,23 +403,8 @@ class S3TablesConnectionManager(SparkConnectionManager):
 
     def _clean_up_failed_write(self, started: float) -> str | None:
         credentials: S3TablesCredentials = self.profile.credentials  # type: ignore[assignment]
-        config = catalog_config_for(credentials)
-        if not config.uses_sqlite:
-            return None  # object stores: Iceberg aborts uploads; nothing stays half-written
-        if credentials.method != "session":
-            unsafe = "a Spark Thrift Server may still be writing them"
-        elif STATEMENTS_RUNNING.others():
-            unsafe = "other models of this run are writing"
-        else:
-            unsafe = None
-        try:
-            leftovers = clean_up_failed_write(iceberg_catalog_for(config), started, unsafe)
-        except Exception as error:  # reported with the statement's own error, not instead
-            logger.debug(f"leftover check failed: {error!r}")
-            return f"Looking for files the failed write left failed too: {error}"
-        if leftovers.removed:
-            logger.debug(f"removed after a failed write: {[str(p) for p in leftovers.removed]}")
-        return leftovers.describe()
+        # The failed statement itself is still counted as running.
+        return clean_up_after_failure(credentials, started, own_statements=1)
 
     _swept = False
     _sweep_lock = threading.Lock()
@@ -414,7 +433,11 @@ class S3TablesConnectionManager(SparkConnectionManager):
             ensure_table_bucket(config.warehouse, str(config.region), config.aws_profile)
         # PyIceberg creates the catalog (folder, SQLite file and tables) before the JVM
         # starts, so the two never race to create them.
-        iceberg_catalog_for(config).ensure_initialized()
+        iceberg = iceberg_catalog_for(config)
+        iceberg.ensure_initialized()
+        # A PyIceberg commit (schema evolution, properties) that fails on a full disk
+        # leaves a partial metadata file, cleaned up like a failed statement's.
+        iceberg.after_failed_write = partial(clean_up_after_failure, credentials)
         conflict_retries = ConflictRetries(
             credentials.write_conflict_retries, credentials.write_conflict_wait_seconds
         )
@@ -437,7 +460,10 @@ class S3TablesConnectionManager(SparkConnectionManager):
                 raise DbtRuntimeError(jvm_stopped_message(*jvm_post_mortem())) from None
             raise
         connection.handle = SparkSqlHandle(
-            session, job_group=f"dbt:{connection.name}", retries=conflict_retries
+            session,
+            job_group=f"dbt:{connection.name}",
+            retries=conflict_retries,
+            after_conflict=partial(clean_up_after_failure, credentials, own_statements=1),
         )
         connection.state = ConnectionState.OPEN
         return connection

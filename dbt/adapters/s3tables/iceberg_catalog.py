@@ -6,6 +6,7 @@ for Iceberg tables on Spark 3.5 and `DESCRIBE EXTENDED` costs a Spark job per ta
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
 import random
@@ -154,6 +155,11 @@ def retry_on_lock(operation: Callable[[], T], what: str, budget_seconds: float |
 def explain_catalog_error(config: CatalogConfig, error: BaseException, what: str) -> str | None:
     """One sentence for a catalog failure a person can act on (None: not one of these)."""
     text = str(getattr(error, "orig", None) or error)
+    if is_disk_full(error):
+        return (
+            f"The disk is full: {what} failed ({text}); nothing was changed, the table is at "
+            "its last commit. Fix: free space on the disk holding the warehouse, then rerun"
+        )
     if is_lock_error(error):
         return (
             f"The catalog file {config.sqlite_path} stayed locked by another process for more "
@@ -179,6 +185,12 @@ def explain_catalog_error(config: CatalogConfig, error: BaseException, what: str
             "service is up and reachable from this machine"
         )
     return None
+
+
+def is_disk_full(error: BaseException) -> bool:
+    return (isinstance(error, OSError) and error.errno == errno.ENOSPC) or (
+        "No space left on device" in str(error)
+    )
 
 
 def _is_connection_error(error: BaseException) -> bool:
@@ -219,6 +231,8 @@ class IcebergCatalog:
         self.config = config
         # Recovery opens a new catalog over a warehouse that holds tables, on purpose.
         self.recovering = recovering
+        # Set by the connection: removes what a failed write left, says what it did.
+        self.after_failed_write: Callable[[float], str | None] | None = None
         self._catalog: Catalog | None = None
         self._lock = threading.Lock()
 
@@ -243,6 +257,7 @@ class IcebergCatalog:
     def call(self, operation: Callable[[], T], what: str) -> T:
         """Run a catalog operation, retried while the catalog is busy; a failure a person
         can act on (locked, unreachable, damaged) becomes one sentence saying what to do."""
+        started = time.time()
         try:
             return retry_on_lock(operation, what, self.config.lock_timeout_seconds)
         except Exception as error:
@@ -250,6 +265,9 @@ class IcebergCatalog:
             if explained is None:
                 raise
             logger.debug(f"catalog error during {what}: {error!r}")
+            if is_disk_full(error) and self.after_failed_write:
+                note = self.after_failed_write(started)
+                explained += f"\n  {note}" if note else ""
             raise CatalogError(explained) from None
 
     def ensure_initialized(self) -> None:

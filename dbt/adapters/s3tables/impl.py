@@ -228,7 +228,7 @@ class S3TablesAdapter(SparkAdapter):
         check_model_config(model_name, config)
 
     @available
-    def check_s3tables_rules(
+    def check_target_rules(
         self,
         model_name: str,
         relation: BaseRelation,
@@ -236,10 +236,11 @@ class S3TablesAdapter(SparkAdapter):
         sql: str | None = None,
         columns: list[str] | None = None,
     ) -> None:
-        """With `s3tables_rules` on, refuse what S3 Tables would refuse, before any call:
-        views, and namespace, table or column names outside its rules (the columns are
-        `columns`, or the output of `sql`, which Spark analyses without running it). The
-        embedded catalog's own limit, folder-name length, is always checked."""
+        """Refuse, before any call, a target the catalog would refuse: on the embedded
+        catalog, names longer than a folder name; with `s3tables_rules` on, what S3
+        Tables refuses: views, and namespace, table or column names outside its rules
+        (the columns are `columns`, or the output of `sql`, which Spark analyses without
+        running it)."""
         if self.iceberg.config.uses_sqlite:
             for key, name in (("schema", relation.schema), ("alias", relation.identifier)):
                 problem = folder_name_problem(str(name))

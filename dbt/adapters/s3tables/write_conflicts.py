@@ -70,14 +70,19 @@ def run_with_conflict_retries(
     error_text: Callable[[BaseException], str],
     policy: ConflictRetries,
     statement: str,
+    after_conflict: Callable[[float], object] | None = None,
 ) -> T:
-    """`run()`, re-run while it fails with a write conflict and retries remain."""
+    """`run()`, re-run while it fails with a write conflict and retries remain;
+    `after_conflict(attempt start time)` deals with the files a lost attempt left."""
     for retry in range(policy.retries + 1):
+        attempt_started = time.time()
         try:
             return run()
         except Exception as error:
             if retry == policy.retries or not is_write_conflict(error_text(error), statement):
                 raise
+            if after_conflict:
+                after_conflict(attempt_started)
             wait = policy.wait(retry + 1)
             first_line = " ".join(statement.split())[:80]
             logger.warning(

@@ -21,6 +21,6 @@
 {% endmacro %}
 
 {% macro s3tables__create_or_replace_clone(this_relation, defer_relation) %}
-  {% do adapter.check_s3tables_rules(model['name'], this_relation, 'table') %}
+  {% do adapter.check_target_rules(model['name'], this_relation, 'table') %}
   {{ s3tables_create_or_replace_table(this_relation, 'select * from ' ~ defer_relation.render(), typed=true) }}
 {% endmacro %}

@@ -17,7 +17,7 @@
   {%- if model['language'] == 'python' -%}
     {%- set compiled_code = adapter.python_model_sql(model['name'], model['config'], compiled_code) -%}
   {%- endif -%}
-  {% do adapter.check_s3tables_rules(model['name'], target_relation, 'incremental', compiled_code) %}
+  {% do adapter.check_target_rules(model['name'], target_relation, 'incremental', compiled_code) %}
   {%- set compiled_code = s3tables_model_query(compiled_code) -%}
 
   {% if existing_relation is not none and existing_relation.is_view %}

@@ -9,7 +9,7 @@
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
   {%- set grant_config = config.get('grants') -%}
   {%- set agate_table = load_agate_table() -%}
-  {% do adapter.check_s3tables_rules(model['name'], target_relation, 'seed', columns=agate_table.column_names) %}
+  {% do adapter.check_target_rules(model['name'], target_relation, 'seed', columns=agate_table.column_names) %}
   {%- do store_result('agate_table', response='OK', agate_table=agate_table) -%}
 
   {{ run_hooks(pre_hooks) }}

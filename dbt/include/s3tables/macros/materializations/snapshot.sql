@@ -3,6 +3,6 @@
      meaningless here: every table is Iceberg. --#}
 {% materialization snapshot, adapter='s3tables' %}
   {% do adapter.check_model_config(model['name'], model['config']) %}
-  {% do adapter.check_s3tables_rules(model['name'], api.Relation.create(identifier=model['alias'], schema=schema, type='table'), 'snapshot') %}
+  {% do adapter.check_target_rules(model['name'], api.Relation.create(identifier=model['alias'], schema=schema, type='table'), 'snapshot') %}
   {{ return(materialization_snapshot_default()) }}
 {% endmaterialization %}

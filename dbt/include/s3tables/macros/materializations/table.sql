@@ -13,7 +13,7 @@
   {%- if model['language'] == 'python' -%}
     {%- set compiled_code = adapter.python_model_sql(model['name'], model['config'], compiled_code) -%}
   {%- endif -%}
-  {% do adapter.check_s3tables_rules(model['name'], target_relation, 'table', compiled_code) %}
+  {% do adapter.check_target_rules(model['name'], target_relation, 'table', compiled_code) %}
 
   {#-- A view cannot be replaced by a table in place. --#}
   {% if old_relation is not none and old_relation.is_view %}

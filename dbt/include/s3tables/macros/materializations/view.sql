@@ -3,7 +3,7 @@
   {%- set identifier = model['alias'] -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='view') -%}
-  {% do adapter.check_s3tables_rules(model['name'], target_relation, 'view') %}
+  {% do adapter.check_target_rules(model['name'], target_relation, 'view') %}
 
   {{ run_hooks(pre_hooks) }}
 

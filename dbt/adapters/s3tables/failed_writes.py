@@ -50,8 +50,8 @@ class Leftovers:
             more = f" and {len(self.left) - 5} more" if len(self.left) > 5 else ""
             return (
                 f"The failed write left {len(self.left)} files no table references, not "
-                f"removed because {self.reason}: {shown}{more}. Delete them once no job "
-                "writes to the warehouse."
+                f"removed because {self.reason}: {shown}{more}. The next dbt run that has "
+                "the warehouse to itself removes them."
             )
         if self.removed:
             return (
@@ -115,15 +115,21 @@ def find_leftovers(iceberg: IcebergCatalog, since: float) -> list[Path]:
         files = new_files(folder, since)
         if not files:
             continue
-        try:
-            table = iceberg.load_table(folder.parent.name, folder.name)
-            referenced = referenced_files(table)
-        except (NoSuchTableError, NoSuchNamespaceError):
-            if iceberg.find_columns(folder.parent.name, folder.name):
-                continue  # a view: its files are its metadata
-            referenced = set()  # a table no catalog entry ever committed
-        leftovers.extend(unreferenced(files, referenced))
+        referenced = referenced_in(iceberg, folder)
+        if referenced is not None:
+            leftovers.extend(unreferenced(files, referenced))
     return leftovers
+
+
+def referenced_in(iceberg: IcebergCatalog, folder: Path) -> set[str] | None:
+    """The files the table of `folder` references: none for a table no catalog entry
+    ever committed; None for a view (its files are its metadata, left alone)."""
+    try:
+        return referenced_files(iceberg.load_table(folder.parent.name, folder.name))
+    except (NoSuchTableError, NoSuchNamespaceError):
+        if iceberg.find_columns(folder.parent.name, folder.name):
+            return None
+        return set()
 
 
 def clean_up_failed_write(iceberg: IcebergCatalog, since: float, unsafe: str | None) -> Leftovers:
@@ -177,11 +183,8 @@ def sweep_leftovers(iceberg: IcebergCatalog) -> Leftovers:
             folder = warehouse.joinpath(*path.relative_to(warehouse).parts[:2])
             by_folder.setdefault(folder, []).append(path)
     for folder, files in by_folder.items():
-        try:
-            referenced = referenced_files(iceberg.load_table(folder.parent.name, folder.name))
-        except (NoSuchTableError, NoSuchNamespaceError):
-            referenced = set()
-        for path in unreferenced(files, referenced):
+        referenced = referenced_in(iceberg, folder)
+        for path in unreferenced(files, referenced) if referenced is not None else []:
             size = path.stat().st_size
             path.unlink()
             report.removed.append(path)

@@ -30,6 +30,8 @@ from dbt.adapters.s3tables.local_catalog import (
     relation_folders,
 )
 
+# File times come from the kernel's coarse clock, a few milliseconds behind time.time().
+COARSE_CLOCK_SECONDS = 0.1
 # Under PROCESSES_FOLDER: leftovers reported but not removed, one path per line.
 PENDING_FILE = "leftovers.txt"
 
@@ -86,9 +88,9 @@ def new_files(folder: Path, since: float) -> list[Path]:
         for name in names:
             path = Path(root, name)
             try:
-                # Only what changed since the statement began: where file times are
-                # coarse, a leftover may be missed, never another statement's file taken.
-                if path.stat().st_mtime >= since:
+                # Only what changed since the statement began (less the file system
+                # clock's coarseness): other statements' files are not taken.
+                if path.stat().st_mtime >= since - COARSE_CLOCK_SECONDS:
                     found.append(path)
             except FileNotFoundError:
                 continue

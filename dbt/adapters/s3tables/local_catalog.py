@@ -13,7 +13,9 @@ from __future__ import annotations
 import atexit
 import fcntl
 import os
+import random
 import sqlite3
+import time
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -152,11 +154,35 @@ def prepare_local_catalog(config: CatalogConfig, check_lost: bool = True) -> Non
     if check_lost:
         check_catalog_file(config)
     os.makedirs(config.warehouse, exist_ok=True)
-    connection = sqlite3.connect(config.sqlite_path, timeout=config.lock_timeout_seconds)
-    try:
-        connection.execute("PRAGMA journal_mode=WAL")
-    finally:
-        connection.close()
+    enable_wal(config)
+
+
+def enable_wal(config: CatalogConfig) -> None:
+    """Switch the catalog file to WAL mode unless it is already. The switch needs the
+    file to itself, and SQLite refuses it at once (no busy wait) while another process
+    opens the same new catalog: retried within `catalog_lock_timeout`."""
+    deadline = time.monotonic() + config.lock_timeout_seconds
+    delay = 0.05
+    while True:
+        connection = sqlite3.connect(config.sqlite_path, timeout=config.lock_timeout_seconds)
+        try:
+            if connection.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                connection.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error).lower():
+                raise
+            if time.monotonic() > deadline:
+                raise CatalogFileError(
+                    f"The catalog file {config.sqlite_path} stayed locked by another process "
+                    f"for more than `catalog_lock_timeout` ({config.lock_timeout_seconds} s). "
+                    "Fix: let the other dbt or Spark process finish, or raise "
+                    "`catalog_lock_timeout` in the profile"
+                ) from None
+        finally:
+            connection.close()
+        time.sleep(delay * (1 + random.random()))
+        delay = min(delay * 2, 1.0)
 
 
 def mark_catalog_created(config: CatalogConfig) -> None:

@@ -29,6 +29,7 @@ from dbt.adapters.s3tables.catalog_config import ICEBERG_EXTENSIONS
 from dbt.adapters.s3tables.connections import ThriftSqlHandle, check_reachable
 from dbt.adapters.s3tables.seeds import text_rows_view_sql
 from dbt.adapters.s3tables.sql_text import sql_string
+from dbt.adapters.s3tables.write_conflicts import ConflictRetries
 
 # --- sql_string ----------------------------------------------------------------------
 
@@ -206,7 +207,13 @@ class FakeConnection:
 
 
 def thrift_handle(connection: FakeConnection) -> ThriftSqlHandle:
-    return ThriftSqlHandle(connection, poll_interval=0, query_timeout=None, query_retries=0)
+    return ThriftSqlHandle(
+        connection,
+        poll_interval=0,
+        query_timeout=None,
+        query_retries=0,
+        retries=ConflictRetries(retries=0),
+    )
 
 
 def settings_answer(current: dict[str, str]) -> Callable[[str], list[tuple]]:
@@ -407,6 +414,8 @@ def test_thrift_open_retries_reachability_then_names_host_and_port(monkeypatch) 
     monkeypatch.setattr(module.time, "sleep", sleeps.append)
     credentials = SimpleNamespace(host="10.0.0.9", port=10001, connect_timeout=4, connect_retries=2)
     with pytest.raises(DbtRuntimeError, match="10.0.0.9:10001"):
-        module.S3TablesConnectionManager._open_thrift(SimpleNamespace(), credentials)
+        module.S3TablesConnectionManager._open_thrift(
+            SimpleNamespace(), credentials, ConflictRetries()
+        )
     assert attempts == [("10.0.0.9", 10001, 4)] * 3
     assert sleeps == [4, 4]

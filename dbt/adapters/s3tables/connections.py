@@ -285,7 +285,9 @@ class ThriftSqlHandle(PyhiveConnectionWrapper):
     """A dbt connection to a Spark Thrift Server (one server session per connection, so
     settings and temporary views stay with it). Everything goes through SQL."""
 
-    retries = ConflictRetries()
+    def __init__(self, *args: Any, retries: ConflictRetries, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.retries = retries
 
     def execute(self, sql: str, bindings: list[Any] | None = None) -> None:
         # A model's sql_header (`SET ...;`) arrives in front of its statement.
@@ -388,7 +390,9 @@ class S3TablesConnectionManager(SparkConnectionManager):
                 except StatementRefused:
                     raise  # never ran: it left nothing
                 except DbtDatabaseError as error:
-                    note = self._clean_up_failed_write(started)
+                    # The failed statement itself is still counted as running.
+                    credentials: S3TablesCredentials = self.profile.credentials  # type: ignore[assignment]
+                    note = clean_up_after_failure(credentials, started, own_statements=1)
                     if note:
                         raise DbtDatabaseError(f"{error.msg}\n  {note}") from None
                     raise
@@ -400,11 +404,6 @@ class S3TablesConnectionManager(SparkConnectionManager):
             if hasattr(response, "status"):
                 raise thrift_error(str(response.status.errorMessage)) from None
             raise DbtRuntimeError(f"{type(error).__name__}: {error}") from error
-
-    def _clean_up_failed_write(self, started: float) -> str | None:
-        credentials: S3TablesCredentials = self.profile.credentials  # type: ignore[assignment]
-        # The failed statement itself is still counted as running.
-        return clean_up_after_failure(credentials, started, own_statements=1)
 
     _swept = False
     _sweep_lock = threading.Lock()
@@ -442,9 +441,7 @@ class S3TablesConnectionManager(SparkConnectionManager):
             credentials.write_conflict_retries, credentials.write_conflict_wait_seconds
         )
         if credentials.method == "thrift":
-            connection = cls._open_thrift(connection, credentials)
-            connection.handle.retries = conflict_retries
-            return connection
+            return cls._open_thrift(connection, credentials, conflict_retries)
         if config.uses_sqlite:
             # Other processes must not remove files this one's Spark may be writing.
             hold_process_lock(config.warehouse)
@@ -469,7 +466,9 @@ class S3TablesConnectionManager(SparkConnectionManager):
         return connection
 
     @classmethod
-    def _open_thrift(cls, connection: Connection, credentials: S3TablesCredentials) -> Connection:
+    def _open_thrift(
+        cls, connection: Connection, credentials: S3TablesCredentials, retries: ConflictRetries
+    ) -> Connection:
         """dbt-spark's thrift connection (auth, retries), checked for reachability first
         and wrapped in a handle that does everything through SQL."""
         attempts = 1 + max(0, credentials.connect_retries)
@@ -494,5 +493,6 @@ class S3TablesConnectionManager(SparkConnectionManager):
             poll_interval=wrapper.poll_interval,
             query_timeout=wrapper.query_timeout,
             query_retries=wrapper.query_retries,
+            retries=retries,
         )
         return connection

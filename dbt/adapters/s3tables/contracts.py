@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dbt.adapters.s3tables.sql_text import quote, sql_string
+from dbt.adapters.s3tables.sql_text import failing_when, quote, sql_string
 
 
 def _constraint_type(constraint: Any) -> str:
@@ -58,9 +58,7 @@ def contract_select_sql(
                 f"Contract of model `{model_name}`: column `{column}` is not_null, but the "
                 "query returned NULL in it. Nothing was written."
             )
-            selected.append(
-                f"CASE WHEN {name} IS NULL THEN raise_error({message}) ELSE {name} END AS {name}"
-            )
+            selected.append(f"{failing_when(f'{name} IS NULL', message, name)} AS {name}")
         else:
             selected.append(name)
     return f"SELECT {', '.join(selected)}\nFROM (\n{sql}\n) AS model_subq"

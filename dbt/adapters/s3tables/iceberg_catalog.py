@@ -39,6 +39,7 @@ from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
 from dbt.adapters.s3tables.catalog_config import CatalogConfig
 from dbt.adapters.s3tables.local_catalog import (
     RECOVERY_COMMAND,
+    locked_too_long,
     mark_catalog_created,
     prepare_local_catalog,
 )
@@ -161,12 +162,7 @@ def explain_catalog_error(config: CatalogConfig, error: BaseException, what: str
             "its last commit. Fix: free space on the disk holding the warehouse, then rerun"
         )
     if is_lock_error(error):
-        return (
-            f"The catalog file {config.sqlite_path} stayed locked by another process for more "
-            f"than `catalog_lock_timeout` ({config.lock_timeout_seconds} s) during {what}; "
-            "nothing was changed. Fix: let the other dbt or Spark process finish, or raise "
-            "`catalog_lock_timeout` in the profile"
-        )
+        return locked_too_long(config, what)
     if isinstance(error, DatabaseError) and config.uses_sqlite and _DAMAGED.search(text):
         return (
             f"The embedded catalog file {config.sqlite_path} cannot be read during {what} "

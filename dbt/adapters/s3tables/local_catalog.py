@@ -50,6 +50,17 @@ def folder_name_problem(name: str) -> str | None:
     return None
 
 
+def locked_too_long(config: CatalogConfig, during: str = "") -> str:
+    """The sentence for a catalog file another process kept locked past the timeout."""
+    when = f" during {during}" if during else ""
+    return (
+        f"The catalog file {config.sqlite_path} stayed locked by another process for more "
+        f"than `catalog_lock_timeout` ({config.lock_timeout_seconds} s){when}; nothing was "
+        "changed. Fix: let the other dbt or Spark process finish, or raise "
+        "`catalog_lock_timeout` in the profile"
+    )
+
+
 class CatalogFileError(DbtRuntimeError):
     """The embedded catalog file is missing, emptied or unreadable in a warehouse that
     holds tables; nothing was read or written."""
@@ -173,12 +184,7 @@ def enable_wal(config: CatalogConfig) -> None:
             if "locked" not in str(error).lower():
                 raise
             if time.monotonic() > deadline:
-                raise CatalogFileError(
-                    f"The catalog file {config.sqlite_path} stayed locked by another process "
-                    f"for more than `catalog_lock_timeout` ({config.lock_timeout_seconds} s). "
-                    "Fix: let the other dbt or Spark process finish, or raise "
-                    "`catalog_lock_timeout` in the profile"
-                ) from None
+                raise CatalogFileError(locked_too_long(config)) from None
         finally:
             connection.close()
         time.sleep(delay * (1 + random.random()))

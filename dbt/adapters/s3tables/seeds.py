@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from dbt.adapters.s3tables.sql_text import quote, sql_string
+from dbt.adapters.s3tables.sql_text import failing_when, quote, sql_string
 
 ROW_COLUMN = "dbt_row"
 # Casts from text that cannot lose a value.
@@ -107,10 +107,8 @@ def checked_cast_sql(index: int, column: SeedColumn, seed_path: str) -> str:
         f"concat({sql_string(before)}, {ROW_COLUMN}, {sql_string(value)}, "
         f"substr({text}, 1, {_SHOWN_CHARACTERS}), {sql_string(after)})"
     )
-    return (
-        f"CASE WHEN {text} IS NOT NULL AND {cast} IS NULL THEN raise_error({message}) "
-        f"ELSE {cast} END AS {column.sql_name}"
-    )
+    guarded = failing_when(f"{text} IS NOT NULL AND {cast} IS NULL", message, cast)
+    return f"{guarded} AS {column.sql_name}"
 
 
 def seed_select_sql(

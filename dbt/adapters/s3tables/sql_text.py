@@ -30,6 +30,13 @@ def sql_string(value: str | None) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+def failing_when(condition: str, message_sql: str, value: str) -> str:
+    """`value`, except that a row where `condition` holds fails the whole statement with
+    `message_sql` (a string expression): a check inside the one writing statement, so a
+    failure writes nothing."""
+    return f"CASE WHEN {condition} THEN raise_error({message_sql}) ELSE {value} END"
+
+
 def split_statements(script: str) -> list[str]:
     """The statements of a script, split at semicolons outside literals, quoted names and
     comments. Spark runs one statement per call; dbt sends a model's `sql_header` and its

@@ -87,8 +87,10 @@ class TestBadUseMerge:
     def models(self):
         return {"source_rows.sql": SOURCE, "bad.sql": model("merge", "'sometimes'")}
 
-    def test_unknown_value_lists_valid_ones(self, project):
-        run_dbt(["run"])
+    def test_unknown_value_fails_the_first_build_and_lists_valid_ones(self, project):
+        # Every key is checked before the first build writes anything: the table is
+        # never created with a config its second run would refuse.
         result = run_dbt(["run"], expect_pass=False)
         message = next(r.message for r in result.results if r.node.name == "bad")
         assert "use_merge" in message and "auto, true, false" in message and "`bad`" in message
+        assert project.adapter.get_relation(None, project.test_schema, "bad") is None

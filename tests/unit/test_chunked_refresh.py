@@ -14,7 +14,8 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import FloatType, IntegerType, NestedField, StringType
 from pyspark.sql import types as spark
 
-from dbt.adapters.s3tables.chunked_refresh import (
+from dbt.adapters.s3tables.errors import ModelConfigError
+from dbt.adapters.s3tables.incremental.chunked_refresh import (
     ChunkPlan,
     ChunkWindow,
     Progress,
@@ -26,8 +27,7 @@ from dbt.adapters.s3tables.chunked_refresh import (
     progress_sql,
     remaining_rows,
 )
-from dbt.adapters.s3tables.model_config import ModelConfigError
-from dbt.adapters.s3tables.schema_evolution import (
+from dbt.adapters.s3tables.incremental.schema_evolution import (
     ON_SCHEMA_CHANGE_MODES,
     REPLACING_MODES,
     SchemaDiff,

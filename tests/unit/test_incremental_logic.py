@@ -5,21 +5,21 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.s3tables.commit_counts import commit_counts
-from dbt.adapters.s3tables.model_config import (
-    ModelConfigError,
-    incremental_config,
-    partition_source_column,
-    resolve_use_merge,
-    write_mode_properties,
-)
-from dbt.adapters.s3tables.model_state import STRATEGY, compare_state
-from dbt.adapters.s3tables.strategies import (
+from dbt.adapters.s3tables.errors import ModelConfigError
+from dbt.adapters.s3tables.incremental.commit_counts import commit_counts
+from dbt.adapters.s3tables.incremental.model_state import STRATEGY, compare_state
+from dbt.adapters.s3tables.incremental.strategies import (
     IncrementalWrite,
     delete_insert_fallback_sql,
     delete_insert_sql,
     microbatch_sql,
     scd2_sql,
+)
+from dbt.adapters.s3tables.model_config import (
+    incremental_config,
+    partition_source_column,
+    resolve_use_merge,
+    write_mode_properties,
 )
 
 

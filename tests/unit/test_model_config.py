@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.model_config import (
     KNOWN_STRATEGIES,
-    ModelConfigError,
     check_columns_exist,
     check_model_config,
     normalize_unique_key,

@@ -20,13 +20,9 @@ from pyiceberg.types import (
 )
 from pyspark.sql import types as spark
 
-from dbt.adapters.s3tables.model_config import ModelConfigError
-from dbt.adapters.s3tables.schema_evolution import (
-    UnsupportedTypeError,
-    iceberg_type,
-    plan_evolution,
-    schema_diff,
-)
+from dbt.adapters.s3tables.errors import ModelConfigError, UnsupportedTypeError
+from dbt.adapters.s3tables.incremental.schema_evolution import plan_evolution, schema_diff
+from dbt.adapters.s3tables.types import iceberg_type
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
+from dbt.adapters.s3tables.incremental.strategies import IncrementalWrite, append_sql, merge_sql
 from dbt.adapters.s3tables.sql_text import quote
-from dbt.adapters.s3tables.strategies import IncrementalWrite, append_sql, merge_sql
 
 TARGET = "`analytics`.`orders`"
 SOURCE_SQL = "select * from staging"

@@ -22,15 +22,16 @@ from pyiceberg.exceptions import (
 from pyiceberg.schema import Schema
 from pyiceberg.types import IcebergType, NestedField
 
+from dbt.adapters.s3tables.errors import UnsupportedTypeError
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
 from dbt.adapters.s3tables.s3tables_rules import name_problem
-from dbt.adapters.s3tables.schema_evolution import (
-    UnsupportedTypeError,
+from dbt.adapters.s3tables.types import (
     iceberg_type,
     is_widening,
+    parse_spark_type,
     same_type,
+    spark_type_name,
 )
-from dbt.adapters.s3tables.types import parse_spark_type, spark_type_name
 
 ON_CONFLICT = ("error", "ignore", "replace")
 COMMENT_PROPERTY = "comment"

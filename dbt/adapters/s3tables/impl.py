@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import threading
-import time
 import uuid
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -36,18 +33,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
 from dbt.adapters.s3tables.catalog_ddl import CatalogDdl
-from dbt.adapters.s3tables.chunked_refresh import CONFIG_KEY as CHUNK_CONFIG_KEY
-from dbt.adapters.s3tables.chunked_refresh import (
-    ChunkPlan,
-    Progress,
-    chunk_plan,
-    chunk_sql,
-    chunk_starts_sql,
-    chunk_windows,
-    progress_sql,
-)
 from dbt.adapters.s3tables.column import S3TablesColumn
-from dbt.adapters.s3tables.commit_counts import CommitCounts, IncrementalResponse, commit_counts
 from dbt.adapters.s3tables.connections import (
     S3TablesConnectionManager,
     catalog_config_for,
@@ -56,32 +42,29 @@ from dbt.adapters.s3tables.connections import (
 from dbt.adapters.s3tables.contracts import contract_select_sql, not_null_columns
 from dbt.adapters.s3tables.credentials import resolve_warehouse
 from dbt.adapters.s3tables.cross_db import listagg_sql
+from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.iceberg_catalog import (
     CatalogRelation,
     IcebergCatalog,
     RelationDetails,
-    TableState,
     TableStats,
+)
+from dbt.adapters.s3tables.incremental.model_state import (
+    LAST_PROCESSED_VALUE,
+    state_keys,
+)
+from dbt.adapters.s3tables.incremental.run import (
+    IncrementalRun,
+    Warehouse,
+    render_as_first_build,
+    renders_as_first_build,
 )
 from dbt.adapters.s3tables.like_patterns import ilike
 from dbt.adapters.s3tables.local_catalog import folder_name_problem
 from dbt.adapters.s3tables.model_config import (
-    IncrementalConfig,
-    ModelConfigError,
-    check_against_columns,
-    check_columns_exist,
-    check_model_config,
+    ModelConfig,
     incremental_config,
-    merge_update_columns,
-    resolve_use_merge,
-    write_mode_properties,
-)
-from dbt.adapters.s3tables.model_state import (
-    LAST_PROCESSED_VALUE,
-    REBUILD_PLAN,
-    compare_state,
-    state_keys,
-    state_properties,
+    parse_model_config,
 )
 from dbt.adapters.s3tables.python_models import run_python_model
 from dbt.adapters.s3tables.relation import S3TablesRelation
@@ -90,29 +73,12 @@ from dbt.adapters.s3tables.s3tables_rules import (
     check_names,
     check_namespace,
 )
-from dbt.adapters.s3tables.schema_evolution import (
-    REPLACING_MODES,
-    WHOLE_HISTORY_MODES,
-    SchemaDiff,
-    UnsupportedTypeError,
-    check_mode_for_strategy,
-    plan_evolution,
-    replaces_table,
-    schema_diff,
-)
 from dbt.adapters.s3tables.seeds import SeedColumn, seed_select_sql
 from dbt.adapters.s3tables.sql_text import quote, sql_string
-from dbt.adapters.s3tables.strategies import (
-    FALLBACK_BUILDERS,
-    STRATEGY_BUILDERS,
-    IncrementalWrite,
-    append_sql,
-)
-from dbt.adapters.s3tables.types import spark_type_name, type_sql, without_void
+from dbt.adapters.s3tables.types import cast_void_columns
 
 if TYPE_CHECKING:
     import agate
-    from pyiceberg.schema import Schema
     from pyspark.sql.types import StructType
 
 logger = AdapterLogger("s3tables")
@@ -164,8 +130,6 @@ class S3TablesAdapter(SparkAdapter):
                 credentials.warehouse, getattr(config, "project_root", None)
             )
         super().__init__(config, mp_context)
-        self._full_renders: set[str] = set()
-        self._full_render_lock = threading.Lock()
 
     # not_null is checked in the writing statement and kept as a required Iceberg field;
     # Iceberg has no other constraints, so dbt warns that they are not enforced.
@@ -222,10 +186,10 @@ class S3TablesAdapter(SparkAdapter):
         self.iceberg.create_namespace(namespace)
 
     @available
-    def check_model_config(self, model_name: str, config: dict[str, Any]) -> None:
-        """Refuse, naming the model, the key and the fix, configs that this adapter would
-        otherwise ignore (another file_format, grants, Hive table options)."""
-        check_model_config(model_name, config)
+    def parse_model_config(self, model: Any) -> ModelConfig:
+        """The model's config, every key this adapter reads checked once, before its
+        materialization writes anything (errors name the model, the key and the fix)."""
+        return parse_model_config(model["name"], model["config"], model.get("language") or "sql")
 
     @available
     def check_target_rules(
@@ -533,424 +497,63 @@ class S3TablesAdapter(SparkAdapter):
     def typed_sql(self, model_name: str, sql: str) -> str:
         """The query with every column Spark types as `void` (a bare NULL) cast to string,
         since Iceberg cannot store void; the query itself when there is none."""
-        fields = self.query_schema(sql).fields
-        typed = [without_void(f.dataType) for f in fields]
-        untyped = [f.name for f, t in zip(fields, typed, strict=True) if t != f.dataType]
-        if not untyped:
-            return sql
-        logger.warning(
-            f"{model_name}: column(s) {', '.join(untyped)} hold only NULL and have no type; "
-            "stored as string. Cast them (cast(null as <type>)) to choose a type"
-        )
-        columns = ", ".join(
-            f"CAST({quote(f.name)} AS {type_sql(t)}) AS {quote(f.name)}"
-            if t != f.dataType
-            else quote(f.name)
-            for f, t in zip(fields, typed, strict=True)
-        )
-        return f"SELECT {columns} FROM (\n{sql}\n) AS dbt_typed_rows"
-
-    @staticmethod
-    def _schema_diff(
-        model_name: str, table: Schema, model: StructType, table_only: list[str] | None = None
-    ) -> SchemaDiff:
-        try:
-            return schema_diff(table, model, table_only=table_only)
-        except UnsupportedTypeError as error:
-            raise ModelConfigError(
-                model_name, "columns", str(error), "cast the column to a supported type"
-            ) from error
-
-    def _model_diff(
-        self, settings: IncrementalConfig, before: TableState, source_schema: StructType
-    ) -> SchemaDiff:
-        """How the model's output differs from the table."""
-        # scd2's validity columns belong to the table, not to the model's output.
-        own_columns = (
-            [settings.valid_from, settings.valid_to] if settings.strategy == "scd2" else []
-        )
-        return self._schema_diff(settings.model_name, before.schema, source_schema, own_columns)
-
-    def _plan_schema(
-        self,
-        settings: IncrementalConfig,
-        config: dict[str, Any],
-        before: TableState,
-        source_schema: StructType,
-    ) -> SchemaDiff:
-        """What `on_schema_change` asks of the table (computed; nothing is committed)."""
-        diff = self._model_diff(settings, before, source_schema)
-        mode = config.get("on_schema_change") or "ignore"
-        if diff.removed and mode not in ("ignore", "fail"):
+        typed, untyped = cast_void_columns(sql, list(self.query_schema(sql).fields))
+        if untyped:
             logger.warning(
-                f"{settings.model_name}: column(s) {', '.join(diff.removed)} no longer returned "
-                "by the model are kept (this adapter never drops a column) and get NULL in new rows"
+                f"{model_name}: column(s) {', '.join(untyped)} hold only NULL and have no "
+                "type; stored as string. Cast them (cast(null as <type>)) to choose a type"
             )
-        return plan_evolution(settings.model_name, mode, diff)
-
-    def _evolve_schema(self, model_name: str, target: BaseRelation, plan: SchemaDiff) -> None:
-        """Commit the planned schema changes with PyIceberg, before the data commit."""
-        if plan.empty:
-            return
-        widened = [(c.path, c.new) for c in plan.changed]
-        self.iceberg.evolve_schema(target.schema, target.identifier, plan.added, widened)
-        for line in plan.describe():
-            logger.info(f"{model_name}: schema evolved: {line}")
+        return typed
 
     @available
-    def validate_incremental(
-        self, model_name: str, config: dict[str, Any], source_sql: str
-    ) -> None:
-        """Raise, naming the model and key, if the incremental config cannot work."""
-        settings = incremental_config(model_name, config)
-        columns = self.query_columns(source_sql)
-        check_against_columns(settings, columns)
-        write_mode_properties(model_name, config.get("write_mode"))
-        mode = check_mode_for_strategy(
-            model_name, config.get("on_schema_change"), settings.strategy
-        )
-        if mode == "full_incremental_refresh":
-            plan = chunk_plan(model_name, config)
-            check_columns_exist(
-                model_name, f"{CHUNK_CONFIG_KEY}.event_time", [plan.event_time], columns
-            )
-
-    @available
-    def incremental_action(
-        self, model_name: str, config: dict[str, Any], target: BaseRelation, source_sql: str
-    ) -> str:
-        """What this run on an existing table does: `incremental` (the strategy's one
-        statement); `full_refresh`, `recreate_empty` or `full_incremental_refresh` when
-        `on_schema_change` replaces the table for the model's new columns or types; or
-        `resume_full_incremental_refresh` to finish a chunked rebuild a run left part-way."""
-        state = self.iceberg.table_state(target.schema, target.identifier)
-        if REBUILD_PLAN in state.properties:
-            return "resume_full_incremental_refresh"
-        settings = incremental_config(model_name, config)
-        mode = check_mode_for_strategy(
-            model_name, config.get("on_schema_change"), settings.strategy
-        )
-        if mode not in REPLACING_MODES:
-            return "incremental"
-        diff = self._model_diff(settings, state, self.query_schema(source_sql))
-        if not replaces_table(mode, diff):
-            return "incremental"
-        logger.info(
-            f"{model_name}: on_schema_change `{mode}` replaces the table: "
-            + "; ".join(diff.describe())
-        )
-        return mode
-
-    @available
-    def replacement_sql(
+    def incremental_run(
         self,
-        model_name: str,
-        config: dict[str, Any],
+        model_config: ModelConfig,
         target: BaseRelation,
-        source_sql: str,
-        empty: bool = False,
-    ) -> str:
-        """The query a replacing `on_schema_change` mode rebuilds the table from: the
-        model's rows (none if `empty`) plus, NULL-filled, every column the model no longer
-        returns, so that no mode ever drops a column."""
-        build_sql = self.initial_build_sql(model_name, config, source_sql)
-        state = self.iceberg.table_state(target.schema, target.identifier)
-        kept = self._schema_diff(model_name, state.schema, self.query_schema(build_sql)).removed
-        if kept:
-            logger.warning(
-                f"{model_name}: column(s) {', '.join(kept)} no longer returned by the model "
-                "are kept in the new table (this adapter never drops a column), NULL-filled"
-            )
-        types = {c: spark_type_name(state.schema.find_field(c).field_type) for c in kept}
-        nulls = "".join(f", CAST(NULL AS {types[c]}) AS {quote(c)}" for c in kept)
-        where = " WHERE false" if empty else ""
-        return f"SELECT *{nulls} FROM (\n{build_sql}\n) AS dbt_model_rows{where}"
-
-    @available
-    def rebuild_properties(self, model_name: str, config: dict[str, Any]) -> dict[str, str]:
-        """The property that marks a chunked rebuild in progress, with its plan."""
-        return {REBUILD_PLAN: chunk_plan(model_name, config).to_property()}
-
-    @available
-    def refresh_in_chunks(
-        self, model_name: str, config: dict[str, Any], target: BaseRelation, full_sql: str
-    ) -> IncrementalResponse:
-        """Write the model's whole history into the (replaced) table, one INSERT per chunk,
-        after the chunks the table already holds; then clear the rebuild marker."""
-        state = self.iceberg.table_state(target.schema, target.identifier)
-        plan = ChunkPlan.from_property(state.properties[REBUILD_PLAN])
-        table_columns = [c.name for c in state.columns]
-        table_event_time = next(
-            (c for c in table_columns if c.lower() == plan.event_time.lower()), plan.event_time
-        )
-        count, last_chunk = self.connections.execute(
-            progress_sql(str(target), table_event_time, plan), fetch=True
-        )[1][0]
-        progress = Progress.from_table(int(count), last_chunk, plan.chunk)
-        if progress.started:
-            logger.info(
-                f"{model_name}: resuming full_incremental_refresh at "
-                f"{progress.resume_from or 'the rows with an event time'} "
-                f"({count} rows already committed)"
-            )
-        starts = self.connections.execute(chunk_starts_sql(full_sql, plan, progress), fetch=True)[1]
-        windows = chunk_windows([row[0] for row in starts], progress)
-        source_columns = self.query_columns(self.initial_build_sql(model_name, config, full_sql))
-        inserted = 0
-        for number, window in enumerate(windows, start=1):
-            chunk = chunk_sql(full_sql, plan.event_time, window)
-            write = IncrementalWrite(
-                target=str(target),
-                source_sql=self.initial_build_sql(model_name, config, chunk),
-                target_columns=table_columns,
-                source_columns=source_columns,
-            )
-            started = time.monotonic()
-            try:
-                self.connections.execute(append_sql(write))
-            except Exception as error:
-                raise DbtRuntimeError(
-                    f"{model_name}: full_incremental_refresh stopped in chunk {number}/"
-                    f"{len(windows)} {window.describe()}; the chunks before it are committed "
-                    f"and the next run resumes with this one. Cause: {error}"
-                ) from error
-            summary = self.iceberg.table_state(target.schema, target.identifier).summary
-            rows = int(summary.get("added-records", 0))
-            inserted += rows
-            logger.info(
-                f"{model_name}: chunk {number}/{len(windows)} {window.describe()}: "
-                f"{rows} rows committed in {time.monotonic() - started:.1f}s"
-            )
-        self.record_model_state(model_name, config, target, full_sql)
-        return IncrementalResponse(
-            _message=f"FULL INCREMENTAL REFRESH {inserted} inserted in {len(windows)} chunks",
-            code="FULL_INCREMENTAL_REFRESH",
-            rows_affected=inserted,
-            rows_inserted=inserted,
-            rows_updated=0,
-            rows_deleted=0,
-            snapshot_id=None,
-        )
-
-    @available
-    def start_full_model_render(self, relation: BaseRelation) -> None:
-        """Until `end_full_model_render`, is_incremental() is false for this model, so
-        `render(model.raw_code)` yields its whole-history query."""
-        with self._full_render_lock:
-            self._full_renders.add(str(relation))
-
-    @available
-    def end_full_model_render(self, relation: BaseRelation) -> None:
-        with self._full_render_lock:
-            self._full_renders.discard(str(relation))
-
-    @available
-    def renders_full_model(self, relation: BaseRelation) -> bool:
-        with self._full_render_lock:
-            return str(relation) in self._full_renders
-
-    @available
-    def run_incremental(
-        self,
-        model_name: str,
-        config: dict[str, Any],
-        target: BaseRelation,
-        source_sql: str,
+        model_sql: str,
+        existing: BaseRelation | None,
+        full_refresh: bool,
         batch_start: str | None = None,
         batch_end: str | None = None,
-    ) -> IncrementalResponse:
-        """Check the model's config, then write this run as one statement (one commit)
-        and report the exact row counts of that commit."""
-        settings = incremental_config(model_name, config)
-        source_schema = self.query_schema(source_sql)
-        source_columns = source_schema.names
-        check_against_columns(settings, source_columns)
-        before = self.iceberg.table_state(target.schema, target.identifier)
-        plan = self._plan_schema(settings, config, before, source_schema)
-        # The table's columns after evolution: computed, not re-read.
-        target_columns = [c.name for c in before.columns]
-        target_columns += [path[0] for path, _ in plan.added if len(path) == 1]
-        check_columns_exist(model_name, "unique_key", settings.unique_key, target_columns)
-        for change in compare_state(settings, before.properties):
-            logger.warning(f"{model_name}: {change} since the last run")
-        # Every check has passed: only now does anything reach the catalog.
-        self._evolve_schema(model_name, target, plan)
-        self._apply_write_mode(model_name, config, target, before.properties)
-        write = IncrementalWrite(
-            target=str(target),
-            source_sql=source_sql,
-            target_columns=target_columns,
-            source_columns=source_columns,
-            unique_key=settings.unique_key,
-            predicates=settings.predicates,
-            update_columns=merge_update_columns(settings, target_columns),
-            watermark_column=settings.watermark_column,
-            check_columns=settings.check_columns,
-            valid_from=settings.valid_from,
-            valid_to=settings.valid_to,
-            event_time=settings.event_time,
-            window_start=batch_start,
-            window_end=batch_end,
+    ) -> IncrementalRun:
+        """This run of an incremental model, decided and checked (nothing written yet); the
+        materialization executes it (see incremental/run.py)."""
+        warehouse = Warehouse(
+            engine=self.connections.get_thread_connection().handle,
+            execute=lambda sql: self.connections.execute(sql),
+            fetch=lambda sql: list(self.connections.execute(sql, fetch=True)[1].rows),
+            iceberg=self.iceberg,
         )
-        if settings.strategy not in SKIPPED_WHEN_EMPTY:
-            return self._commit(settings, config, target, write, before, source_sql)
-        with self._cached_source(source_sql) as rows:
-            if self._is_empty(rows):
-                # Iceberg would commit an empty snapshot: an hourly job would pile up
-                # thousands a year. The run is a no-op; the table stays at its snapshot.
-                logger.info(f"{model_name}: the model returned no rows; nothing committed")
-                self._record_state(settings, config, target, source_sql, before.properties)
-                return IncrementalResponse(
-                    _message=f"{settings.strategy.upper()} 0 inserted, 0 updated, 0 deleted "
-                    "(no rows, nothing committed)",
-                    code=settings.strategy.upper(),
-                    rows_affected=0,
-                    rows_inserted=0,
-                    rows_updated=0,
-                    rows_deleted=0,
-                    snapshot_id=None,
-                )
-            cached = replace(write, source_sql=rows)
-            return self._commit(settings, config, target, cached, before, source_sql)
-
-    @contextmanager
-    def _cached_source(self, source_sql: str) -> Iterator[str]:
-        """The model's rows computed once into Spark's cache (memory, spilling to disk),
-        as a query over the cached view: emptiness is then known without evaluating the
-        model twice. Dropping the view drops its cache too."""
-        view = quote(f"dbt_source_{uuid.uuid4().hex}")
-        self.connections.execute(f"CACHE TABLE {view} AS {source_sql}")
-        try:
-            yield f"SELECT * FROM {view}"
-        finally:
-            self.connections.execute(f"DROP VIEW IF EXISTS {view}")
-
-    def _is_empty(self, rows_sql: str) -> bool:
-        _, rows = self.connections.execute(f"SELECT 1 FROM ({rows_sql}) LIMIT 1", fetch=True)
-        return len(rows) == 0
-
-    def _commit(
-        self,
-        settings: IncrementalConfig,
-        config: dict[str, Any],
-        target: BaseRelation,
-        write: IncrementalWrite,
-        before: TableState,
-        model_sql: str,
-    ) -> IncrementalResponse:
-        """The strategy's one statement (one commit) and the exact counts of that commit."""
-        model_name = settings.model_name
-        handle = self.connections.get_thread_connection().handle
-        sql = STRATEGY_BUILDERS[settings.strategy](write)
-        rewrites_table = False
-        if settings.strategy in FALLBACK_BUILDERS:
-            use_merge, reason = resolve_use_merge(
-                model_name, config.get("use_merge"), handle.has_iceberg_extensions()
-            )
-            path = "MERGE INTO" if use_merge else "INSERT OVERWRITE of the whole table"
-            logger.info(f"{model_name}: {settings.strategy} writes with {path} ({reason})")
-            if not use_merge:
-                sql = FALLBACK_BUILDERS[settings.strategy](write)
-                rewrites_table = True
-        session_settings = (
-            {"spark.sql.sources.partitionOverwriteMode": "dynamic"}
-            if settings.strategy == "insert_overwrite"
-            else {}
-        )
-        with handle.settings(session_settings):
-            self.connections.execute(sql)
-        after = self.iceberg.table_state(target.schema, target.identifier)
-        committed = after.snapshot_id != before.snapshot_id
-        # A whole-table rewrite removes and re-adds every row: no logical counts.
-        counts = (
-            CommitCounts(None, None, None)
-            if rewrites_table
-            else commit_counts(settings.strategy, after.summary if committed else None)
-        )
-        self._record_state(settings, config, target, model_sql, after.properties)
-        logger.debug(f"{model_name}: {settings.strategy} committed {after.snapshot_id}")
-        return IncrementalResponse(
-            _message=f"{settings.strategy.upper()} {counts.inserted} inserted, "
-            f"{counts.updated} updated, {counts.deleted} deleted",
-            code=settings.strategy.upper(),
-            rows_affected=sum(n or 0 for n in (counts.inserted, counts.updated, counts.deleted)),
-            rows_inserted=counts.inserted,
-            rows_updated=counts.updated,
-            rows_deleted=counts.deleted,
-            snapshot_id=after.snapshot_id if committed else None,
+        return IncrementalRun(
+            model_config,
+            target,
+            model_sql,
+            warehouse,
+            table_exists=existing is not None and not existing.is_view,
+            full_refresh=bool(full_refresh),
+            batch_start=batch_start,
+            batch_end=batch_end,
         )
 
-    def _apply_write_mode(
-        self,
-        model_name: str,
-        config: dict[str, Any],
-        target: BaseRelation,
-        properties: dict[str, str],
-    ) -> None:
-        """Bring the table's row-level write properties in line with `write_mode` (and the
-        catalog's table defaults the model does not set itself); a change is one metadata
-        commit, made only when a setting changed."""
-        own = {str(k) for k in (config.get("tblproperties") or {})}
-        wanted = {k: v for k, v in self.iceberg.config.table_defaults().items() if k not in own}
-        wanted.update(write_mode_properties(model_name, config.get("write_mode")))
-        if self._set_properties(target, properties, wanted):
-            logger.info(f"{model_name}: table write properties set: {wanted}")
+    @available
+    def render_as_first_build(
+        self, relation: BaseRelation, render: Callable[[str], str], raw_code: str
+    ) -> str:
+        """The model's SQL rendered with is_incremental() false: its whole-history query."""
+        return render_as_first_build(str(relation), lambda: render(raw_code))
 
-    def _set_properties(
-        self,
-        target: BaseRelation,
-        current: dict[str, str],
-        wanted: dict[str, str],
-        remove: tuple[str, ...] = (),
-    ) -> bool:
-        """Commit `wanted` table properties (and remove `remove`) unless `current` already
-        is that way."""
-        if all(current.get(k) == v for k, v in wanted.items()) and not (set(remove) & set(current)):
-            return False
-        return self.iceberg.set_properties_if_changed(
-            target.schema, target.identifier, wanted, remove
-        )
+    @available
+    def renders_as_first_build(self, relation: BaseRelation) -> bool:
+        return renders_as_first_build(str(relation))
 
     @available
     def forget_model_state(self, target: BaseRelation) -> None:
         """A `table` build replaces the table but keeps its properties (Iceberg's REPLACE
         does): drop the incremental state, so a later incremental run starts afresh."""
         state = self.iceberg.table_state(target.schema, target.identifier)
-        self._set_properties(target, state.properties, {}, state_keys(state.properties))
-
-    @available
-    def record_model_state(
-        self, model_name: str, config: dict[str, Any], target: BaseRelation, model_sql: str
-    ) -> None:
-        """State of a freshly built incremental table (see `_record_state`)."""
-        state = self.iceberg.table_state(target.schema, target.identifier)
-        self._record_state(
-            incremental_config(model_name, config), config, target, model_sql, state.properties
-        )
-
-    def _record_state(
-        self,
-        settings: IncrementalConfig,
-        config: dict[str, Any],
-        target: BaseRelation,
-        model_sql: str,
-        properties: dict[str, str],
-    ) -> None:
-        """Keep the strategy, keys, hashes and last processed watermark on the table, for
-        the next run to compare with (table properties: no data change, no snapshot)."""
-        last_value = None
-        if settings.watermark_column:
-            rows = self.connections.execute(
-                f"SELECT CAST(MAX({quote(settings.watermark_column)}) AS STRING) FROM {target}",
-                fetch=True,
-            )[1]
-            last_value = rows[0][0]
-        self._set_properties(
-            target,
-            properties,
-            state_properties(settings, config, model_sql, last_value),
-            remove=(REBUILD_PLAN,),
-        )
+        keys = state_keys(state.properties)
+        if keys:
+            self.iceberg.set_properties_if_changed(target.schema, target.identifier, {}, keys)
 
     @available
     def last_processed_value(self, target: BaseRelation) -> str | None:
@@ -966,26 +569,9 @@ class S3TablesAdapter(SparkAdapter):
 
     @available
     def table_properties(self, model_name: str, config: dict[str, Any]) -> dict[str, str]:
-        """Table properties a new table gets: the catalog's table defaults, write-mode
-        properties for incremental models, then the model's own `tblproperties` (which
-        win)."""
-        properties = self.iceberg.config.table_defaults()
-        if config.get("materialized") == "incremental":
-            properties.update(write_mode_properties(model_name, config.get("write_mode")))
-        properties.update({str(k): str(v) for k, v in (config.get("tblproperties") or {}).items()})
-        return properties
-
-    @available
-    def initial_build_sql(self, model_name: str, config: dict[str, Any], source_sql: str) -> str:
-        """The query a new incremental table is created from (scd2 adds its history columns)."""
-        settings = incremental_config(model_name, config)
-        if settings.strategy != "scd2":
-            return source_sql
-        return (
-            f"SELECT *, current_timestamp() AS {quote(settings.valid_from)}, "
-            f"CAST(NULL AS TIMESTAMP) AS {quote(settings.valid_to)}"
-            f" FROM (\n{source_sql}\n) AS dbt_scd2_source"
-        )
+        """Table properties a new table gets (see ModelConfig.table_properties)."""
+        model_config = parse_model_config(model_name, config)
+        return model_config.table_properties(self.iceberg.config.table_defaults())
 
     # --- Python models ---
 
@@ -993,15 +579,6 @@ class S3TablesAdapter(SparkAdapter):
     def python_model_sql(self, model_name: str, config: dict[str, Any], compiled_code: str) -> str:
         """Run a Python model in this connection's SparkSession and return SQL selecting
         its DataFrame (a temporary view), for the SQL materializations to write."""
-        mode = config.get("on_schema_change")
-        if config.get("materialized") == "incremental" and mode in WHOLE_HISTORY_MODES:
-            raise ModelConfigError(
-                model_name,
-                "on_schema_change",
-                f"`{mode}` rebuilds from the model's whole-history SQL, which a Python model "
-                "does not have",
-                "use `recreate_empty`, `append_new_columns` or `sync_all_columns`",
-            )
         spark = self.connections.get_thread_connection().handle.session(model_name)
         frame = run_python_model(spark, model_name, compiled_code)
         view_name = f"dbt_python_{uuid.uuid4().hex}"

@@ -1,4 +1,9 @@
-"""A model's incremental config, checked before anything runs (pure functions)."""
+"""A model's config as one typed object, parsed and validated once, before anything is
+written (pure functions; the checks that need the model's output columns take them).
+
+`parse_model_config` is the single entry point: every key this adapter reads is checked
+there, first build included, so a bad value fails the first run rather than a later one.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +11,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dbt_common.exceptions import CompilationError
-
+from dbt.adapters.s3tables.errors import ModelConfigError
+from dbt.adapters.s3tables.incremental.chunked_refresh import CONFIG_KEY as CHUNK_CONFIG_KEY
+from dbt.adapters.s3tables.incremental.chunked_refresh import ChunkPlan, chunk_plan
+from dbt.adapters.s3tables.incremental.model_state import HASHED_CONFIG_KEYS, digest
+from dbt.adapters.s3tables.incremental.schema_evolution import (
+    WHOLE_HISTORY_MODES,
+    check_mode_for_strategy,
+)
+from dbt.adapters.s3tables.incremental.strategies import STRATEGY_BUILDERS
 from dbt.adapters.s3tables.sql_text import expression_problem
-from dbt.adapters.s3tables.strategies import STRATEGY_BUILDERS
 
 KNOWN_STRATEGIES = tuple(STRATEGY_BUILDERS)
 KEYED_STRATEGIES = ("merge", "delete+insert", "scd2")
 USE_MERGE_VALUES = ("auto", "true", "false")
-
-
-class ModelConfigError(CompilationError):
-    def __init__(self, model_name: str, key: str, problem: str, fix: str) -> None:
-        super().__init__(f"Model `{model_name}`, config `{key}`: {problem}. Fix: {fix}")
 
 
 def normalize_unique_key(unique_key: str | Sequence[str] | None) -> list[str]:
@@ -108,10 +114,28 @@ class IncrementalConfig:
     valid_from: str
     valid_to: str
     event_time: str | None
+    on_schema_change: str = "ignore"
+    # `full_incremental_refresh`'s chunk plan, when that is the on_schema_change mode.
+    chunk_plan: ChunkPlan | None = None
+    write_mode: str = "merge_on_read"
+    use_merge: str = "auto"
+    # A digest of the keys whose change alters what a run does (kept on the table).
+    config_hash: str = ""
+
+    @property
+    def write_properties(self) -> dict[str, str]:
+        return write_mode_properties(self.model_name, self.write_mode)
+
+    @property
+    def history_columns(self) -> list[str]:
+        """Columns the table has by design beyond the model's output (scd2 validity)."""
+        return [self.valid_from, self.valid_to] if self.strategy == "scd2" else []
 
 
-def incremental_config(model_name: str, config: Mapping[str, Any]) -> IncrementalConfig:
-    """Read and check the strategy-level config (what needs no knowledge of columns)."""
+def incremental_config(
+    model_name: str, config: Mapping[str, Any], language: str = "sql"
+) -> IncrementalConfig:
+    """Read and check every incremental key (what needs no knowledge of columns)."""
     keys = normalize_unique_key(config.get("unique_key"))
     strategy = resolve_strategy(model_name, config.get("incremental_strategy"), keys)
     partition_by = normalize_columns(config.get("partition_by")) or []
@@ -140,6 +164,17 @@ def incremental_config(model_name: str, config: Mapping[str, Any]) -> Incrementa
             "strategy `microbatch` needs the column holding each row's event time",
             "set `event_time`, `begin` and `batch_size`",
         )
+    mode = check_mode_for_strategy(model_name, config.get("on_schema_change"), strategy)
+    if language == "python" and mode in WHOLE_HISTORY_MODES:
+        raise ModelConfigError(
+            model_name,
+            "on_schema_change",
+            f"`{mode}` rebuilds from the model's whole-history SQL, which a Python model "
+            "does not have",
+            "use `recreate_empty`, `append_new_columns` or `sync_all_columns`",
+        )
+    write_mode = config.get("write_mode") or "merge_on_read"
+    write_mode_properties(model_name, write_mode)
     return IncrementalConfig(
         model_name=model_name,
         strategy=strategy,
@@ -156,6 +191,11 @@ def incremental_config(model_name: str, config: Mapping[str, Any]) -> Incrementa
         valid_from=config.get("scd_valid_from") or "valid_from",
         valid_to=config.get("scd_valid_to") or "valid_to",
         event_time=event_time,
+        on_schema_change=mode,
+        chunk_plan=chunk_plan(model_name, config) if mode == "full_incremental_refresh" else None,
+        write_mode=write_mode,
+        use_merge=use_merge_setting(model_name, config.get("use_merge")),
+        config_hash=digest({k: config.get(k) for k in HASHED_CONFIG_KEYS}),
     )
 
 
@@ -173,6 +213,10 @@ def check_against_columns(settings: IncrementalConfig, source_columns: Sequence[
         check_columns_exist(name, "event_time", [settings.event_time], source_columns)
     partition_columns = [partition_source_column(p) for p in settings.partition_by]
     check_columns_exist(name, "partition_by", partition_columns, source_columns)
+    if settings.chunk_plan:
+        check_columns_exist(
+            name, f"{CHUNK_CONFIG_KEY}.event_time", [settings.chunk_plan.event_time], source_columns
+        )
 
 
 def partition_source_column(expression: str) -> str:
@@ -214,8 +258,8 @@ def merge_update_columns(
     return None
 
 
-def resolve_use_merge(model_name: str, value: Any, has_extensions: bool) -> tuple[bool, str]:
-    """Whether to write with MERGE INTO, and why (for the log)."""
+def use_merge_setting(model_name: str, value: Any) -> str:
+    """`use_merge` as one of auto, true, false (default auto)."""
     setting = str(value).lower() if value is not None else "auto"
     if setting not in USE_MERGE_VALUES:
         raise ModelConfigError(
@@ -224,6 +268,12 @@ def resolve_use_merge(model_name: str, value: Any, has_extensions: bool) -> tupl
             f"unknown value `{value}`",
             f"use one of: {', '.join(USE_MERGE_VALUES)}",
         )
+    return setting
+
+
+def resolve_use_merge(model_name: str, value: Any, has_extensions: bool) -> tuple[bool, str]:
+    """Whether to write with MERGE INTO, and why (for the log)."""
+    setting = use_merge_setting(model_name, value)
     if setting == "false":
         return False, "use_merge is false"
     if has_extensions:
@@ -272,3 +322,58 @@ def check_model_config(model_name: str, config: Mapping[str, Any]) -> None:
     for key, reason in INAPPLICABLE_CONFIGS.items():
         if config.get(key) is not None:
             raise ModelConfigError(model_name, key, f"not applicable: {reason}", f"remove `{key}`")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Every config key this adapter reads for one model, checked."""
+
+    model_name: str
+    materialized: str
+    language: str
+    contract_enforced: bool
+    # The model's own `tblproperties`, as strings.
+    tblproperties: dict[str, str]
+    # Set for incremental models only.
+    incremental: IncrementalConfig | None
+
+    def table_properties(self, catalog_defaults: Mapping[str, str]) -> dict[str, str]:
+        """Table properties a new table gets: the catalog's table defaults, write-mode
+        properties for incremental models, then the model's own `tblproperties` (which
+        win)."""
+        properties = dict(catalog_defaults)
+        if self.incremental:
+            properties.update(self.incremental.write_properties)
+        properties.update(self.tblproperties)
+        return properties
+
+    def write_properties_to_apply(self, catalog_defaults: Mapping[str, str]) -> dict[str, str]:
+        """The row-level write properties an incremental run keeps the table at: the
+        catalog's table defaults the model does not set itself, and `write_mode`'s."""
+        wanted = {k: v for k, v in catalog_defaults.items() if k not in self.tblproperties}
+        if self.incremental:
+            wanted.update(self.incremental.write_properties)
+        return wanted
+
+
+def parse_model_config(
+    model_name: str, config: Mapping[str, Any], language: str = "sql"
+) -> ModelConfig:
+    """The model's config, every key checked (see `check_model_config` and
+    `incremental_config`); raises ModelConfigError naming the key and the fix."""
+    check_model_config(model_name, config)
+    materialized = str(config.get("materialized") or "")
+    contract = config.get("contract") or {}
+    enforced = contract.get("enforced") if isinstance(contract, Mapping) else contract.enforced
+    return ModelConfig(
+        model_name=model_name,
+        materialized=materialized,
+        language=language,
+        contract_enforced=bool(enforced),
+        tblproperties={str(k): str(v) for k, v in (config.get("tblproperties") or {}).items()},
+        incremental=(
+            incremental_config(model_name, config, language)
+            if materialized == "incremental"
+            else None
+        ),
+    )

@@ -1,5 +1,6 @@
-"""Iceberg types rendered as Spark SQL type names, and Spark SQL type strings parsed
-(pure functions)."""
+"""Types between Spark and Iceberg: Iceberg types rendered as Spark SQL type names, Spark
+types as the Iceberg types storing them, Spark SQL type strings parsed, and queries'
+untyped (NULL) columns given a type (pure functions)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from pyiceberg.types import (
     ListType,
     LongType,
     MapType,
+    NestedField,
     StringType,
     StructType,
     TimestampType,
@@ -28,6 +30,9 @@ from pyiceberg.types import (
     UUIDType,
 )
 from pyspark.sql import types as spark
+
+from dbt.adapters.s3tables.errors import UnsupportedTypeError
+from dbt.adapters.s3tables.sql_text import quote
 
 _PRIMITIVES: dict[type, str] = {
     BooleanType: "boolean",
@@ -221,6 +226,91 @@ def type_sql(data_type: spark.DataType) -> str:
         )
         return f"struct<{fields}>"
     return data_type.simpleString()
+
+
+def iceberg_type(data_type: spark.DataType, path: str) -> IcebergType:
+    """The Iceberg type storing a Spark type (`path` names the column in errors).
+
+    Field ids of nested types are placeholders: PyIceberg assigns real ids when the
+    type is added to a table.
+    """
+    simple: list[tuple[type, IcebergType]] = [
+        (spark.BooleanType, BooleanType()),
+        (spark.ByteType, IntegerType()),
+        (spark.ShortType, IntegerType()),
+        (spark.IntegerType, IntegerType()),
+        (spark.LongType, LongType()),
+        (spark.FloatType, FloatType()),
+        (spark.DoubleType, DoubleType()),
+        (spark.StringType, StringType()),
+        (spark.VarcharType, StringType()),
+        (spark.CharType, StringType()),
+        (spark.BinaryType, BinaryType()),
+        (spark.DateType, DateType()),
+        (spark.TimestampNTZType, TimestampType()),
+        (spark.TimestampType, TimestamptzType()),
+    ]
+    for spark_class, iceberg in simple:
+        if isinstance(data_type, spark_class):
+            return iceberg
+    if isinstance(data_type, spark.DecimalType):
+        return DecimalType(data_type.precision, data_type.scale)
+    if isinstance(data_type, spark.ArrayType):
+        element = iceberg_type(data_type.elementType, f"{path}.element")
+        return ListType(1, element, element_required=False)
+    if isinstance(data_type, spark.MapType):
+        key = iceberg_type(data_type.keyType, f"{path}.key")
+        value = iceberg_type(data_type.valueType, f"{path}.value")
+        return MapType(1, key, 2, value, value_required=False)
+    if isinstance(data_type, spark.StructType):
+        return StructType(
+            *(
+                NestedField(
+                    i + 1, f.name, iceberg_type(f.dataType, f"{path}.{f.name}"), required=False
+                )
+                for i, f in enumerate(data_type.fields)
+            )
+        )
+    raise UnsupportedTypeError(
+        f"column `{path}` has Spark type {data_type.simpleString()}, which Iceberg cannot store"
+    )
+
+
+def is_widening(old: IcebergType, new: IcebergType) -> bool:
+    """Type changes Iceberg applies in place: int to long, float to double, and a decimal
+    precision increase at the same scale."""
+    if isinstance(old, IntegerType) and isinstance(new, LongType):
+        return True
+    if isinstance(old, FloatType) and isinstance(new, DoubleType):
+        return True
+    return (
+        isinstance(old, DecimalType)
+        and isinstance(new, DecimalType)
+        and new.scale == old.scale
+        and new.precision > old.precision
+    )
+
+
+def same_type(old: IcebergType, new: IcebergType) -> bool:
+    """Equal types, comparing nested types by shape (not by field ids)."""
+    return spark_type_name(old) == spark_type_name(new)
+
+
+def cast_void_columns(sql: str, fields: list[spark.StructField]) -> tuple[str, list[str]]:
+    """The query (whose output is `fields`) with every column Spark types as `void` (a bare
+    NULL) cast to string, since Iceberg cannot store void, and the names of those columns;
+    the query itself when there is none."""
+    typed = [without_void(f.dataType) for f in fields]
+    untyped = [f.name for f, t in zip(fields, typed, strict=True) if t != f.dataType]
+    if not untyped:
+        return sql, []
+    columns = ", ".join(
+        f"CAST({quote(f.name)} AS {type_sql(t)}) AS {quote(f.name)}"
+        if t != f.dataType
+        else quote(f.name)
+        for f, t in zip(fields, typed, strict=True)
+    )
+    return f"SELECT {columns} FROM (\n{sql}\n) AS dbt_typed_rows", untyped
 
 
 def time_zone(name: str) -> tzinfo:

@@ -14,10 +14,10 @@
 
 {% macro s3tables__options_clause() %}{% endmacro %}
 
-{#-- The model's tblproperties, plus the row-level write mode of incremental tables and
-     any `extra_properties` of this build. --#}
-{% macro s3tables__tblproperties_clause(extra_properties={}) -%}
-  {%- set properties = adapter.table_properties(model['name'], model['config']) -%}
+{#-- `properties`, or else the model's tblproperties plus the row-level write mode of
+     incremental tables; and any `extra_properties` of this build. --#}
+{% macro s3tables__tblproperties_clause(extra_properties={}, properties=none) -%}
+  {%- set properties = properties if properties is not none else adapter.table_properties(model['name'], model['config']) -%}
   {%- do properties.update(extra_properties) -%}
   {%- if properties %}
     tblproperties (
@@ -41,11 +41,11 @@
 {%- endmacro %}
 
 {#-- One atomic CREATE OR REPLACE (or CREATE, with `replace=false`); `extra_properties`
-     land in the same commit. A model with an enforced contract arrives already checked
+     land in the same commit, `properties` (when given) replace the model's own. A model with an enforced contract arrives already checked
      (s3tables_model_query); any other query gets its untyped (NULL) columns cast to
      string, unless the caller knows it has none (`typed`: seeds cast every column, clones
      copy an Iceberg table). --#}
-{% macro s3tables_create_or_replace_table(relation, compiled_code, extra_properties={}, typed=false, replace=true) -%}
+{% macro s3tables_create_or_replace_table(relation, compiled_code, extra_properties={}, typed=false, replace=true, properties=none) -%}
   {%- if not typed and not config.get('contract').enforced -%}
     {%- set compiled_code = adapter.typed_sql(model['name'], compiled_code) -%}
   {%- endif %}
@@ -53,7 +53,7 @@
   {{ file_format_clause() }}
   {{ partition_cols(label="partitioned by") }}
   {{ s3tables__location_clause(relation) }}
-  {{ s3tables__tblproperties_clause(extra_properties) }}
+  {{ s3tables__tblproperties_clause(extra_properties, properties) }}
   {{ comment_clause() }}
   as
   {{ compiled_code }}

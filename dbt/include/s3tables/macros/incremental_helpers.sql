@@ -27,10 +27,10 @@
 {%- endmacro %}
 
 {#-- dbt's is_incremental() (which this replaces: the `dbt.` namespace resolves to this
-     macro too), also false while the adapter renders the model's whole-history query for
-     an on_schema_change mode that rebuilds the table. --#}
+     macro too), also false while the model's SQL is rendered as on a first build (its
+     whole-history query, for an on_schema_change mode that rebuilds the table). --#}
 {% macro is_incremental() -%}
-  {% if not execute or adapter.renders_full_model(this) %}
+  {% if not execute or adapter.renders_as_first_build(this) %}
     {{ return(False) }}
   {% endif %}
   {% set relation = adapter.get_relation(this.database, this.schema, this.table) %}
@@ -41,9 +41,6 @@
 {%- endmacro %}
 
 {#-- The model's SQL as on a first build (is_incremental() false). --#}
-{% macro s3tables_full_model_sql() -%}
-  {% do adapter.start_full_model_render(this) %}
-  {% set sql = render(model['raw_code']) %}
-  {% do adapter.end_full_model_render(this) %}
-  {{ return(sql) }}
+{% macro s3tables_first_build_sql() -%}
+  {{ return(adapter.render_as_first_build(this, render, model['raw_code'])) }}
 {%- endmacro %}

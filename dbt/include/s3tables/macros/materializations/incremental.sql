@@ -1,10 +1,11 @@
-{#-- Incremental models. The first run (or --full-refresh) builds the table with one
-     atomic CREATE OR REPLACE; every later run is exactly one statement, chosen, checked
-     and executed by `adapter.run_incremental`, which also reports its row counts, unless
-     `on_schema_change` replaces the table for the model's new columns
-     (`adapter.incremental_action` decides). --#}
+{#-- Incremental models. `adapter.incremental_run` parses the config, analyses the
+     model's SQL once, reads the table's state and decides what this run does, checking
+     everything before anything is written (see incremental/run.py). A run that creates
+     the table (first build, --full-refresh, or an on_schema_change mode that replaces
+     it) does so with one CREATE [OR REPLACE] TABLE ... AS; `run.write()` then commits the
+     strategy's one statement, or the chunks of a chunked rebuild. --#}
 {% materialization incremental, adapter='s3tables', supported_languages=['sql', 'python'] %}
-  {% do adapter.check_model_config(model['name'], model['config']) %}
+  {%- set model_config = adapter.parse_model_config(model) -%}
   {%- set identifier = model['alias'] -%}
   {%- set grant_config = config.get('grants') -%}
   {%- set existing_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
@@ -17,60 +18,31 @@
   {%- if model['language'] == 'python' -%}
     {%- set compiled_code = adapter.python_model_sql(model['name'], model['config'], compiled_code) -%}
   {%- endif -%}
-  {% do adapter.check_target_rules(model['name'], target_relation, 'incremental', compiled_code) %}
   {%- set compiled_code = s3tables_model_query(compiled_code) -%}
+  {%- set batch = model.get('batch') -%}
+  {%- set run = adapter.incremental_run(
+        model_config, target_relation, compiled_code, existing_relation, full_refresh,
+        batch_start=batch.event_time_start if batch else none,
+        batch_end=batch.event_time_end if batch else none) -%}
+  {% do adapter.check_target_rules(model['name'], target_relation, 'incremental', columns=run.columns) %}
+  {% if run.needs_whole_history %}
+    {% do run.use_whole_history(s3tables_model_query(s3tables_first_build_sql())) %}
+  {% endif %}
 
   {% if existing_relation is not none and existing_relation.is_view %}
     {{ adapter.drop_relation(existing_relation) }}
     {% set existing_relation = none %}
   {% endif %}
 
-  {% if existing_relation is none or full_refresh %}
-    {#-- Check the config before the first build writes anything. --#}
-    {% do adapter.validate_incremental(model['name'], model['config'], compiled_code) %}
+  {% if run.creates_table %}
     {%- call statement('main') -%}
-      {{ create_table_as(False, target_relation, adapter.initial_build_sql(model['name'], model['config'], compiled_code)) }}
+      {{ s3tables_create_or_replace_table(target_relation, run.create_sql, properties=run.table_properties, typed=true, replace=run.replaces_table) }}
     {%- endcall -%}
     {% do adapter.enforce_not_null(target_relation, model) %}
-    {% do adapter.record_model_state(model['name'], model['config'], target_relation, compiled_code) %}
-  {% else %}
-    {%- set action = adapter.incremental_action(model['name'], model['config'], existing_relation, compiled_code) -%}
-    {% if action == 'incremental' %}
-      {%- set batch = model.get('batch') -%}
-      {%- set response = adapter.run_incremental(
-            model_name=model['name'],
-            config=model['config'],
-            target=existing_relation,
-            source_sql=compiled_code,
-            batch_start=batch.event_time_start if batch else none,
-            batch_end=batch.event_time_end if batch else none) -%}
-      {% do store_result('main', response=response) %}
-    {% elif action in ('full_refresh', 'recreate_empty') %}
-      {#-- on_schema_change replaces the table, from the whole history or this run's rows. --#}
-      {%- set build_sql = s3tables_model_query(s3tables_full_model_sql()) if action == 'full_refresh' else compiled_code -%}
-      {% do adapter.validate_incremental(model['name'], model['config'], build_sql) %}
-      {%- call statement('main') -%}
-        {{ create_table_as(False, target_relation, adapter.replacement_sql(model['name'], model['config'], existing_relation, build_sql)) }}
-      {%- endcall -%}
-      {% do adapter.enforce_not_null(target_relation, model) %}
-      {% do adapter.record_model_state(model['name'], model['config'], target_relation, compiled_code) %}
-    {% else %}
-      {#-- full_incremental_refresh: an empty table with the new schema and the chunk plan
-           (one commit), then one commit per chunk; a rerun resumes after the last one. --#}
-      {%- set full_sql = s3tables_model_query(s3tables_full_model_sql()) -%}
-      {% if action == 'full_incremental_refresh' %}
-        {% do adapter.validate_incremental(model['name'], model['config'], full_sql) %}
-        {%- call statement('replace') -%}
-          {{ s3tables_create_or_replace_table(
-               target_relation,
-               adapter.replacement_sql(model['name'], model['config'], existing_relation, full_sql, empty=True),
-               adapter.rebuild_properties(model['name'], model['config'])) }}
-        {%- endcall -%}
-        {% do adapter.enforce_not_null(target_relation, model) %}
-      {% endif %}
-      {%- set response = adapter.refresh_in_chunks(model['name'], model['config'], target_relation, full_sql) -%}
-      {% do store_result('main', response=response) %}
-    {% endif %}
+  {% endif %}
+  {%- set response = run.write() -%}
+  {% if response is not none %}
+    {% do store_result('main', response=response) %}
   {% endif %}
 
   {% set should_revoke = should_revoke(existing_relation, full_refresh_mode=full_refresh) %}

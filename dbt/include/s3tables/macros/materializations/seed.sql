@@ -3,7 +3,7 @@
      and a failed load leaves the previous seed table untouched. A value that does not fit
      its type fails the load (see seeds.py). --#}
 {% materialization seed, adapter='s3tables' %}
-  {% do adapter.check_model_config(model['name'], model['config']) %}
+  {% do adapter.parse_model_config(model) %}
   {%- set identifier = model['alias'] -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}

@@ -2,7 +2,7 @@
      Iceberg MERGE). dbt-spark's own version insists on a `file_format` config that is
      meaningless here: every table is Iceberg. --#}
 {% materialization snapshot, adapter='s3tables' %}
-  {% do adapter.check_model_config(model['name'], model['config']) %}
+  {% do adapter.parse_model_config(model) %}
   {% do adapter.check_target_rules(model['name'], api.Relation.create(identifier=model['alias'], schema=schema, type='table'), 'snapshot') %}
   {{ return(materialization_snapshot_default()) }}
 {% endmaterialization %}

@@ -1,7 +1,7 @@
 {#-- One atomic `CREATE OR REPLACE TABLE ... AS SELECT`: a failing query leaves the old
      table readable and unchanged, and the table keeps its snapshot history. --#}
 {% materialization table, adapter='s3tables', supported_languages=['sql', 'python'] %}
-  {% do adapter.check_model_config(model['name'], model['config']) %}
+  {% do adapter.parse_model_config(model) %}
   {%- set identifier = model['alias'] -%}
   {%- set grant_config = config.get('grants') -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}

@@ -9,9 +9,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dbt.adapters.s3tables.model_config import IncrementalConfig, ModelConfigError
+from dbt.adapters.s3tables.errors import ModelConfigError
+
+if TYPE_CHECKING:
+    from dbt.adapters.s3tables.model_config import IncrementalConfig
 
 PREFIX = "dbt.s3tables."
 STRATEGY = PREFIX + "incremental_strategy"
@@ -45,17 +48,14 @@ def digest(value: Any) -> str:
 
 
 def state_properties(
-    settings: IncrementalConfig,
-    config: Mapping[str, Any],
-    model_sql: str,
-    last_processed_value: str | None,
+    settings: IncrementalConfig, model_sql: str, last_processed_value: str | None
 ) -> dict[str, str]:
     properties = {
         STRATEGY: settings.strategy,
         UNIQUE_KEY: json.dumps(settings.unique_key),
         PARTITION_BY: json.dumps(settings.partition_by),
         SQL_HASH: digest(model_sql),
-        CONFIG_HASH: digest({k: config.get(k) for k in HASHED_CONFIG_KEYS}),
+        CONFIG_HASH: settings.config_hash,
     }
     if last_processed_value is not None:
         properties[LAST_PROCESSED_VALUE] = last_processed_value

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from dbt.adapters.s3tables.model_config import ModelConfigError
+from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.sql_text import quote
 
 CONFIG_KEY = "full_incremental_refresh"

@@ -1,5 +1,5 @@
-"""Schema evolution: Spark types to Iceberg types, and what a model's new output asks of
-its table (pure functions; the adapter commits the result through PyIceberg).
+"""Schema evolution: what a model's new output asks of its table under `on_schema_change`
+(pure functions; the incremental run commits the result through PyIceberg).
 
 The adapter never drops a column on its own: a column the model no longer returns stays
 in the table and receives NULL in new rows.
@@ -11,27 +11,14 @@ from dataclasses import dataclass, field
 
 from pyiceberg.schema import Schema
 from pyiceberg.types import (
-    BinaryType,
-    BooleanType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
     IcebergType,
-    IntegerType,
-    ListType,
-    LongType,
-    MapType,
     NestedField,
-    StringType,
     StructType,
-    TimestampType,
-    TimestamptzType,
 )
 from pyspark.sql import types as spark
 
-from dbt.adapters.s3tables.model_config import ModelConfigError
-from dbt.adapters.s3tables.types import spark_type_name
+from dbt.adapters.s3tables.errors import ModelConfigError
+from dbt.adapters.s3tables.types import iceberg_type, is_widening, same_type, spark_type_name
 
 # Modes that replace the table when the model adds a column or changes a type.
 REPLACING_MODES = ("full_refresh", "recreate_empty", "full_incremental_refresh")
@@ -44,78 +31,6 @@ ON_SCHEMA_CHANGE_MODES = (
     "sync_all_columns",
     *REPLACING_MODES,
 )
-
-
-class UnsupportedTypeError(ValueError):
-    """A Spark type Iceberg cannot hold."""
-
-
-def iceberg_type(data_type: spark.DataType, path: str) -> IcebergType:
-    """The Iceberg type storing a Spark type (`path` names the column in errors).
-
-    Field ids of nested types are placeholders: PyIceberg assigns real ids when the
-    type is added to a table.
-    """
-    simple: list[tuple[type, IcebergType]] = [
-        (spark.BooleanType, BooleanType()),
-        (spark.ByteType, IntegerType()),
-        (spark.ShortType, IntegerType()),
-        (spark.IntegerType, IntegerType()),
-        (spark.LongType, LongType()),
-        (spark.FloatType, FloatType()),
-        (spark.DoubleType, DoubleType()),
-        (spark.StringType, StringType()),
-        (spark.VarcharType, StringType()),
-        (spark.CharType, StringType()),
-        (spark.BinaryType, BinaryType()),
-        (spark.DateType, DateType()),
-        (spark.TimestampNTZType, TimestampType()),
-        (spark.TimestampType, TimestamptzType()),
-    ]
-    for spark_class, iceberg in simple:
-        if isinstance(data_type, spark_class):
-            return iceberg
-    if isinstance(data_type, spark.DecimalType):
-        return DecimalType(data_type.precision, data_type.scale)
-    if isinstance(data_type, spark.ArrayType):
-        element = iceberg_type(data_type.elementType, f"{path}.element")
-        return ListType(1, element, element_required=False)
-    if isinstance(data_type, spark.MapType):
-        key = iceberg_type(data_type.keyType, f"{path}.key")
-        value = iceberg_type(data_type.valueType, f"{path}.value")
-        return MapType(1, key, 2, value, value_required=False)
-    if isinstance(data_type, spark.StructType):
-        return StructType(
-            *(
-                NestedField(
-                    i + 1, f.name, iceberg_type(f.dataType, f"{path}.{f.name}"), required=False
-                )
-                for i, f in enumerate(data_type.fields)
-            )
-        )
-    raise UnsupportedTypeError(
-        f"column `{path}` has Spark type {data_type.simpleString()}, which Iceberg cannot store"
-    )
-
-
-def is_widening(old: IcebergType, new: IcebergType) -> bool:
-    """Type changes Iceberg applies in place: int to long, float to double, and a decimal
-    precision increase at the same scale."""
-    if isinstance(old, IntegerType) and isinstance(new, LongType):
-        return True
-    if isinstance(old, FloatType) and isinstance(new, DoubleType):
-        return True
-    return (
-        isinstance(old, DecimalType)
-        and isinstance(new, DecimalType)
-        and new.scale == old.scale
-        and new.precision > old.precision
-    )
-
-
-def same_type(old: IcebergType, new: IcebergType) -> bool:
-    """Equal types, comparing nested types by shape (not by field ids)."""
-    return spark_type_name(old) == spark_type_name(new)
 
 
 @dataclass(frozen=True)

@@ -93,4 +93,7 @@ class TestBadUseMerge:
         result = run_dbt(["run"], expect_pass=False)
         message = next(r.message for r in result.results if r.node.name == "bad")
         assert "use_merge" in message and "auto, true, false" in message and "`bad`" in message
-        assert project.adapter.get_relation(None, project.test_schema, "bad") is None
+        views = project.run_sql(f"show views in {project.test_schema}", fetch="all")
+        assert "source_rows" in [row[1] for row in views]
+        tables = project.run_sql(f"show tables in {project.test_schema}", fetch="all")
+        assert "bad" not in [row[1] for row in tables]

@@ -149,7 +149,7 @@ class Warehouse:
 
 @dataclass(frozen=True)
 class AnalysedQuery:
-    """A query and its output schema (untyped NULL columns typed as string)."""
+    """A query and its output schema as the engine analysed it."""
 
     sql: str
     schema: StructType
@@ -158,10 +158,15 @@ class AnalysedQuery:
     def columns(self) -> list[str]:
         return self.schema.names
 
+    @property
+    def stored_schema(self) -> StructType:
+        """The schema as a table stores it: untyped (NULL) columns as string."""
+        return without_void(self.schema)  # type: ignore[return-value]
+
 
 def analyse(engine: Engine, sql: str) -> AnalysedQuery:
     """The query's output schema from one analysis by the engine (nothing runs)."""
-    return AnalysedQuery(sql, without_void(engine.query_schema(sql)))  # type: ignore[arg-type]
+    return AnalysedQuery(sql, engine.query_schema(sql))
 
 
 class IncrementalRun:
@@ -217,7 +222,7 @@ class IncrementalRun:
         mode = self.settings.on_schema_change
         if mode not in REPLACING_MODES:
             return Action.APPLY
-        diff = self._diff(self.model.schema)
+        diff = self._diff(self.model.stored_schema)
         if not replaces_table(mode, diff):
             return Action.APPLY
         logger.info(
@@ -241,7 +246,7 @@ class IncrementalRun:
     def _plan_apply(self) -> None:
         """Every check of an incremental write, before anything reaches the catalog."""
         assert self.before is not None
-        diff = self._diff(self.model.schema)
+        diff = self._diff(self.model.stored_schema)
         mode = self.settings.on_schema_change
         if diff.removed and mode not in ("ignore", "fail"):
             logger.warning(
@@ -334,7 +339,7 @@ class IncrementalRun:
         query's rows (none if `empty`) plus, NULL-filled, every column the model no longer
         returns, so that no mode ever drops a column."""
         assert self.before is not None
-        kept = self._diff(query.schema).removed
+        kept = self._diff(query.stored_schema).removed
         if kept:
             logger.warning(
                 f"{self.name}: column(s) {', '.join(kept)} no longer returned by the model "

@@ -1,0 +1,238 @@
+"""The incremental run object: which action it decides, that it analyses the model's SQL
+once, checks everything before anything is written, and what it writes (no Spark: a fake
+engine answers analyses, a fake catalog holds the table's state)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from pyiceberg.schema import Schema
+from pyiceberg.types import IntegerType, NestedField, StringType
+from pyspark.sql import types as spark
+
+from dbt.adapters.s3tables.errors import ModelConfigError
+from dbt.adapters.s3tables.iceberg_catalog import TableState
+from dbt.adapters.s3tables.incremental.model_state import REBUILD_PLAN, STRATEGY
+from dbt.adapters.s3tables.incremental.run import (
+    Action,
+    IncrementalRun,
+    Warehouse,
+    render_as_first_build,
+    renders_as_first_build,
+)
+from dbt.adapters.s3tables.model_config import parse_model_config
+
+ID_NAME = spark.StructType(
+    [spark.StructField("id", spark.IntegerType()), spark.StructField("name", spark.StringType())]
+)
+TABLE_SCHEMA = Schema(
+    NestedField(1, "id", IntegerType(), required=False),
+    NestedField(2, "name", StringType(), required=False),
+)
+
+
+@dataclass
+class Target:
+    schema: str = "analytics"
+    identifier: str = "orders"
+
+    def __str__(self) -> str:
+        return f"`{self.schema}`.`{self.identifier}`"
+
+
+class FakeEngine:
+    """Answers analyses from `schemas` (by a word in the SQL), counting them."""
+
+    def __init__(self, schemas: dict[str, spark.StructType]) -> None:
+        self.schemas = schemas
+        self.analysed: list[str] = []
+
+    def query_schema(self, sql: str) -> spark.StructType:
+        self.analysed.append(sql)
+        return next(schema for word, schema in self.schemas.items() if word in sql)
+
+    def has_iceberg_extensions(self) -> bool:
+        return True
+
+    @contextmanager
+    def settings(self, values: dict[str, str]) -> Iterator[None]:
+        yield
+
+
+@dataclass
+class FakeCatalogConfig:
+    def table_defaults(self) -> dict[str, str]:
+        return {}
+
+
+@dataclass
+class FakeIceberg:
+    """One table whose snapshot id moves on with every data statement executed."""
+
+    schema: Schema = TABLE_SCHEMA
+    properties: dict[str, str] = field(default_factory=dict)
+    snapshot_id: int = 1
+    config: FakeCatalogConfig = field(default_factory=FakeCatalogConfig)
+    commits: list[str] = field(default_factory=list)
+
+    def table_state(self, namespace: str, name: str) -> TableState:
+        return TableState(self.schema, dict(self.properties), self.snapshot_id, {})
+
+    def set_properties_if_changed(
+        self, namespace: str, name: str, properties: dict[str, str], remove: tuple[str, ...] = ()
+    ) -> bool:
+        self.properties.update(properties)
+        for key in remove:
+            self.properties.pop(key, None)
+        self.commits.append("properties")
+        return True
+
+    def evolve_schema(self, namespace: str, name: str, added: Any, widened: Any) -> None:
+        self.commits.append(f"schema: added {[path for path, _ in added]}")
+
+
+class FakeWarehouse:
+    def __init__(self, schemas: dict[str, spark.StructType], iceberg: FakeIceberg) -> None:
+        self.engine = FakeEngine(schemas)
+        self.iceberg = iceberg
+        self.statements: list[str] = []
+
+    def execute(self, sql: str) -> None:
+        self.statements.append(sql)
+        if sql.startswith(("MERGE", "INSERT")):
+            self.iceberg.snapshot_id += 1
+
+    def fetch(self, sql: str) -> list[Any]:
+        self.statements.append(sql)
+        return [(1,)]
+
+    def port(self) -> Warehouse:
+        return Warehouse(self.engine, self.execute, self.fetch, self.iceberg)  # type: ignore[arg-type]
+
+
+def incremental_run(
+    config: dict[str, Any],
+    model_sql: str = "select id, name from src",
+    schemas: dict[str, spark.StructType] | None = None,
+    iceberg: FakeIceberg | None = None,
+    table_exists: bool = True,
+    language: str = "sql",
+) -> tuple[IncrementalRun, FakeWarehouse]:
+    warehouse = FakeWarehouse(schemas or {"": ID_NAME}, iceberg or FakeIceberg())
+    model_config = parse_model_config("orders", {"materialized": "incremental", **config}, language)
+    run = IncrementalRun(
+        model_config, Target(), model_sql, warehouse.port(), table_exists=table_exists
+    )
+    return run, warehouse
+
+
+def test_no_table_is_a_build_from_the_model_analysed_once() -> None:
+    run, warehouse = incremental_run({"unique_key": "id"}, table_exists=False)
+    assert run.action is Action.BUILD
+    assert run.creates_table and not run.replaces_table and not run.needs_whole_history
+    assert run.create_sql == "select id, name from src"
+    assert run.columns == ["id", "name"]
+    assert run.write() is None
+    assert len(warehouse.engine.analysed) == 1
+
+
+def test_an_existing_table_gets_the_strategy_statement_with_one_analysis() -> None:
+    run, warehouse = incremental_run({"unique_key": "id"})
+    assert run.action is Action.APPLY
+    assert not run.creates_table
+    response = run.write()
+    assert response is not None and response.code == "MERGE"
+    # The rows cached once (emptiness known without running the model twice), merged.
+    assert [s.split()[0] for s in warehouse.statements] == ["CACHE", "SELECT", "MERGE", "DROP"]
+    assert len(warehouse.engine.analysed) == 1
+    assert warehouse.iceberg.properties[STRATEGY] == "merge"
+
+
+def test_a_bad_config_fails_before_the_first_build() -> None:
+    with pytest.raises(ModelConfigError, match="use_merge"):
+        incremental_run({"unique_key": "id", "use_merge": "sometimes"}, table_exists=False)
+
+
+def test_a_config_column_missing_from_the_model_fails_before_anything_is_written() -> None:
+    iceberg = FakeIceberg()
+    with pytest.raises(ModelConfigError, match="watermark_column"):
+        incremental_run({"unique_key": "id", "watermark_column": "updated_at"}, iceberg=iceberg)
+    with pytest.raises(ModelConfigError, match="unique_key"):
+        incremental_run(
+            {"unique_key": "id"},
+            model_sql="select name from src",
+            schemas={"": spark.StructType([ID_NAME.fields[1]])},
+        )
+    assert iceberg.commits == []
+
+
+def test_a_new_column_under_a_replacing_mode_rebuilds_from_the_whole_history() -> None:
+    with_extra = spark.StructType([*ID_NAME.fields, spark.StructField("extra", spark.LongType())])
+    run, warehouse = incremental_run(
+        {"unique_key": "id", "on_schema_change": "full_refresh"},
+        model_sql="select id, name, extra from src where recent",
+        schemas={"": with_extra},
+    )
+    assert run.action is Action.REBUILD
+    assert run.needs_whole_history and run.creates_table and run.replaces_table
+    run.use_whole_history("select id, name, extra from src")
+    assert run.create_sql.count("select id, name, extra from src") == 1
+    assert "where recent" not in run.create_sql
+    # One analysis of the model's SQL, one of the whole-history query.
+    assert len(warehouse.engine.analysed) == 2
+
+
+def test_a_column_the_model_no_longer_returns_is_kept_null_filled_on_rebuild() -> None:
+    only_id_new = spark.StructType(
+        [spark.StructField("id", spark.IntegerType()), spark.StructField("n", spark.LongType())]
+    )
+    run, _ = incremental_run(
+        {"unique_key": "id", "on_schema_change": "recreate_empty"},
+        model_sql="select id, n from src",
+        schemas={"": only_id_new},
+    )
+    assert run.action is Action.RECREATE_EMPTY
+    assert "CAST(NULL AS string) AS `name`" in run.create_sql
+
+
+def test_a_chunked_rebuild_left_part_way_resumes() -> None:
+    plan = '{"begin": null, "chunk": "day", "event_time": "id"}'
+    run, _ = incremental_run(
+        {"unique_key": "id"}, iceberg=FakeIceberg(properties={REBUILD_PLAN: plan})
+    )
+    assert run.action is Action.RESUME_CHUNKS
+    assert run.needs_whole_history and not run.creates_table
+
+
+def test_a_null_only_column_is_typed_on_build_and_does_not_break_the_next_run() -> None:
+    with_void = spark.StructType([*ID_NAME.fields, spark.StructField("x", spark.NullType())])
+    build, _ = incremental_run({"unique_key": "id"}, schemas={"": with_void}, table_exists=False)
+    assert "CAST(`x` AS string) AS `x`" in build.create_sql
+    with_x = Schema(*TABLE_SCHEMA.fields, NestedField(3, "x", StringType(), required=False))
+    again, _ = incremental_run(
+        {"unique_key": "id", "on_schema_change": "fail"},
+        schemas={"": with_void},
+        iceberg=FakeIceberg(schema=with_x),
+    )
+    assert again.action is Action.APPLY
+
+
+def test_python_models_cannot_rebuild_from_whole_history() -> None:
+    with pytest.raises(ModelConfigError, match="Python model"):
+        incremental_run({"unique_key": "id", "on_schema_change": "full_refresh"}, language="python")
+
+
+def test_first_build_rendering_is_scoped_to_the_call_even_when_it_fails() -> None:
+    assert render_as_first_build("a.b", lambda: str(renders_as_first_build("a.b"))) == "True"
+    assert not renders_as_first_build("a.b")
+
+    def failing() -> str:
+        raise RuntimeError("render failed")
+
+    with pytest.raises(RuntimeError):
+        render_as_first_build("a.b", failing)
+    assert not renders_as_first_build("a.b")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -25,9 +25,6 @@ from dbt_common.contracts.constraints import (
 )
 from dbt_common.contracts.metadata import (
     CatalogTable,
-    ColumnMetadata,
-    StatsItem,
-    TableMetadata,
 )
 from dbt_common.exceptions import DbtRuntimeError
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
@@ -42,12 +39,11 @@ from dbt.adapters.s3tables.connections import (
 from dbt.adapters.s3tables.contracts import contract_select_sql, not_null_columns
 from dbt.adapters.s3tables.credentials import resolve_warehouse
 from dbt.adapters.s3tables.cross_db import listagg_sql
+from dbt.adapters.s3tables.docs_catalog import catalog_rows, catalog_table
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.iceberg_catalog import (
     CatalogRelation,
     IcebergCatalog,
-    RelationDetails,
-    TableStats,
 )
 from dbt.adapters.s3tables.incremental.model_state import (
     LAST_PROCESSED_VALUE,
@@ -95,26 +91,6 @@ ENGINE_COMMANDS = frozenset({"run", "build", "seed", "snapshot", "test", "show",
 class S3TablesConfig(AdapterConfig):
     partition_by: list[str] | str | None = None
     tblproperties: dict[str, str] | None = None
-
-
-def stats_items(stats: TableStats | None) -> dict[str, StatsItem]:
-    """Snapshot-summary figures as dbt catalog statistics (views have none)."""
-    if stats is None:
-        return {}
-    figures = [
-        ("row_count", "Row count", stats.row_count, "Rows in the current snapshot"),
-        ("num_files", "Data files", stats.file_count, "Data files in the current snapshot"),
-        ("bytes", "Size (bytes)", stats.size_bytes, "Bytes of the current snapshot's files"),
-    ]
-    items = {
-        key: StatsItem(id=key, label=label, value=value, include=True, description=text)
-        for key, label, value, text in figures
-        if value is not None
-    }
-    items["has_stats"] = StatsItem(
-        id="has_stats", label="Has Stats?", value=bool(items), include=False
-    )
-    return items
 
 
 class S3TablesAdapter(SparkAdapter):
@@ -428,27 +404,6 @@ class S3TablesAdapter(SparkAdapter):
 
     # --- dbt docs catalog ---
 
-    def _catalog_rows(self, details: RelationDetails) -> Iterable[dict[str, Any]]:
-        flat_stats: dict[str, Any] = {}
-        for item in stats_items(details.stats).values():
-            for field_name in ("label", "value", "description", "include"):
-                flat_stats[f"stats:{item.id}:{field_name}"] = getattr(item, field_name)
-        entry = details.relation
-        for index, column in enumerate(details.columns, start=1):
-            yield {
-                "table_database": None,
-                "table_schema": entry.namespace,
-                "table_name": entry.name,
-                "table_type": entry.kind,
-                "table_comment": details.comment,
-                "table_owner": None,
-                "column_name": column.name,
-                "column_index": index,
-                "column_type": column.data_type,
-                "column_comment": column.comment,
-                **flat_stats,
-            }
-
     def _get_one_catalog(
         self,
         information_schema: InformationSchema,
@@ -460,28 +415,13 @@ class S3TablesAdapter(SparkAdapter):
         rows: list[dict[str, Any]] = []
         for schema in schemas:
             for entry in self.iceberg.list_relations(schema):
-                rows.extend(self._catalog_rows(self.iceberg.details(entry)))
+                rows.extend(catalog_rows(self.iceberg.details(entry)))
         return agate.Table.from_object(rows, column_types=DEFAULT_TYPE_TESTER)
 
     def get_catalog_for_single_relation(self, relation: BaseRelation) -> CatalogTable | None:
         entries = {e.name: e for e in self.iceberg.list_relations(relation.schema)}
         entry = entries.get(relation.identifier)
-        if entry is None:
-            return None
-        details = self.iceberg.details(entry)
-        return CatalogTable(
-            metadata=TableMetadata(
-                type=RelationType.View.value if entry.kind == "view" else "table",
-                schema=entry.namespace,
-                name=entry.name,
-                comment=details.comment,
-            ),
-            columns={
-                c.name: ColumnMetadata(type=c.data_type, index=i, name=c.name, comment=c.comment)
-                for i, c in enumerate(details.columns, start=1)
-            },
-            stats=stats_items(details.stats),
-        )
+        return None if entry is None else catalog_table(self.iceberg.details(entry))
 
     # --- incremental ---
 

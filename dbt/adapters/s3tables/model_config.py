@@ -173,8 +173,6 @@ def incremental_config(
             "does not have",
             "use `recreate_empty`, `append_new_columns` or `sync_all_columns`",
         )
-    write_mode = config.get("write_mode") or "merge_on_read"
-    write_mode_properties(model_name, write_mode)
     return IncrementalConfig(
         model_name=model_name,
         strategy=strategy,
@@ -193,7 +191,7 @@ def incremental_config(
         event_time=event_time,
         on_schema_change=mode,
         chunk_plan=chunk_plan(model_name, config) if mode == "full_incremental_refresh" else None,
-        write_mode=write_mode,
+        write_mode=write_mode_setting(model_name, config.get("write_mode")),
         use_merge=use_merge_setting(model_name, config.get("use_merge")),
         config_hash=digest({k: config.get(k) for k in HASHED_CONFIG_KEYS}),
     )
@@ -230,8 +228,8 @@ def partition_source_column(expression: str) -> str:
 WRITE_MODES = {"merge_on_read": "merge-on-read", "copy_on_write": "copy-on-write"}
 
 
-def write_mode_properties(model_name: str, write_mode: str | None) -> dict[str, str]:
-    """Iceberg row-level write properties for `write_mode` (default merge_on_read)."""
+def write_mode_setting(model_name: str, write_mode: str | None) -> str:
+    """`write_mode` (default merge_on_read), or an error listing the valid ones."""
     mode = write_mode or "merge_on_read"
     if mode not in WRITE_MODES:
         raise ModelConfigError(
@@ -240,7 +238,12 @@ def write_mode_properties(model_name: str, write_mode: str | None) -> dict[str, 
             f"unknown value `{mode}`",
             f"use one of: {', '.join(WRITE_MODES)}",
         )
-    value = WRITE_MODES[mode]
+    return mode
+
+
+def write_mode_properties(model_name: str, write_mode: str | None) -> dict[str, str]:
+    """Iceberg row-level write properties for `write_mode` (default merge_on_read)."""
+    value = WRITE_MODES[write_mode_setting(model_name, write_mode)]
     return {f"write.{op}.mode": value for op in ("merge", "update", "delete")}
 
 

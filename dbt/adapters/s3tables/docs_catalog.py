@@ -1,0 +1,73 @@
+"""The `dbt docs generate` catalog from Iceberg metadata: a relation's columns, comment
+and snapshot statistics as dbt's catalog rows and CatalogTable (pure functions)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from dbt.adapters.contracts.relation import RelationType
+from dbt_common.contracts.metadata import CatalogTable, ColumnMetadata, StatsItem, TableMetadata
+
+from dbt.adapters.s3tables.iceberg_catalog import RelationDetails, TableStats
+
+
+def stats_items(stats: TableStats | None) -> dict[str, StatsItem]:
+    """Snapshot-summary figures as dbt catalog statistics (views have none)."""
+    if stats is None:
+        return {}
+    figures = [
+        ("row_count", "Row count", stats.row_count, "Rows in the current snapshot"),
+        ("num_files", "Data files", stats.file_count, "Data files in the current snapshot"),
+        ("bytes", "Size (bytes)", stats.size_bytes, "Bytes of the current snapshot's files"),
+    ]
+    items = {
+        key: StatsItem(id=key, label=label, value=value, include=True, description=text)
+        for key, label, value, text in figures
+        if value is not None
+    }
+    items["has_stats"] = StatsItem(
+        id="has_stats", label="Has Stats?", value=bool(items), include=False
+    )
+    return items
+
+
+def catalog_rows(details: RelationDetails) -> Iterable[dict[str, Any]]:
+    """One row per column, as dbt's catalog query returns them."""
+    flat_stats: dict[str, Any] = {}
+    for item in stats_items(details.stats).values():
+        for field_name in ("label", "value", "description", "include"):
+            flat_stats[f"stats:{item.id}:{field_name}"] = getattr(item, field_name)
+    entry = details.relation
+    for index, column in enumerate(details.columns, start=1):
+        yield {
+            "table_database": None,
+            "table_schema": entry.namespace,
+            "table_name": entry.name,
+            "table_type": entry.kind,
+            "table_comment": details.comment,
+            "table_owner": None,
+            "column_name": column.name,
+            "column_index": index,
+            "column_type": column.data_type,
+            "column_comment": column.comment,
+            **flat_stats,
+        }
+
+
+def catalog_table(details: RelationDetails) -> CatalogTable:
+    """The relation's entry of a single-relation catalog."""
+    entry = details.relation
+    return CatalogTable(
+        metadata=TableMetadata(
+            type=RelationType.View.value if entry.kind == "view" else "table",
+            schema=entry.namespace,
+            name=entry.name,
+            comment=details.comment,
+        ),
+        columns={
+            c.name: ColumnMetadata(type=c.data_type, index=i, name=c.name, comment=c.comment)
+            for i, c in enumerate(details.columns, start=1)
+        },
+        stats=stats_items(details.stats),
+    )

@@ -21,8 +21,8 @@ from machine import write_csv
 from profiles import write_profiles
 
 from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
-from dbt.adapters.s3tables.spark_session import get_or_create_session
 
 SCHEMA = "crowded"
 MASTER = "local[2]"

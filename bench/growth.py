@@ -43,8 +43,8 @@ from profiles import write_profiles
 from pyiceberg.manifest import ManifestEntryStatus
 
 from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
-from dbt.adapters.s3tables.spark_session import get_or_create_session
 
 DBT = str(Path(sys.executable).parent / "dbt")
 SCHEMA = "bench"

@@ -23,9 +23,13 @@ from dbt.cli.main import dbtRunner
 from profiles import write_profiles
 
 from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
 from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
-from dbt.adapters.s3tables.spark_session import get_or_create_session
-from dbt.adapters.s3tables.incremental.strategies import IncrementalWrite, delete_insert_sql, merge_sql
+from dbt.adapters.s3tables.incremental.strategies import (
+    IncrementalWrite,
+    delete_insert_sql,
+    merge_sql,
+)
 
 SCHEMA = "bench"
 MASTER = "local[2]"
@@ -146,7 +150,7 @@ def main() -> None:
                     adapter_model,
                     partial(dbt_model_time, root, "s3tables", adapter_model),
                 ),
-                # A session of its own, as each dbt connection gets (see connections.py).
+                # A session of its own, as each dbt connection gets (see engines/session.py).
                 ("bare", "bare", partial(timed, bare_session, bare_sql)),
             ]
             if spark_model:

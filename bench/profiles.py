@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.engines.spark_session import session_settings
 from dbt.adapters.s3tables.jars import resolve_jars
-from dbt.adapters.s3tables.spark_session import session_settings
 
 
 def write_profiles(

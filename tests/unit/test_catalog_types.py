@@ -578,7 +578,7 @@ def test_catalog_config_for_s3tables() -> None:
 
 
 def test_secret_settings_never_become_launch_arguments() -> None:
-    from dbt.adapters.s3tables.spark_session import split_secrets
+    from dbt.adapters.s3tables.engines.spark_session import split_secrets
 
     settings = {
         "spark.master": "local[2]",

@@ -1,5 +1,5 @@
 """The Spark Thrift Server path without a server: seed rows as SQL text, the reachability
-check, and `ThriftSqlHandle` over a fake PyHive connection whose cursors return canned
+check, and `ThriftEngine` over a fake PyHive connection whose cursors return canned
 rows and record every statement."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pyspark.sql.types import (
 from TCLIService.ttypes import TOperationState
 
 from dbt.adapters.s3tables.catalog_config import ICEBERG_EXTENSIONS
-from dbt.adapters.s3tables.connections import ThriftSqlHandle, check_reachable
+from dbt.adapters.s3tables.engines.thrift import ThriftEngine, check_reachable
 from dbt.adapters.s3tables.seeds import text_rows_view_sql
 from dbt.adapters.s3tables.sql_text import sql_string
 from dbt.adapters.s3tables.write_conflicts import ConflictRetries
@@ -151,7 +151,7 @@ def test_check_reachable_passes_for_a_listener() -> None:
             assert accepted.recv(1) == b""
 
 
-# --- ThriftSqlHandle over a fake PyHive connection ------------------------------------
+# --- ThriftEngine over a fake PyHive connection ---------------------------------------
 
 FINISHED = SimpleNamespace(operationState=TOperationState.FINISHED_STATE, errorMessage=None)
 
@@ -206,8 +206,8 @@ class FakeConnection:
         pass
 
 
-def thrift_handle(connection: FakeConnection) -> ThriftSqlHandle:
-    return ThriftSqlHandle(
+def thrift_handle(connection: FakeConnection) -> ThriftEngine:
+    return ThriftEngine(
         connection,
         poll_interval=0,
         query_timeout=None,
@@ -401,7 +401,7 @@ def test_thrift_open_retries_reachability_then_names_host_and_port(monkeypatch) 
 
     from dbt_common.exceptions import DbtRuntimeError
 
-    from dbt.adapters.s3tables import connections as module
+    from dbt.adapters.s3tables.engines import thrift as module
 
     attempts: list[tuple[str, int, float]] = []
     sleeps: list[float] = []
@@ -414,8 +414,9 @@ def test_thrift_open_retries_reachability_then_names_host_and_port(monkeypatch) 
     monkeypatch.setattr(module.time, "sleep", sleeps.append)
     credentials = SimpleNamespace(host="10.0.0.9", port=10001, connect_timeout=4, connect_retries=2)
     with pytest.raises(DbtRuntimeError, match="10.0.0.9:10001"):
-        module.S3TablesConnectionManager._open_thrift(
-            SimpleNamespace(), credentials, ConflictRetries()
+        module.open_thrift_engine(
+            SimpleNamespace(),
+            SimpleNamespace(credentials=credentials, conflict_retries=ConflictRetries()),
         )
     assert attempts == [("10.0.0.9", 10001, 4)] * 3
     assert sleeps == [4, 4]

@@ -77,6 +77,8 @@ if TYPE_CHECKING:
     import agate
     from pyspark.sql.types import StructType
 
+    from dbt.adapters.s3tables.engines.base import Engine
+
 logger = AdapterLogger("s3tables")
 
 # Strategies whose statement changes nothing when the model returns no rows (microbatch
@@ -145,6 +147,11 @@ class S3TablesAdapter(SparkAdapter):
     @property
     def iceberg(self) -> IcebergCatalog:
         return iceberg_catalog_for(catalog_config_for(self.config.credentials))
+
+    @property
+    def engine(self) -> Engine:
+        """The engine this thread's connection runs SQL on (opened on first use)."""
+        return self.connections.get_thread_connection().handle
 
     # --- schemas (Iceberg namespaces) ---
 
@@ -427,7 +434,7 @@ class S3TablesAdapter(SparkAdapter):
 
     def query_schema(self, sql: str) -> StructType:
         """Output schema of a query; the engine analyses it without running it."""
-        return self.connections.get_thread_connection().handle.query_schema(sql)
+        return self.engine.query_schema(sql)
 
     @available
     def query_columns(self, sql: str) -> list[str]:
@@ -459,7 +466,7 @@ class S3TablesAdapter(SparkAdapter):
         """This run of an incremental model, decided and checked (nothing written yet); the
         materialization executes it (see incremental/run.py)."""
         warehouse = Warehouse(
-            engine=self.connections.get_thread_connection().handle,
+            engine=self.engine,
             execute=lambda sql: self.connections.execute(sql),
             fetch=lambda sql: list(self.connections.execute(sql, fetch=True)[1].rows),
             iceberg=self.iceberg,
@@ -516,10 +523,10 @@ class S3TablesAdapter(SparkAdapter):
     # --- Python models ---
 
     @available
-    def python_model_sql(self, model_name: str, config: dict[str, Any], compiled_code: str) -> str:
+    def python_model_sql(self, model_name: str, compiled_code: str) -> str:
         """Run a Python model in this connection's SparkSession and return SQL selecting
         its DataFrame (a temporary view), for the SQL materializations to write."""
-        spark = self.connections.get_thread_connection().handle.session(model_name)
+        spark = self.engine.session(model_name)
         frame = run_python_model(spark, model_name, compiled_code)
         view_name = f"dbt_python_{uuid.uuid4().hex}"
         frame.createOrReplaceTempView(view_name)
@@ -537,8 +544,7 @@ class S3TablesAdapter(SparkAdapter):
         gets a generated name: a seed's own name may hold dots or spaces.
         """
         view_name = f"dbt_seed_rows_{uuid.uuid4().hex}"
-        handle = self.connections.get_thread_connection().handle
-        handle.create_text_view(view_name, agate_table.rows, len(agate_table.column_names))
+        self.engine.create_text_view(view_name, agate_table.rows, len(agate_table.column_names))
         return view_name
 
     @available
@@ -554,16 +560,16 @@ class S3TablesAdapter(SparkAdapter):
 
     @available
     def drop_temp_view(self, view_name: str) -> None:
-        self.connections.get_thread_connection().handle.drop_temp_view(view_name)
+        self.engine.drop_temp_view(view_name)
 
     def debug_query(self) -> None:
-        handle = self.connections.get_thread_connection().handle
+        engine = self.engine
         self.execute("select 1 as id")
         import pyiceberg
 
         config = catalog_config_for(self.config.credentials)
         logger.info(
-            f"{handle.engine_description()}, PyIceberg {pyiceberg.__version__}, catalog "
+            f"{engine.engine_description()}, PyIceberg {pyiceberg.__version__}, catalog "
             f"`{config.name}` ({config.catalog_type}) at {config.location}"
         )
         logger.debug(f"catalog settings (secrets masked): {config.describe()}")

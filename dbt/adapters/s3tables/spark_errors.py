@@ -253,7 +253,7 @@ def database_error(error: BaseException) -> DbtDatabaseError:
     if java_error is None:
         logger.debug(f"engine error: {error!r}")
         if is_jvm_stopped(error):
-            from dbt.adapters.s3tables.spark_session import jvm_post_mortem
+            from dbt.adapters.s3tables.engines.spark_session import jvm_post_mortem
 
             return DbtDatabaseError(jvm_stopped_message(*jvm_post_mortem()))
         return DbtDatabaseError(clean_message(str(error)))

@@ -16,7 +16,7 @@
 
   {#-- A Python model's DataFrame becomes a temporary view the SQL path selects from. --#}
   {%- if model['language'] == 'python' -%}
-    {%- set compiled_code = adapter.python_model_sql(model['name'], model['config'], compiled_code) -%}
+    {%- set compiled_code = adapter.python_model_sql(model['name'], compiled_code) -%}
   {%- endif -%}
   {%- set compiled_code = s3tables_model_query(compiled_code) -%}
   {%- set batch = model.get('batch') -%}

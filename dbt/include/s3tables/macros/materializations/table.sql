@@ -11,7 +11,7 @@
 
   {#-- A Python model's DataFrame becomes a temporary view the SQL path selects from. --#}
   {%- if model['language'] == 'python' -%}
-    {%- set compiled_code = adapter.python_model_sql(model['name'], model['config'], compiled_code) -%}
+    {%- set compiled_code = adapter.python_model_sql(model['name'], compiled_code) -%}
   {%- endif -%}
   {% do adapter.check_target_rules(model['name'], target_relation, 'table', compiled_code) %}
 

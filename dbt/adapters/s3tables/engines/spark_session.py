@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 logger = AdapterLogger("s3tables")
 
-LOG4J_CONFIG = os.path.join(os.path.dirname(__file__), "log4j2.properties")
+# Package data of the adapter package, one level up.
+LOG4J_CONFIG = os.path.join(os.path.dirname(os.path.dirname(__file__)), "log4j2.properties")
 
 # How much of the end of the JVM's log is read to tell why it stopped.
 LOG_TAIL_BYTES = 256 * 1024

@@ -1,0 +1,27 @@
+"""Engines: where the SQL runs, one per profile `method`.
+
+The adapter talks to an engine only through `base.Engine` (run a statement, analyse a
+query's schema, scoped settings, seeds' temporary views, Python models' session, a
+description for `dbt debug`); the connection manager opens one per dbt connection with
+the opener registered for the profile's `method`. Which catalog the tables live in is
+the other, independent axis.
+
+- `session.py`: `method: session`, the process's own SparkSession (a local JVM), which
+  `spark_session.py` starts (settings, secrets, JVM log and post-mortem).
+- `thrift.py`: `method: thrift`, a Spark Thrift Server over dbt-spark's PyHive connection.
+
+To add an engine: one module with a class implementing `Engine` and its `EngineOpener`,
+registered in `ENGINES` under its `method` (which `credentials.SUPPORTED_METHODS`
+also lists, with the profile keys the engine needs checked there).
+"""
+
+from __future__ import annotations
+
+from dbt.adapters.s3tables.engines.base import EngineKind
+from dbt.adapters.s3tables.engines.session import open_session_engine
+from dbt.adapters.s3tables.engines.thrift import open_thrift_engine
+
+ENGINES: dict[str, EngineKind] = {
+    "session": EngineKind(open_session_engine, writes_from_this_process=True),
+    "thrift": EngineKind(open_thrift_engine, writes_from_this_process=False),
+}

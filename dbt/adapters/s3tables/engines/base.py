@@ -1,0 +1,125 @@
+"""The engine interface: what the adapter and dbt need from the Spark that runs the SQL,
+and what an engine is opened with.
+
+An engine is the handle of one dbt connection (one per dbt thread). dbt drives it as a
+DB-API connection that is its own cursor, as dbt-spark's connection wrappers are; the
+adapter adds query analysis, scoped settings, seeds' temporary views and Python models'
+session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from dbt.adapters.contracts.connection import Connection
+    from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
+
+    from dbt.adapters.s3tables.catalog_config import CatalogConfig
+    from dbt.adapters.s3tables.credentials import S3TablesCredentials
+    from dbt.adapters.s3tables.write_conflicts import ConflictRetries
+
+# A DB-API column description: name, type name, four unused fields, nullability.
+ColumnDescription = tuple[str, Any, int | None, int | None, int | None, int | None, bool]
+
+
+class Engine(Protocol):
+    """One dbt connection's engine: where its SQL runs."""
+
+    def cursor(self) -> Engine:
+        """Ready for the next statement, dropping the last one's results; dbt runs the
+        statement on what this returns (the engines here return themselves)."""
+        ...
+
+    def execute(self, sql: str, bindings: list[Any] | None = None) -> None:
+        """Run `sql`: one statement, or a model's `sql_header` statements in front of it;
+        a statement that lost a write conflict is re-run within the profile's retries."""
+        ...
+
+    def fetchall(self) -> list[Any] | None:
+        """The rows of the last statement (None when there is none)."""
+        ...
+
+    def fetchone(self) -> Any:
+        """The next row of the last statement, or None."""
+        ...
+
+    @property
+    def description(self) -> Sequence[ColumnDescription]:
+        """The columns of the last statement's result."""
+        ...
+
+    def cancel(self) -> None:
+        """Stop what this connection is running (Ctrl-C), and nothing else."""
+        ...
+
+    def close(self) -> None:
+        """Release this connection's resources."""
+        ...
+
+    def rollback(self) -> None:
+        """Nothing to undo: Spark has no transactions and each statement is atomic."""
+        ...
+
+    def query_schema(self, sql: str) -> StructType:
+        """Output schema of a query, analysed without running it."""
+        ...
+
+    def settings(self, values: dict[str, str]) -> AbstractContextManager[None]:
+        """SQL settings of this connection for one block, restored (or unset) after it."""
+        ...
+
+    def has_iceberg_extensions(self) -> bool:
+        """Whether Iceberg's SQL extensions (MERGE INTO and row-level writes) are on."""
+        ...
+
+    def create_text_view(self, view_name: str, rows: Iterable[Iterable[Any]], width: int) -> None:
+        """A temporary view of a seed's rows: text columns `c0..c{width-1}` and the row's
+        number (`seeds.ROW_COLUMN`), for the seed's load query to cast."""
+        ...
+
+    def drop_temp_view(self, view_name: str) -> None:
+        """Drop a temporary view of this connection."""
+        ...
+
+    def session(self, model_name: str) -> SparkSession:
+        """The SparkSession Python model `model_name` runs in, or a runtime error saying
+        why this engine cannot run Python models."""
+        ...
+
+    def engine_description(self) -> str:
+        """Spark's and Iceberg's versions and where Spark runs, for `dbt debug`."""
+        ...
+
+
+@dataclass(frozen=True)
+class EngineSetup:
+    """What the connection manager opens every engine with."""
+
+    credentials: S3TablesCredentials
+    catalog: CatalogConfig
+    conflict_retries: ConflictRetries
+    # Removes (or lists) what an attempt that lost a write conflict left, given the
+    # attempt's start time, before it is re-run.
+    after_conflict: Callable[[float], object]
+
+
+class EngineOpener(Protocol):
+    """Opens the engine of one dbt connection."""
+
+    def __call__(self, connection: Connection, setup: EngineSetup) -> Engine: ...
+
+
+@dataclass(frozen=True)
+class EngineKind:
+    """The engine of one profile `method`."""
+
+    open: EngineOpener
+    # Whether its Spark writes the warehouse's files from this process: only then does
+    # the process hold an embedded warehouse (no other process removes files it may be
+    # writing) and sweep what earlier failed writes left there.
+    writes_from_this_process: bool

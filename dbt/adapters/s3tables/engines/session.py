@@ -1,0 +1,213 @@
+"""`method: session`: SQL runs in this process's own SparkSession (a local JVM).
+
+Every dbt connection gets its own session over the process's one SparkContext
+(`spark_session.py` starts it), so settings and temporary views stay with the connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.spark.connections import SparkConnectionWrapper
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.s3tables.catalog_config import ICEBERG_EXTENSIONS
+from dbt.adapters.s3tables.engines.spark_session import get_or_create_session, jvm_post_mortem
+from dbt.adapters.s3tables.seeds import ROW_COLUMN, seed_text_table
+from dbt.adapters.s3tables.spark_errors import (
+    database_error,
+    is_jvm_stopped,
+    java_error_text,
+    jvm_stopped_message,
+)
+from dbt.adapters.s3tables.sql_text import split_statements
+from dbt.adapters.s3tables.types import session_wall_time, time_zone
+from dbt.adapters.s3tables.write_conflicts import ConflictRetries, run_with_conflict_retries
+
+if TYPE_CHECKING:
+    from dbt.adapters.contracts.connection import Connection
+    from pyspark.sql import DataFrame, Row, SparkSession
+    from pyspark.sql.types import StructType
+
+    from dbt.adapters.s3tables.engines.base import EngineSetup
+
+logger = AdapterLogger("s3tables")
+
+
+class SessionEngine(SparkConnectionWrapper):
+    """The engine of one dbt connection: `SparkSession.sql` behind a DB-API-like cursor.
+
+    Each dbt connection tags its Spark jobs with its own job group so that a cancel
+    (Ctrl-C) stops exactly that connection's work.
+    """
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        job_group: str,
+        retries: ConflictRetries | None = None,
+        after_conflict: Callable[[float], object] | None = None,
+    ) -> None:
+        self.spark = spark
+        self.job_group = job_group
+        self.retries = retries or ConflictRetries()
+        # An attempt that lost to a concurrent commit may leave files (a replace's
+        # data and manifests): removed, or listed for later, before the next attempt.
+        self.after_conflict = after_conflict
+        self._df: DataFrame | None = None
+        self._rows: list[Row] | None = None
+
+    def cursor(self) -> SessionEngine:
+        self._df = None
+        self._rows = None
+        return self
+
+    def cancel(self) -> None:
+        self.spark.sparkContext.cancelJobGroup(self.job_group)
+
+    def close(self) -> None:
+        self._df = None
+        self._rows = None
+
+    def rollback(self, *args: Any, **kwargs: Any) -> None:
+        logger.debug("rollback: Spark has no transactions; each statement is atomic")
+
+    def has_iceberg_extensions(self) -> bool:
+        extensions = self.spark.conf.get("spark.sql.extensions", "") or ""
+        return ICEBERG_EXTENSIONS in extensions
+
+    @contextmanager
+    def settings(self, values: dict[str, str]) -> Iterator[None]:
+        """Apply SQL settings to this connection's session for one block, then restore."""
+        previous = {key: self.spark.conf.get(key, None) for key in values}
+        for key, value in values.items():
+            self.spark.conf.set(key, value)
+        try:
+            yield
+        finally:
+            for key, value in previous.items():
+                if value is None:
+                    self.spark.conf.unset(key)
+                else:
+                    self.spark.conf.set(key, value)
+
+    def query_schema(self, sql: str) -> StructType:
+        """Output schema of a query; Spark analyses it without running it."""
+        try:
+            return self.spark.sql(sql).schema
+        except Exception as error:
+            raise database_error(error) from None
+
+    def create_text_view(self, view_name: str, rows: Iterable[Iterable[Any]], width: int) -> None:
+        """A temporary view of text columns `c0..cN` and `dbt_row`: one bulk Arrow transfer."""
+        from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+        text_columns = [StructField(f"c{i}", StringType()) for i in range(width)]
+        schema = StructType([*text_columns, StructField(ROW_COLUMN, LongType())])
+        try:
+            frame = seed_text_table(rows, width).to_pandas()
+            self.spark.createDataFrame(frame, schema=schema).createOrReplaceTempView(view_name)
+        except Exception as error:
+            raise database_error(error) from None
+
+    def drop_temp_view(self, view_name: str) -> None:
+        self.spark.catalog.dropTempView(view_name)
+
+    def session(self, model_name: str) -> SparkSession:
+        """The SparkSession Python models run in."""
+        return self.spark
+
+    def engine_description(self) -> str:
+        jvm = self.spark._jvm
+        iceberg = jvm.org.apache.iceberg.IcebergBuild.version()  # type: ignore[union-attr]
+        master = self.spark.sparkContext.master
+        return f"Spark {self.spark.version} (in process, master {master}), Iceberg {iceberg}"
+
+    def execute(self, sql: str, bindings: list[Any] | None = None) -> None:
+        if bindings:
+            raise DbtRuntimeError("s3tables runs plain SQL: query bindings are not supported")
+        self._df = None
+        self._rows = None
+        # A model's sql_header (`SET ...;`) arrives in front of its statement.
+        for statement in split_statements(sql):
+            self.spark.sparkContext.setJobGroup(
+                self.job_group, statement[:120], interruptOnCancel=True
+            )
+            try:
+                self._df = run_with_conflict_retries(
+                    lambda s=statement: self.spark.sql(s),
+                    java_error_text,
+                    self.retries,
+                    statement,
+                    self.after_conflict,
+                )
+            except Exception as error:
+                raise database_error(error) from None
+
+    def fetchall(self) -> list[Row] | None:
+        if self._rows is None and self._df is not None:
+            try:
+                rows = self._df.collect()
+            except Exception as error:
+                raise database_error(error) from None
+            self._rows = self._in_session_time(rows)
+        return self._rows
+
+    def _in_session_time(self, rows: list[Row]) -> list[Row]:
+        """Rows with TIMESTAMP values as the session's wall time, not the Python
+        process's local time PySpark gives them (dbt show, run_query, tests)."""
+        from pyspark.sql import Row
+        from pyspark.sql.types import TimestampType
+
+        assert self._df is not None
+        fields = self._df.schema.fields
+        timestamps = [i for i, f in enumerate(fields) if isinstance(f.dataType, TimestampType)]
+        if not timestamps or not rows:
+            return rows
+        zone = time_zone(str(self.spark.conf.get("spark.sql.session.timeZone")))
+        row = Row(*[f.name for f in fields])
+        converted = []
+        for values in rows:
+            values = list(values)
+            for index in timestamps:
+                values[index] = session_wall_time(values[index], zone)
+            converted.append(row(*values))
+        return converted
+
+    def fetchone(self) -> Row | None:
+        rows = self.fetchall()
+        return rows.pop(0) if rows else None
+
+    @property
+    def description(self) -> Sequence[tuple[str, Any, None, None, None, None, bool]]:
+        if self._df is None:
+            return []
+        return [
+            (f.name, f.dataType.simpleString(), None, None, None, None, f.nullable)
+            for f in self._df.schema.fields
+        ]
+
+
+def open_session_engine(connection: Connection, setup: EngineSetup) -> SessionEngine:
+    """This connection's own session over the process's SparkSession, which starts with
+    the profile's catalog if it is not running yet."""
+    credentials = setup.credentials
+    try:
+        spark = get_or_create_session(setup.catalog, credentials.master, credentials.spark_conf)
+        # Each connection (one per dbt thread) gets its own session over the shared
+        # SparkContext: SQL settings and temporary views never leak between models
+        # that run at the same time.
+        session = spark.newSession()
+    except Exception as error:
+        if is_jvm_stopped(error):  # it died during an earlier statement
+            raise DbtRuntimeError(jvm_stopped_message(*jvm_post_mortem())) from None
+        raise
+    return SessionEngine(
+        session,
+        job_group=f"dbt:{connection.name}",
+        retries=setup.conflict_retries,
+        after_conflict=setup.after_conflict,
+    )

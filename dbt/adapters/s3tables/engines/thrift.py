@@ -1,0 +1,156 @@
+"""`method: thrift`: SQL runs on a Spark Thrift Server, over dbt-spark's PyHive connection.
+
+Everything goes through SQL: settings are `SET`, a query's schema is `DESCRIBE QUERY`, a
+seed's rows travel as a `VALUES` view.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.spark.connections import PyhiveConnectionWrapper, SparkConnectionManager
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.s3tables.catalog_config import ICEBERG_EXTENSIONS
+from dbt.adapters.s3tables.seeds import seed_rows_as_text, text_rows_view_sql
+from dbt.adapters.s3tables.spark_errors import thrift_error_text
+from dbt.adapters.s3tables.sql_text import split_statements
+from dbt.adapters.s3tables.types import parse_spark_type
+from dbt.adapters.s3tables.write_conflicts import ConflictRetries, run_with_conflict_retries
+
+if TYPE_CHECKING:
+    from dbt.adapters.contracts.connection import Connection
+    from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
+
+    from dbt.adapters.s3tables.engines.base import EngineSetup
+
+logger = AdapterLogger("s3tables")
+
+
+class ThriftEngine(PyhiveConnectionWrapper):
+    """The engine of a dbt connection to a Spark Thrift Server (one server session per
+    connection, so settings and temporary views stay with it). Everything goes through SQL."""
+
+    def __init__(self, *args: Any, retries: ConflictRetries, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.retries = retries
+
+    def execute(self, sql: str, bindings: list[Any] | None = None) -> None:
+        # A model's sql_header (`SET ...;`) arrives in front of its statement.
+        for statement in split_statements(sql):
+            run_with_conflict_retries(
+                lambda s=statement: super(ThriftEngine, self).execute(s, bindings),
+                thrift_error_text,
+                self.retries,
+                statement,
+            )
+
+    def fetchone(self) -> Any:
+        # dbt-spark's wrapper has none (dbt then falls back to `fetchall()[0]`).
+        assert self._cursor, "Cursor not available"
+        return self._cursor.fetchone()
+
+    def _run(self, sql: str) -> None:
+        """A statement without a result set (PyHive fails when asked to fetch from one)."""
+        self.cursor()
+        self.execute(sql)
+
+    def _rows(self, sql: str) -> list[Any]:
+        self._run(sql)
+        return list(self.fetchall() or [])
+
+    def query_schema(self, sql: str) -> StructType:
+        """Output schema of a query from `DESCRIBE QUERY` (analysis only)."""
+        from pyspark.sql.types import StructField, StructType
+
+        fields = []
+        for name, type_text, *_ in self._rows(f"DESCRIBE QUERY {sql}"):
+            try:
+                fields.append(StructField(name, parse_spark_type(type_text)))
+            except ValueError as error:
+                raise DbtRuntimeError(f"column `{name}`: {error}") from error
+        return StructType(fields)
+
+    def has_iceberg_extensions(self) -> bool:
+        rows = self._rows("SET spark.sql.extensions")
+        return bool(rows) and ICEBERG_EXTENSIONS in str(rows[0][1])
+
+    @contextmanager
+    def settings(self, values: dict[str, str]) -> Iterator[None]:
+        """`SET` for one block of this server session, then restore (or `RESET`)."""
+        previous = {}
+        for key in values:
+            rows = self._rows(f"SET {key}")
+            previous[key] = rows[0][1] if rows and rows[0][1] != "<undefined>" else None
+        for key, value in values.items():
+            self._run(f"SET {key}={value}")
+        try:
+            yield
+        finally:
+            for key, value in previous.items():
+                self._run(f"SET {key}={value}" if value is not None else f"RESET {key}")
+
+    def create_text_view(self, view_name: str, rows: Iterable[Iterable[Any]], width: int) -> None:
+        self._run(text_rows_view_sql(view_name, seed_rows_as_text(rows), width))
+
+    def drop_temp_view(self, view_name: str) -> None:
+        self._run(f"DROP VIEW IF EXISTS {view_name}")
+
+    def session(self, model_name: str) -> SparkSession:
+        raise DbtRuntimeError(
+            f"Python model `{model_name}` needs `method: session`: a Spark Thrift Server "
+            "only runs SQL"
+        )
+
+    def engine_description(self) -> str:
+        version = self._rows("SELECT version()")[0][0]
+        return f"Spark {version} (Spark Thrift Server)"
+
+
+def check_reachable(host: str, port: int, timeout: float) -> None:
+    """Fail fast, naming host and port, when nothing answers there (PyHive would wait)."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return
+    except OSError as error:
+        raise DbtRuntimeError(
+            f"Cannot reach the Spark Thrift Server at {host}:{port} within {timeout:g} s "
+            f"({error}). Fix: start the server, or correct `host` / `port` in the profile"
+        ) from None
+
+
+def open_thrift_engine(connection: Connection, setup: EngineSetup) -> ThriftEngine:
+    """dbt-spark's thrift connection (auth, retries), checked for reachability first
+    and wrapped in an engine that does everything through SQL."""
+    credentials = setup.credentials
+    attempts = 1 + max(0, credentials.connect_retries)
+    for attempt in range(attempts):
+        try:
+            check_reachable(
+                str(credentials.host), int(credentials.port), credentials.connect_timeout
+            )
+            break
+        except DbtRuntimeError:
+            if attempt == attempts - 1:
+                raise
+            logger.warning(
+                f"Spark Thrift Server at {credentials.host}:{credentials.port} not reachable; "
+                f"retry {attempt + 1} of {attempts - 1} in {credentials.connect_timeout} s"
+            )
+            time.sleep(credentials.connect_timeout)
+    wrapper = SparkConnectionManager.open(connection).handle
+    # `setup.after_conflict` is not used: the server writes the files and may still be
+    # writing a lost attempt's, so this process cannot remove them.
+    return ThriftEngine(
+        wrapper.handle,
+        poll_interval=wrapper.poll_interval,
+        query_timeout=wrapper.query_timeout,
+        query_retries=wrapper.query_retries,
+        retries=setup.conflict_retries,
+    )

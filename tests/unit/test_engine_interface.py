@@ -1,0 +1,121 @@
+"""Every engine implements `Engine`: each member the interface declares, with a signature
+that accepts every call the interface allows; and every profile `method` has an engine."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import pytest
+
+from dbt.adapters.s3tables.credentials import SUPPORTED_METHODS
+from dbt.adapters.s3tables.engines import ENGINES
+from dbt.adapters.s3tables.engines.base import Engine
+from dbt.adapters.s3tables.engines.session import SessionEngine
+from dbt.adapters.s3tables.engines.thrift import ThriftEngine
+
+IMPLEMENTATIONS = [SessionEngine, ThriftEngine]
+
+# Declared in the Protocol's own body: methods and properties, not typing's machinery.
+MEMBERS = sorted(
+    name
+    for name, value in vars(Engine).items()
+    if not name.startswith("_") and (callable(value) or isinstance(value, property))
+)
+
+EXPECTED_MEMBERS = [
+    "cancel",
+    "close",
+    "create_text_view",
+    "cursor",
+    "description",
+    "drop_temp_view",
+    "engine_description",
+    "execute",
+    "fetchall",
+    "fetchone",
+    "has_iceberg_extensions",
+    "query_schema",
+    "rollback",
+    "session",
+    "settings",
+]
+
+VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
+def incompatibility(implementation: type, name: str) -> str | None:
+    """Why `implementation` does not provide `Engine.<name>` as declared, or None."""
+    declared = inspect.getattr_static(Engine, name)
+    try:
+        provided = inspect.getattr_static(implementation, name)
+    except AttributeError:
+        return "missing"
+    if isinstance(declared, property):
+        return None if isinstance(provided, property) else "not a property"
+    if isinstance(provided, (classmethod, staticmethod)) or not callable(provided):
+        return "not an instance method"
+    wanted = list(inspect.signature(declared).parameters.values())[1:]
+    given = list(inspect.signature(provided).parameters.values())[1:]
+    by_name = {p.name: p for p in given if p.kind not in VARIADIC}
+    variadic = {p.kind for p in given if p.kind in VARIADIC}
+    for position, parameter in enumerate(wanted):
+        match = by_name.get(parameter.name)
+        if match is None:
+            if variadic != set(VARIADIC):
+                return f"does not take `{parameter.name}`"
+            continue
+        if given.index(match) != position:
+            return f"takes `{parameter.name}` at another position"
+        if parameter.default is not inspect.Parameter.empty and match.default is match.empty:
+            return f"requires `{parameter.name}`, which the interface makes optional"
+    for parameter in given:
+        required = parameter.kind not in VARIADIC and parameter.default is parameter.empty
+        if required and parameter.name not in {p.name for p in wanted}:
+            return f"requires `{parameter.name}`, which the interface does not pass"
+    return None
+
+
+def test_the_interface_declares_what_the_adapter_and_dbt_use() -> None:
+    assert MEMBERS == EXPECTED_MEMBERS
+
+
+@pytest.mark.parametrize("implementation", IMPLEMENTATIONS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("name", EXPECTED_MEMBERS)
+def test_engine_implements_member(implementation: type, name: str) -> None:
+    assert incompatibility(implementation, name) is None
+
+
+class IncompleteEngine:
+    """An engine that forgot a member, got two signatures wrong and has a plain
+    attribute where the interface has a property."""
+
+    def execute(self, sql: str) -> None: ...
+
+    def query_schema(self, sql: str, strict: bool) -> Any: ...
+
+    description = None
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("drop_temp_view", "missing"),
+        ("execute", "does not take `bindings`"),
+        ("query_schema", "requires `strict`, which the interface does not pass"),
+        ("description", "not a property"),
+    ],
+)
+def test_the_check_names_what_an_engine_gets_wrong(name: str, problem: str) -> None:
+    assert incompatibility(IncompleteEngine, name) == problem
+
+
+def test_every_profile_method_has_an_engine() -> None:
+    assert sorted(ENGINES) == sorted(SUPPORTED_METHODS)
+
+
+def test_only_the_in_process_engine_writes_from_this_process() -> None:
+    assert {m: k.writes_from_this_process for m, k in ENGINES.items()} == {
+        "session": True,
+        "thrift": False,
+    }

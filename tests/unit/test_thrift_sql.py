@@ -420,3 +420,10 @@ def test_thrift_open_retries_reachability_then_names_host_and_port(monkeypatch) 
         )
     assert attempts == [("10.0.0.9", 10001, 4)] * 3
     assert sleeps == [4, 4]
+
+
+def test_iceberg_extensions_are_asked_once_per_server_session() -> None:
+    connection = FakeConnection(lambda sql: [("spark.sql.extensions", ICEBERG_EXTENSIONS)])
+    handle = thrift_handle(connection)
+    assert handle.has_iceberg_extensions() and handle.has_iceberg_extensions()
+    assert connection.statements == ["SET spark.sql.extensions"]

@@ -40,6 +40,7 @@ class ThriftEngine(PyhiveConnectionWrapper):
     def __init__(self, *args: Any, retries: ConflictRetries, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.retries = retries
+        self._has_extensions: bool | None = None
 
     def execute(self, sql: str, bindings: list[Any] | None = None) -> None:
         # A model's sql_header (`SET ...;`) arrives in front of its statement.
@@ -78,8 +79,11 @@ class ThriftEngine(PyhiveConnectionWrapper):
         return StructType(fields)
 
     def has_iceberg_extensions(self) -> bool:
-        rows = self._rows("SET spark.sql.extensions")
-        return bool(rows) and ICEBERG_EXTENSIONS in str(rows[0][1])
+        # Asked once per server session: extensions are static, set when Spark starts.
+        if self._has_extensions is None:
+            rows = self._rows("SET spark.sql.extensions")
+            self._has_extensions = bool(rows) and ICEBERG_EXTENSIONS in str(rows[0][1])
+        return self._has_extensions
 
     @contextmanager
     def settings(self, values: dict[str, str]) -> Iterator[None]:

@@ -1,0 +1,16 @@
+"""Incremental models: one run of one model as one object, and the pure pieces it uses.
+
+- `run.py`: `IncrementalRun`, built once per model run from the model's parsed config
+  (`model_config.ModelConfig`), its output schema (Spark analyses the SQL once) and the
+  table's state; it decides the `Action` (the state machine is in its docstring), checks
+  everything before anything is written, and writes.
+- `strategies.py`: the one statement of each strategy, a pure function of names, in a
+  registry (`STRATEGY_BUILDERS`; `FALLBACK_BUILDERS` without Iceberg's SQL extensions).
+- `schema_evolution.py`: what `on_schema_change` asks of the table for a schema diff.
+- `chunked_refresh.py`: `full_incremental_refresh`, the whole history in time chunks.
+- `model_state.py`: what the last run looked like, kept as table properties.
+- `commit_counts.py`: the rows a commit inserted, updated and deleted, from its summary.
+
+To add a strategy: its builder in `strategies.py`, registered in `STRATEGY_BUILDERS`
+(`model_config` then accepts its name), with unit tests of its SQL.
+"""

@@ -22,8 +22,8 @@ from pathlib import Path
 from dbt.cli.main import dbtRunner
 from profiles import write_profiles
 
-from dbt.adapters.s3tables.catalog_config import CatalogConfig
-from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.spark_session import get_or_create_session
 from dbt.adapters.s3tables.strategies import IncrementalWrite, delete_insert_sql, merge_sql
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pyspark
 
-from dbt.adapters.s3tables.catalog_config import CatalogConfig
-from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.jars import find_java, resolve_jars
 from dbt.adapters.s3tables.spark_session import LOG4J_CONFIG, session_settings
 

@@ -36,6 +36,16 @@ from dbt_common.exceptions import DbtRuntimeError
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
 from dbt.adapters.s3tables.catalog_ddl import CatalogDdl
+from dbt.adapters.s3tables.catalogs import catalog_type_named
+from dbt.adapters.s3tables.catalogs.config import catalog_config_for
+from dbt.adapters.s3tables.catalogs.iceberg import (
+    CatalogRelation,
+    IcebergCatalog,
+    RelationDetails,
+    TableState,
+    TableStats,
+    iceberg_catalog_for,
+)
 from dbt.adapters.s3tables.chunked_refresh import CONFIG_KEY as CHUNK_CONFIG_KEY
 from dbt.adapters.s3tables.chunked_refresh import (
     ChunkPlan,
@@ -48,23 +58,10 @@ from dbt.adapters.s3tables.chunked_refresh import (
 )
 from dbt.adapters.s3tables.column import S3TablesColumn
 from dbt.adapters.s3tables.commit_counts import CommitCounts, IncrementalResponse, commit_counts
-from dbt.adapters.s3tables.connections import (
-    S3TablesConnectionManager,
-    catalog_config_for,
-    iceberg_catalog_for,
-)
+from dbt.adapters.s3tables.connections import S3TablesConnectionManager
 from dbt.adapters.s3tables.contracts import contract_select_sql, not_null_columns
-from dbt.adapters.s3tables.credentials import resolve_warehouse
 from dbt.adapters.s3tables.cross_db import listagg_sql
-from dbt.adapters.s3tables.iceberg_catalog import (
-    CatalogRelation,
-    IcebergCatalog,
-    RelationDetails,
-    TableState,
-    TableStats,
-)
 from dbt.adapters.s3tables.like_patterns import ilike
-from dbt.adapters.s3tables.local_catalog import folder_name_problem
 from dbt.adapters.s3tables.model_config import (
     IncrementalConfig,
     ModelConfigError,
@@ -159,10 +156,9 @@ class S3TablesAdapter(SparkAdapter):
 
     def __init__(self, config: Any, mp_context: Any) -> None:
         credentials = config.credentials
-        if credentials.catalog_type == "local":
-            credentials.warehouse = resolve_warehouse(
-                credentials.warehouse, getattr(config, "project_root", None)
-            )
+        credentials.warehouse = catalog_type_named(credentials.catalog_type).resolve_warehouse(
+            credentials.warehouse, getattr(config, "project_root", None)
+        )
         super().__init__(config, mp_context)
         self._full_renders: set[str] = set()
         self._full_render_lock = threading.Lock()
@@ -241,11 +237,10 @@ class S3TablesAdapter(SparkAdapter):
         Tables refuses: views, and namespace, table or column names outside its rules
         (the columns are `columns`, or the output of `sql`, which Spark analyses without
         running it)."""
-        if self.iceberg.config.uses_sqlite:
-            for key, name in (("schema", relation.schema), ("alias", relation.identifier)):
-                problem = folder_name_problem(str(name))
-                if problem:
-                    raise ModelConfigError(model_name, key, problem, f"choose a shorter {key}")
+        for key, name in (("schema", relation.schema), ("alias", relation.identifier)):
+            problem = self.iceberg.config.kind.name_length_problem(str(name))
+            if problem:
+                raise ModelConfigError(model_name, key, problem, f"choose a shorter {key}")
         if not self.config.credentials.s3tables_rules:
             return
         check_materialization(model_name, materialized)

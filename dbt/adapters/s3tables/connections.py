@@ -77,7 +77,7 @@ def clean_up_after_failure(
     credentials: S3TablesCredentials, started: float, own_statements: int = 0
 ) -> str | None:
     """Remove (or, when that is unsafe, list) the files a write that failed after
-    `started` left (in the embedded catalog's warehouse); the sentence to add to its error."""
+    `started` left behind, if its catalog type keeps any; the sentence to add to its error."""
     config = catalog_config_for(credentials)
     if credentials.method != "session":
         unsafe = "a Spark Thrift Server may still be writing them"

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from dbt.cli.main import dbtRunner
 
-from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
-from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
 
 SCHEMA = "bench"
 MASTER = "local[2]"

@@ -20,9 +20,9 @@ from dbt.cli.main import dbtRunner
 from machine import write_csv
 from profiles import write_profiles
 
-from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
-from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
 
 SCHEMA = "crowded"
 MASTER = "local[2]"

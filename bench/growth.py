@@ -42,9 +42,9 @@ from machine import write_csv
 from profiles import write_profiles
 from pyiceberg.manifest import ManifestEntryStatus
 
-from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
-from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
 
 DBT = str(Path(sys.executable).parent / "dbt")
 SCHEMA = "bench"

@@ -22,9 +22,9 @@ from pathlib import Path
 from dbt.cli.main import dbtRunner
 from profiles import write_profiles
 
-from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
-from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
 from dbt.adapters.s3tables.incremental.strategies import (
     IncrementalWrite,
     delete_insert_sql,

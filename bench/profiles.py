@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.engines.spark_session import session_settings
 from dbt.adapters.s3tables.jars import resolve_jars
 

@@ -64,8 +64,8 @@ from machine import write_csv
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import ancestors_of
 
-from dbt.adapters.s3tables.catalog_config import CatalogConfig
-from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 
 DBT = str(Path(sys.executable).parent / "dbt")
 SCHEMA = "soak"

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pyspark
 
-from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.engines.spark_session import LOG4J_CONFIG, session_settings
-from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
 from dbt.adapters.s3tables.jars import find_java, resolve_jars
 
 SPARK_HOME = Path(pyspark.__file__).parent

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from dbt.adapters.s3tables.catalog_config import CatalogConfig
-from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from tests.functional.test_concurrency import SCHEMA_GROUPS, model_files
 
 REPO = Path(__file__).resolve().parents[2]

@@ -18,8 +18,8 @@ import pyarrow as pa
 import pytest
 import yaml
 
-from dbt.adapters.s3tables.catalog_config import CatalogConfig
-from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 
 DBT = str(Path(sys.executable).parent / "dbt")
 SCHEMA = "faults"

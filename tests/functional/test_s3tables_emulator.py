@@ -40,9 +40,9 @@ from dbt.adapters.s3tables.catalog_ddl import (
     InvalidArgument,
     SchemaNotEmpty,
 )
-from dbt.adapters.s3tables.connections import catalog_config_for
+from dbt.adapters.s3tables.catalogs.config import catalog_config_for
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
-from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
 from tests.functional.emulators import (
     FAKE_AWS_ENV,
     REGION,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
-from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 
 CONFIG = CatalogConfig(name="local", catalog_type="local", warehouse="/tmp/wh")
 PREFIX = "spark.sql.catalog.local"

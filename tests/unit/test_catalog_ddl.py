@@ -28,7 +28,6 @@ from pyiceberg.types import (
 )
 from pyspark.sql import types as spark
 
-from dbt.adapters.s3tables.catalog_config import CatalogConfig
 from dbt.adapters.s3tables.catalog_ddl import (
     AlreadyExists,
     CatalogDdl,
@@ -40,7 +39,8 @@ from dbt.adapters.s3tables.catalog_ddl import (
     column_type,
     split_table_name,
 )
-from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.types import parse_spark_type
 
 # --- parse_spark_type: primitives and aliases ------------------------------------------

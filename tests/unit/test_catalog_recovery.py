@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from dbt.adapters.s3tables.catalog_config import CatalogConfig
 from dbt.adapters.s3tables.catalog_recovery import (
     latest_metadata_file,
     main,
     metadata_version,
     missing_snapshot_files,
 )
-from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 
 
 def catalog(warehouse: Path) -> IcebergCatalog:

@@ -11,8 +11,13 @@ from collections.abc import Callable
 
 import pytest
 
-from dbt.adapters.s3tables.catalog_config import MASK, CatalogConfig, is_secret, masked
-from dbt.adapters.s3tables.connections import catalog_config_for
+from dbt.adapters.s3tables.catalogs.config import (
+    MASK,
+    CatalogConfig,
+    catalog_config_for,
+    is_secret,
+    masked,
+)
 from dbt.adapters.s3tables.credentials import ProfileError, S3TablesCredentials
 
 ARN = "arn:aws:s3tables:us-east-1:111122223333:bucket/amzn-s3-demo-table-bucket"

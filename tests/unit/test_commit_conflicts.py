@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dbt.adapters.s3tables import write_conflicts
-from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.spark_errors import JavaError, summarize
 from dbt.adapters.s3tables.write_conflicts import (
     MAX_WAIT_SECONDS,

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from dbt.adapters.s3tables.catalogs.local import resolve_warehouse
 from dbt.adapters.s3tables.credentials import (
     ProfileError,
     S3TablesCredentials,
-    resolve_warehouse,
     validate_spark_conf,
 )
 

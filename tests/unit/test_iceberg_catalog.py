@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from dbt.adapters.s3tables import iceberg_catalog
-from dbt.adapters.s3tables.iceberg_catalog import (
+from dbt.adapters.s3tables.catalogs import iceberg as iceberg_catalog
+from dbt.adapters.s3tables.catalogs.iceberg import (
     LOCK_RETRY_ATTEMPTS,
     TableStats,
     retry_on_lock,
@@ -151,8 +151,8 @@ def test_retries_stop_when_the_lock_budget_is_spent(monkeypatch: pytest.MonkeyPa
 def test_a_full_disk_during_a_catalog_commit_is_explained() -> None:
     import errno
 
-    from dbt.adapters.s3tables.catalog_config import CatalogConfig
-    from dbt.adapters.s3tables.iceberg_catalog import explain_catalog_error
+    from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+    from dbt.adapters.s3tables.catalogs.iceberg import explain_catalog_error
 
     config = CatalogConfig(name="local", catalog_type="local", warehouse="/w")
     error = OSError(errno.ENOSPC, "Error writing bytes to file")

@@ -14,8 +14,8 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import IntegerType, NestedField, StringType
 from pyspark.sql import types as spark
 
+from dbt.adapters.s3tables.catalogs.iceberg import TableState
 from dbt.adapters.s3tables.errors import ModelConfigError
-from dbt.adapters.s3tables.iceberg_catalog import TableState
 from dbt.adapters.s3tables.incremental.model_state import REBUILD_PLAN, STRATEGY
 from dbt.adapters.s3tables.incremental.run import (
     Action,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from dbt.adapters.s3tables.catalog_config import CatalogConfig
-from dbt.adapters.s3tables.iceberg_catalog import CatalogError, IcebergCatalog
-from dbt.adapters.s3tables.local_catalog import (
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.iceberg import CatalogError, IcebergCatalog
+from dbt.adapters.s3tables.catalogs.local_files import (
     CATALOG_MARKER,
     PROCESSES_FOLDER,
     CatalogFileError,

@@ -25,7 +25,7 @@ from pyspark.sql.types import (
 )
 from TCLIService.ttypes import TOperationState
 
-from dbt.adapters.s3tables.catalog_config import ICEBERG_EXTENSIONS
+from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
 from dbt.adapters.s3tables.engines.thrift import ThriftEngine, check_reachable
 from dbt.adapters.s3tables.seeds import text_rows_view_sql
 from dbt.adapters.s3tables.sql_text import sql_string

@@ -22,8 +22,8 @@ from pyiceberg.exceptions import (
 from pyiceberg.schema import Schema
 from pyiceberg.types import IcebergType, NestedField
 
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.errors import UnsupportedTypeError
-from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
 from dbt.adapters.s3tables.s3tables_rules import name_problem
 from dbt.adapters.s3tables.types import (
     iceberg_type,

@@ -22,15 +22,16 @@ from pathlib import Path
 
 from sqlalchemy import text
 
-from dbt.adapters.s3tables.catalog_config import LOCAL_CATALOG_FILE, CatalogConfig
-from dbt.adapters.s3tables.credentials import DEFAULT_CATALOG_NAME
-from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
-from dbt.adapters.s3tables.local_catalog import (
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+from dbt.adapters.s3tables.catalogs.local_files import (
+    LOCAL_CATALOG_FILE,
     CatalogFileError,
     catalog_file_problem,
     local_path,
     table_folders,
 )
+from dbt.adapters.s3tables.credentials import DEFAULT_CATALOG_NAME
 
 GZIP_MAGIC = b"\x1f\x8b"
 

@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cache, partial
+from functools import partial
 from typing import TYPE_CHECKING
 
 from dbt.adapters.contracts.connection import Connection, ConnectionState
@@ -15,23 +15,16 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import SparkConnectionManager
 from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
 
-from dbt.adapters.s3tables.catalog_config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.config import catalog_config_for
+from dbt.adapters.s3tables.catalogs.iceberg import iceberg_catalog_for
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
 from dbt.adapters.s3tables.engines import ENGINES
 from dbt.adapters.s3tables.engines.base import EngineSetup
-from dbt.adapters.s3tables.failed_writes import (
-    clean_up_failed_write,
-    readable_size,
-    sweep_leftovers,
-)
-from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
-from dbt.adapters.s3tables.local_catalog import hold_process_lock
 from dbt.adapters.s3tables.spark_errors import StatementRefused, thrift_error
-from dbt.adapters.s3tables.table_bucket import ensure_table_bucket
 from dbt.adapters.s3tables.write_conflicts import ConflictRetries
 
 if TYPE_CHECKING:
-    from dbt.adapters.s3tables.engines.base import Engine
+    pass
 
 logger = AdapterLogger("s3tables")
 
@@ -64,47 +57,22 @@ def clean_up_after_failure(
     credentials: S3TablesCredentials, started: float, own_statements: int = 0
 ) -> str | None:
     """Remove (or, when that is unsafe, list) the files a write that failed after
-    `started` left in the embedded warehouse; the sentence to add to its error."""
+    `started` left behind, if its catalog type keeps any; the sentence to add to its error."""
     config = catalog_config_for(credentials)
-    if not config.uses_sqlite:
-        return None  # object stores: Iceberg aborts uploads; nothing stays half-written
-    if credentials.method != "session":
+    if not ENGINES[credentials.method].writes_from_this_process:
         unsafe = "a Spark Thrift Server may still be writing them"
     elif STATEMENTS_RUNNING.running() > own_statements:
         unsafe = "other models of this run are writing"
     else:
         unsafe = None
     try:
-        leftovers = clean_up_failed_write(iceberg_catalog_for(config), started, unsafe)
+        leftovers = config.kind.clean_up_failed_write(iceberg_catalog_for(config), started, unsafe)
     except Exception as error:  # reported with the write's own error, not instead
         logger.debug(f"leftover check failed: {error!r}")
         return f"Looking for files the failed write left failed too: {error}"
     if leftovers.removed:
         logger.debug(f"removed after a failed write: {[str(p) for p in leftovers.removed]}")
     return leftovers.describe()
-
-
-def catalog_config_for(credentials: S3TablesCredentials) -> CatalogConfig:
-    return CatalogConfig(
-        name=credentials.catalog,
-        catalog_type=str(credentials.catalog_type),
-        warehouse=str(credentials.warehouse),
-        lock_timeout_seconds=credentials.catalog_lock_timeout,
-        region=credentials.region,
-        uri=credentials.catalog_uri,
-        token=credentials.token,
-        credential=credentials.credential,
-        signing_name=credentials.signing_name,
-        aws_profile=credentials.aws_profile,
-        s3tables_client=credentials.s3tables_client,
-        extra_properties=tuple(sorted(credentials.catalog_properties.items())),
-    )
-
-
-@cache
-def iceberg_catalog_for(config: CatalogConfig) -> IcebergCatalog:
-    """One PyIceberg catalog per catalog description and process, shared by all threads."""
-    return IcebergCatalog(config)
 
 
 class S3TablesConnectionManager(SparkConnectionManager):
@@ -144,58 +112,29 @@ class S3TablesConnectionManager(SparkConnectionManager):
                 raise thrift_error(str(response.status.errorMessage)) from None
             raise DbtRuntimeError(f"{type(error).__name__}: {error}") from error
 
-    _swept = False
-    _sweep_lock = threading.Lock()
-
-    @classmethod
-    def _sweep_leftovers_once(cls, config: CatalogConfig) -> None:
-        """Remove what earlier failed writes left while another process worked here."""
-        with cls._sweep_lock:
-            if cls._swept:
-                return
-            cls._swept = True
-            swept = sweep_leftovers(iceberg_catalog_for(config))
-        if swept.removed:
-            logger.info(
-                f"removed {len(swept.removed)} files ({readable_size(swept.removed_bytes)}) "
-                "that earlier failed writes left while another process worked on the warehouse"
-            )
-
     @classmethod
     def open(cls, connection: Connection) -> Connection:
         if connection.state == ConnectionState.OPEN:
             return connection
         credentials: S3TablesCredentials = connection.credentials
         config = catalog_config_for(credentials)
-        if config.catalog_type == "s3tables":
-            ensure_table_bucket(config.warehouse, str(config.region), config.aws_profile)
-        # PyIceberg creates the catalog (folder, SQLite file and tables) before the JVM
-        # starts, so the two never race to create them.
         iceberg = iceberg_catalog_for(config)
-        iceberg.ensure_initialized()
         # A PyIceberg commit (schema evolution, properties) that fails on a full disk
         # leaves a partial metadata file, cleaned up like a failed statement's.
         iceberg.after_failed_write = partial(clean_up_after_failure, credentials)
+        engine_kind = ENGINES[credentials.method]
+        # The catalog type's checks and set-up; an embedded catalog that Spark in this
+        # process writes to also takes a process lock against other processes' cleanup.
+        config.kind.open_connection(iceberg, spark_in_process=engine_kind.writes_from_this_process)
         conflict_retries = ConflictRetries(
             credentials.write_conflict_retries, credentials.write_conflict_wait_seconds
         )
-        kind = ENGINES[credentials.method]
         setup = EngineSetup(
             credentials,
             config,
             conflict_retries,
             after_conflict=partial(clean_up_after_failure, credentials, own_statements=1),
         )
-        if not kind.writes_from_this_process:
-            return cls._opened(connection, kind.open(connection, setup))
-        if config.uses_sqlite:
-            # Other processes must not remove files this one's Spark may be writing.
-            hold_process_lock(config.warehouse)
-            cls._sweep_leftovers_once(config)
-        return cls._opened(connection, kind.open(connection, setup))
-
-    @staticmethod
-    def _opened(connection: Connection, engine: Engine) -> Connection:
-        connection.handle = engine
+        connection.handle = engine_kind.open(connection, setup)
         connection.state = ConnectionState.OPEN
         return connection

@@ -1,12 +1,12 @@
 """Profile contract of the s3tables adapter: keys, defaults and their validation.
 
 Validation happens here, when dbt reads the profile, so a bad key fails before any
-Spark process starts or any folder is created.
+Spark process starts or any folder is created; each catalog type checks its own keys
+(see `catalogs`).
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -14,12 +14,7 @@ from typing import Any
 from dbt.adapters.spark.connections import SparkCredentials
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.s3tables.s3tables_rules import parse_table_bucket_arn
-
 SUPPORTED_METHODS = ("session", "thrift")
-SUPPORTED_CATALOG_TYPES = ("local", "s3tables", "rest", "glue")
-S3TABLES_CLIENTS = ("rest", "catalog_jar")
-DEFAULT_WAREHOUSE = "./warehouse"
 DEFAULT_MASTER = "local[*]"
 DEFAULT_CATALOG_NAME = "local"
 
@@ -73,14 +68,6 @@ def validate_spark_conf(spark_conf: Any) -> dict[str, str]:
                 f"rename it to the full Spark setting name, e.g. `spark.{name}`",
             )
     return scalar_mapping("spark_conf", spark_conf, "Spark settings", "{spark.executor.memory: 2g}")
-
-
-def resolve_warehouse(warehouse: str, project_root: str | None) -> str:
-    """Absolute warehouse path: relative paths resolve against the dbt project folder."""
-    path = os.path.expanduser(warehouse)
-    if not os.path.isabs(path):
-        path = os.path.join(project_root or os.getcwd(), path)
-    return os.path.normpath(path)
 
 
 @dataclass
@@ -141,27 +128,18 @@ class S3TablesCredentials(SparkCredentials):
             )
         if self.method == "thrift":
             self._check_thrift_keys()
-        if self.catalog_type is None:
-            self.catalog_type = "s3tables" if self.table_bucket_arn else "local"
-        if self.catalog_type not in SUPPORTED_CATALOG_TYPES:
-            raise ProfileError(
-                "catalog_type",
-                f"unknown value `{self.catalog_type}`",
-                f"use one of: {', '.join(SUPPORTED_CATALOG_TYPES)}",
-            )
         if not _CATALOG_NAME_RE.fullmatch(self.catalog or ""):
             raise ProfileError(
                 "catalog",
                 f"`{self.catalog}` is not a plain identifier",
                 "use letters, digits and underscores, e.g. `local`",
             )
-        if self.table_bucket_arn and self.catalog_type != "s3tables":
-            raise ProfileError(
-                "table_bucket_arn",
-                f"is only read by catalog_type s3tables, and catalog_type is `{self.catalog_type}`",
-                "remove `catalog_type` (the ARN implies s3tables) or remove the ARN",
-            )
-        self._check_catalog_keys()
+        if self.catalog_type is None:
+            self.catalog_type = "s3tables" if self.table_bucket_arn else "local"
+        # Imported here: the catalog types raise this module's ProfileError.
+        from dbt.adapters.s3tables.catalogs import check_catalog_keys
+
+        check_catalog_keys(self)
         if not str(self.master or "").strip():
             raise ProfileError("master", "is empty", f"omit it for `{DEFAULT_MASTER}`")
         if self.catalog_lock_timeout <= 0:
@@ -186,15 +164,6 @@ class S3TablesCredentials(SparkCredentials):
                 "is dbt-spark's key and is not read by this adapter",
                 "move these settings under `spark_conf`",
             )
-        if self.emulator_table_location and (self.catalog_type == "local" or not self.catalog_uri):
-            raise ProfileError(
-                "emulator_table_location",
-                "is a test-only key for an emulated catalog (set with `catalog_uri`); real "
-                "catalogs choose table locations themselves",
-                "remove `emulator_table_location`",
-            )
-        if self.s3tables_rules is None:
-            self.s3tables_rules = self.catalog_type == "s3tables"
         self.spark_conf = validate_spark_conf(self.spark_conf)
         # Passed to both Spark and PyIceberg.
         self.catalog_properties = scalar_mapping(
@@ -214,74 +183,6 @@ class S3TablesCredentials(SparkCredentials):
         if self.connect_timeout <= 0:
             raise ProfileError(
                 "connect_timeout", "must be a positive number of seconds", "omit it for 10"
-            )
-
-    def _check_catalog_keys(self) -> None:
-        """Each catalog type's required keys; defaults derived from the others."""
-        kind = self.catalog_type
-        if kind == "local":
-            if self.warehouse is not None and not str(self.warehouse).strip():
-                raise ProfileError("warehouse", "is empty", f"omit it for `{DEFAULT_WAREHOUSE}`")
-            self.warehouse = self.warehouse or DEFAULT_WAREHOUSE
-            return
-        if kind == "s3tables":
-            if not self.table_bucket_arn:
-                raise ProfileError(
-                    "table_bucket_arn",
-                    "is required for catalog_type s3tables",
-                    "set it to arn:aws:s3tables:<region>:<account>:bucket/<name>",
-                )
-            try:
-                bucket = parse_table_bucket_arn(self.table_bucket_arn)
-            except ValueError as error:
-                raise ProfileError(
-                    "table_bucket_arn", str(error), "copy the ARN from the S3 console"
-                ) from None
-            if self.region and self.region != bucket.region:
-                raise ProfileError(
-                    "region",
-                    f"is `{self.region}` but the table bucket is in `{bucket.region}`",
-                    "remove `region` (it is read from the ARN)",
-                )
-            if self.warehouse and self.warehouse != bucket.arn:
-                raise ProfileError(
-                    "warehouse",
-                    "is set, but for catalog_type s3tables the warehouse is the table bucket ARN",
-                    "remove `warehouse`",
-                )
-            self.region = bucket.region
-            self.warehouse = bucket.arn
-            if self.s3tables_client not in S3TABLES_CLIENTS:
-                raise ProfileError(
-                    "s3tables_client",
-                    f"unknown value `{self.s3tables_client}`",
-                    f"use one of: {', '.join(S3TABLES_CLIENTS)}",
-                )
-            return
-        if kind == "glue":
-            if not self.region:
-                raise ProfileError("region", "is required for catalog_type glue", "e.g. us-east-1")
-            if not self.warehouse:
-                raise ProfileError(
-                    "warehouse",
-                    "is required for catalog_type glue: the Glue catalog id",
-                    "set it to your account id, or `<account>:s3tablescatalog/<bucket>` "
-                    "for S3 Tables through Glue",
-                )
-            return
-        if not self.catalog_uri:
-            raise ProfileError(
-                "catalog_uri",
-                "is required for catalog_type rest",
-                "set it to the catalog's base URL, e.g. https://catalog.example.com/iceberg",
-            )
-        if self.signing_name and not self.region:
-            raise ProfileError(
-                "region", "is required when `signing_name` turns on SigV4", "e.g. us-east-1"
-            )
-        if self.token and self.credential:
-            raise ProfileError(
-                "token", "is set together with `credential`", "keep only one of the two"
             )
 
     @property

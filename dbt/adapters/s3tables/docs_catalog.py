@@ -9,7 +9,7 @@ from typing import Any
 from dbt.adapters.contracts.relation import RelationType
 from dbt_common.contracts.metadata import CatalogTable, ColumnMetadata, StatsItem, TableMetadata
 
-from dbt.adapters.s3tables.iceberg_catalog import RelationDetails, TableStats
+from dbt.adapters.s3tables.catalogs.iceberg import RelationDetails, TableStats
 
 
 def stats_items(stats: TableStats | None) -> dict[str, StatsItem]:

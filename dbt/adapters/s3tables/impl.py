@@ -30,21 +30,19 @@ from dbt_common.exceptions import DbtRuntimeError
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
 from dbt.adapters.s3tables.catalog_ddl import CatalogDdl
-from dbt.adapters.s3tables.column import S3TablesColumn
-from dbt.adapters.s3tables.connections import (
-    S3TablesConnectionManager,
-    catalog_config_for,
+from dbt.adapters.s3tables.catalogs import catalog_type_named
+from dbt.adapters.s3tables.catalogs.config import catalog_config_for
+from dbt.adapters.s3tables.catalogs.iceberg import (
+    CatalogRelation,
+    IcebergCatalog,
     iceberg_catalog_for,
 )
+from dbt.adapters.s3tables.column import S3TablesColumn
+from dbt.adapters.s3tables.connections import S3TablesConnectionManager
 from dbt.adapters.s3tables.contracts import contract_select_sql, not_null_columns
-from dbt.adapters.s3tables.credentials import resolve_warehouse
 from dbt.adapters.s3tables.cross_db import listagg_sql
 from dbt.adapters.s3tables.docs_catalog import catalog_rows, catalog_table
 from dbt.adapters.s3tables.errors import ModelConfigError
-from dbt.adapters.s3tables.iceberg_catalog import (
-    CatalogRelation,
-    IcebergCatalog,
-)
 from dbt.adapters.s3tables.incremental.model_state import (
     LAST_PROCESSED_VALUE,
     state_keys,
@@ -56,7 +54,6 @@ from dbt.adapters.s3tables.incremental.run import (
     renders_as_first_build,
 )
 from dbt.adapters.s3tables.like_patterns import ilike
-from dbt.adapters.s3tables.local_catalog import folder_name_problem
 from dbt.adapters.s3tables.model_config import (
     ModelConfig,
     incremental_config,
@@ -103,10 +100,9 @@ class S3TablesAdapter(SparkAdapter):
 
     def __init__(self, config: Any, mp_context: Any) -> None:
         credentials = config.credentials
-        if credentials.catalog_type == "local":
-            credentials.warehouse = resolve_warehouse(
-                credentials.warehouse, getattr(config, "project_root", None)
-            )
+        credentials.warehouse = catalog_type_named(credentials.catalog_type).resolve_warehouse(
+            credentials.warehouse, getattr(config, "project_root", None)
+        )
         super().__init__(config, mp_context)
 
     # not_null is checked in the writing statement and kept as a required Iceberg field;
@@ -188,11 +184,10 @@ class S3TablesAdapter(SparkAdapter):
         Tables refuses: views, and namespace, table or column names outside its rules
         (the columns are `columns`, or the output of `sql`, which Spark analyses without
         running it)."""
-        if self.iceberg.config.uses_sqlite:
-            for key, name in (("schema", relation.schema), ("alias", relation.identifier)):
-                problem = folder_name_problem(str(name))
-                if problem:
-                    raise ModelConfigError(model_name, key, problem, f"choose a shorter {key}")
+        for key, name in (("schema", relation.schema), ("alias", relation.identifier)):
+            problem = self.iceberg.config.kind.name_length_problem(str(name))
+            if problem:
+                raise ModelConfigError(model_name, key, problem, f"choose a shorter {key}")
         if not self.config.credentials.s3tables_rules:
             return
         check_materialization(model_name, materialized)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 
-    from dbt.adapters.s3tables.catalog_config import CatalogConfig
+    from dbt.adapters.s3tables.catalogs.config import CatalogConfig
     from dbt.adapters.s3tables.credentials import S3TablesCredentials
     from dbt.adapters.s3tables.write_conflicts import ConflictRetries
 

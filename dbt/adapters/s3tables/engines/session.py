@@ -14,7 +14,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import SparkConnectionWrapper
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.s3tables.catalog_config import ICEBERG_EXTENSIONS
+from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session, jvm_post_mortem
 from dbt.adapters.s3tables.seeds import ROW_COLUMN, seed_text_table
 from dbt.adapters.s3tables.spark_errors import (

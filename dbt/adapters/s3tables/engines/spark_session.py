@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.s3tables.catalog_config import CatalogConfig, is_secret
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig, is_secret
 from dbt.adapters.s3tables.jars import JarPlan, find_java, resolve_jars
 from dbt.adapters.s3tables.sql_text import quote
 

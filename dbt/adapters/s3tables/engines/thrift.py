@@ -16,7 +16,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import PyhiveConnectionWrapper, SparkConnectionManager
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.s3tables.catalog_config import ICEBERG_EXTENSIONS
+from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
 from dbt.adapters.s3tables.seeds import seed_rows_as_text, text_rows_view_sql
 from dbt.adapters.s3tables.spark_errors import thrift_error_text
 from dbt.adapters.s3tables.sql_text import split_statements

@@ -80,10 +80,10 @@ from dbt.adapters.s3tables.types import cast_void_columns, spark_type_name, with
 
 if TYPE_CHECKING:
     from dbt.adapters.base.relation import BaseRelation
-    from dbt.adapters.s3tables.engines.base import Engine
     from pyspark.sql.types import StructType
 
-    from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog, TableState
+    from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog, TableState
+    from dbt.adapters.s3tables.engines.base import Engine
 
 logger = AdapterLogger("s3tables")
 

@@ -17,13 +17,18 @@ import random
 import sqlite3
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.s3tables.catalog_config import CatalogConfig
 from dbt.adapters.s3tables.credentials import ProfileError
 
+if TYPE_CHECKING:  # only a type here: `config` needs the catalog types, which need this
+    from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+
+# The SQLite file of the catalog, in the warehouse folder.
+LOCAL_CATALOG_FILE = "catalog.db"
 # Written beside the catalog file once the catalog exists: its absence later means the
 # warehouse never had one here.
 CATALOG_MARKER = ".catalog-created"

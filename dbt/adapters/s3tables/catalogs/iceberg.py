@@ -1,4 +1,5 @@
-"""Catalog metadata through PyIceberg: namespaces, relations, columns, table statistics.
+"""Catalog metadata through PyIceberg: namespaces, relations, columns, table statistics;
+one `IcebergCatalog` per catalog and process (`iceberg_catalog_for`).
 
 dbt's metadata calls land here instead of Spark (`SHOW TABLE EXTENDED` does not work
 for Iceberg tables on Spark 3.5 and `DESCRIBE EXTENDED` costs a Spark job per table).
@@ -10,13 +11,13 @@ import errno
 import gzip
 import json
 import random
-import re
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Literal, TypeVar
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
@@ -34,16 +35,12 @@ from pyiceberg.schema import Schema
 from pyiceberg.table import Table
 from pyiceberg.types import IcebergType
 from sqlalchemy import text
-from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
+from sqlalchemy.exc import IntegrityError, OperationalError
 
-from dbt.adapters.s3tables.catalog_config import CatalogConfig
-from dbt.adapters.s3tables.local_catalog import (
-    RECOVERY_COMMAND,
-    locked_too_long,
-    mark_catalog_created,
-    prepare_local_catalog,
-)
 from dbt.adapters.s3tables.types import spark_type_name
+
+if TYPE_CHECKING:  # only a type here: `config` needs the catalog types, which need this
+    from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 
 logger = AdapterLogger("s3tables")
 
@@ -51,12 +48,6 @@ T = TypeVar("T")
 RelationKind = Literal["table", "view"]
 
 LOCK_RETRY_ATTEMPTS = 8
-# SQLite's words for a catalog file it cannot use.
-_DAMAGED = re.compile(
-    r"not a database|malformed|unable to open|disk I/O error|readonly database|"
-    r"no such table: iceberg",
-    re.IGNORECASE,
-)
 LOCK_RETRY_BASE_SECONDS = 0.05
 
 
@@ -161,14 +152,9 @@ def explain_catalog_error(config: CatalogConfig, error: BaseException, what: str
             f"The disk is full: {what} failed ({text}); nothing was changed, the table is at "
             "its last commit. Fix: free space on the disk holding the warehouse, then rerun"
         )
-    if is_lock_error(error):
-        return locked_too_long(config, what)
-    if isinstance(error, DatabaseError) and config.uses_sqlite and _DAMAGED.search(text):
-        return (
-            f"The embedded catalog file {config.sqlite_path} cannot be read during {what} "
-            f"({text}); nothing was changed. Fix: restore it from a backup, or move it aside "
-            f"and rebuild it with `{RECOVERY_COMMAND} {config.warehouse}`"
-        )
+    explained = config.kind.explain_error(config, error, what)
+    if explained is not None:
+        return explained
     if isinstance(error, CommitFailedException):
         return (
             f"{what}: other writers kept committing to the table ({text}); nothing was changed. "
@@ -240,14 +226,16 @@ class IcebergCatalog:
                 # the first table load, which can land anywhere in a run; import it here.
                 import pyiceberg.io.pyarrow  # noqa: F401
 
-                if self.config.uses_sqlite:
-                    prepare_local_catalog(self.config, check_lost=not self.recovering)
-                self._catalog = self.call(
-                    lambda: load_catalog(self.config.name, **self.config.pyiceberg_properties()),
-                    "catalog open",
+                properties = self.config.pyiceberg_properties()
+
+                def load() -> Catalog:
+                    return self.call(
+                        lambda: load_catalog(self.config.name, **properties), "catalog open"
+                    )
+
+                self._catalog = self.config.kind.open_catalog(
+                    self.config, load, recovering=self.recovering
                 )
-                if self.config.uses_sqlite:
-                    mark_catalog_created(self.config)
             return self._catalog
 
     def call(self, operation: Callable[[], T], what: str) -> T:
@@ -518,3 +506,9 @@ class IcebergCatalog:
                 ),
                 {"catalog": self.config.name, "namespace": identifier[0], "name": identifier[1]},
             )
+
+
+@cache
+def iceberg_catalog_for(config: CatalogConfig) -> IcebergCatalog:
+    """One PyIceberg catalog per catalog description and process, shared by all threads."""
+    return IcebergCatalog(config)

@@ -8,7 +8,7 @@ is a new table folder the catalog does not know (a first build that never commit
 
 Removal is safe only when nothing else can be writing to the warehouse: another model
 of the same run (another dbt thread), or another dbt-s3tables process (seen by its lock,
-see `local_catalog`), could own an uncommitted file. Then the files are reported with
+see `local_files`), could own an uncommitted file. Then the files are reported with
 their paths instead, and listed in the warehouse: the next process that finds itself
 alone on the warehouse removes those that no table has come to reference meanwhile.
 """
@@ -22,8 +22,8 @@ from pathlib import Path
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 from pyiceberg.table import Table
 
-from dbt.adapters.s3tables.iceberg_catalog import IcebergCatalog
-from dbt.adapters.s3tables.local_catalog import (
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+from dbt.adapters.s3tables.catalogs.local_files import (
     PROCESSES_FOLDER,
     local_path,
     other_processes_running,

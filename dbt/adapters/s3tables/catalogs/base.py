@@ -1,0 +1,126 @@
+"""`CatalogType`: what one kind of Iceberg catalog answers for itself.
+
+Each answer that differs between catalog types (which profile keys it needs, how Spark and
+PyIceberg reach it, the table properties it wants, what opening a connection to it
+involves) is a member here, answered in that type's own module. The rest of the adapter
+asks the type; it never tests which type it is.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ClassVar
+
+from dbt.adapters.s3tables.catalogs.failed_writes import Leftovers
+from dbt.adapters.s3tables.credentials import ProfileError
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
+
+    from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+    from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+    from dbt.adapters.s3tables.credentials import S3TablesCredentials
+
+
+class CatalogType(ABC):
+    """One value of the profile's `catalog_type`. Instances hold no profile values: every
+    member that needs them is given the credentials or the `CatalogConfig`."""
+
+    # The profile's `catalog_type` value.
+    name: ClassVar[str]
+    # The catalog is a SQLite file: Spark needs the SQLite JDBC driver.
+    uses_sqlite: ClassVar[bool] = False
+    # S3 Tables' naming rules are checked unless the profile sets `s3tables_rules`.
+    follows_s3tables_rules: ClassVar[bool] = False
+
+    # --- the profile ---
+
+    @abstractmethod
+    def check_profile(self, credentials: S3TablesCredentials) -> None:
+        """Raise ProfileError, naming the key and the fix, for a key this type cannot use;
+        fill the keys it derives from the others."""
+
+    def refuse_own_keys(self, credentials: S3TablesCredentials, catalog_type: str) -> None:
+        """Raise ProfileError for a key only this type reads, set in a profile whose
+        catalog type is `catalog_type`."""
+        return None  # most types have no keys of their own
+
+    def resolve_warehouse(self, warehouse: str, project_root: str | None) -> str:
+        """The profile's `warehouse` once the dbt project folder is known."""
+        return warehouse
+
+    # --- Spark and PyIceberg settings ---
+
+    def default_uri(self, config: CatalogConfig) -> str | None:
+        """The catalog endpoint when the profile sets no `catalog_uri`."""
+        return None
+
+    def signing_name(self, config: CatalogConfig) -> str | None:
+        """The SigV4 service name requests are signed for (None: no SigV4)."""
+        return None
+
+    @abstractmethod
+    def spark_settings(self, config: CatalogConfig, prefix: str) -> dict[str, str]:
+        """This type's Spark settings of the catalog (`prefix`: `spark.sql.catalog.<name>`)."""
+
+    @abstractmethod
+    def pyiceberg_properties(self, config: CatalogConfig) -> dict[str, str]:
+        """This type's PyIceberg catalog properties."""
+
+    def table_defaults(self) -> dict[str, str]:
+        """Table properties every table of this catalog gets (a model's own win)."""
+        return {}
+
+    @abstractmethod
+    def location(self, config: CatalogConfig) -> str:
+        """Where the catalog lives, for `dbt debug` and error messages."""
+
+    def scratch_dir(self, config: CatalogConfig) -> str:
+        """A local folder for Spark's own session catalog, which holds nothing."""
+        return os.path.join(tempfile.gettempdir(), "dbt-s3tables-spark-warehouse")
+
+    # --- using the catalog ---
+
+    def open_connection(self, iceberg: IcebergCatalog, *, spark_in_process: bool) -> None:
+        """What a new dbt connection does before its first statement (`spark_in_process`:
+        this process's own Spark will write). PyIceberg opens the catalog, creating a new
+        one before the JVM starts, so the two never race to create it."""
+        iceberg.ensure_initialized()
+
+    def open_catalog(
+        self, config: CatalogConfig, load: Callable[[], Catalog], *, recovering: bool
+    ) -> Catalog:
+        """PyIceberg's catalog, made by `load` (`recovering`: a new catalog is opened over
+        a warehouse that holds tables, on purpose)."""
+        return load()
+
+    def explain_error(self, config: CatalogConfig, error: BaseException, what: str) -> str | None:
+        """One sentence, saying what to do, for a failure during `what` that only this type
+        has (None: not one of these)."""
+        return None
+
+    def name_length_problem(self, name: str) -> str | None:
+        """Why this catalog cannot hold a namespace or relation name this long (None: it
+        can)."""
+        return None
+
+    def clean_up_failed_write(
+        self, iceberg: IcebergCatalog, since: float, unsafe: str | None
+    ) -> Leftovers:
+        """Remove the files a write that failed after `since` left (only list them when
+        `unsafe` says why removing them is not). Object stores: Iceberg aborts a failed
+        write's uploads, so nothing stays half-written."""
+        return Leftovers()
+
+
+def emulator_location_error() -> ProfileError:
+    """The test-only `emulator_table_location` set for a catalog that is not an emulator."""
+    return ProfileError(
+        "emulator_table_location",
+        "is a test-only key for an emulated catalog (set with `catalog_uri`); real "
+        "catalogs choose table locations themselves",
+        "remove `emulator_table_location`",
+    )

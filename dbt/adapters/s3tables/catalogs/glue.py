@@ -1,0 +1,28 @@
+"""`glue`: the AWS Glue Data Catalog through its Iceberg REST endpoint (which also serves
+S3 Tables buckets as `<account>:s3tablescatalog/<bucket>`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dbt.adapters.s3tables.catalogs.rest import AwsRestCatalogType
+from dbt.adapters.s3tables.credentials import ProfileError
+
+if TYPE_CHECKING:
+    from dbt.adapters.s3tables.credentials import S3TablesCredentials
+
+
+class GlueCatalogType(AwsRestCatalogType):
+    name = "glue"
+    service = "glue"
+
+    def check_keys(self, credentials: S3TablesCredentials) -> None:
+        if not credentials.region:
+            raise ProfileError("region", "is required for catalog_type glue", "e.g. us-east-1")
+        if not credentials.warehouse:
+            raise ProfileError(
+                "warehouse",
+                "is required for catalog_type glue: the Glue catalog id",
+                "set it to your account id, or `<account>:s3tablescatalog/<bucket>` "
+                "for S3 Tables through Glue",
+            )

@@ -34,15 +34,11 @@ import boto3
 import pytest
 from pyiceberg.types import StringType
 
-from dbt.adapters.s3tables.catalog_ddl import (
-    AlreadyExists,
-    CatalogDdl,
-    InvalidArgument,
-    SchemaNotEmpty,
-)
+from dbt.adapters.s3tables.catalog_ddl import CatalogDdl
 from dbt.adapters.s3tables.catalogs.config import catalog_config_for
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
+from dbt.adapters.s3tables.errors import AlreadyExists, InvalidArgument, SchemaNotEmpty
 from tests.functional.emulators import (
     FAKE_AWS_ENV,
     REGION,

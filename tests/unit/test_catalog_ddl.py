@@ -29,18 +29,20 @@ from pyiceberg.types import (
 from pyspark.sql import types as spark
 
 from dbt.adapters.s3tables.catalog_ddl import (
-    AlreadyExists,
     CatalogDdl,
-    CatalogDdlError,
-    InvalidArgument,
-    NotFound,
-    SchemaNotEmpty,
     column_definitions,
     column_type,
     split_table_name,
 )
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+from dbt.adapters.s3tables.errors import (
+    AlreadyExists,
+    CatalogDdlError,
+    InvalidArgument,
+    NotFound,
+    SchemaNotEmpty,
+)
 from dbt.adapters.s3tables.types import parse_spark_type
 
 # --- parse_spark_type: primitives and aliases ------------------------------------------

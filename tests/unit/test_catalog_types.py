@@ -18,7 +18,8 @@ from dbt.adapters.s3tables.catalogs.config import (
     is_secret,
     masked,
 )
-from dbt.adapters.s3tables.credentials import ProfileError, S3TablesCredentials
+from dbt.adapters.s3tables.credentials import S3TablesCredentials
+from dbt.adapters.s3tables.errors import ProfileError
 
 ARN = "arn:aws:s3tables:us-east-1:111122223333:bucket/amzn-s3-demo-table-bucket"
 GLUE_CATALOG_ID = "111122223333:s3tablescatalog/amzn-s3-demo-table-bucket"

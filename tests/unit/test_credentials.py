@@ -8,11 +8,8 @@ from pathlib import Path
 import pytest
 
 from dbt.adapters.s3tables.catalogs.local import resolve_warehouse
-from dbt.adapters.s3tables.credentials import (
-    ProfileError,
-    S3TablesCredentials,
-    validate_spark_conf,
-)
+from dbt.adapters.s3tables.credentials import S3TablesCredentials, validate_spark_conf
+from dbt.adapters.s3tables.errors import ProfileError
 
 
 def credentials(**keys: object) -> S3TablesCredentials:

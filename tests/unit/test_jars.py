@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from dbt.adapters.s3tables.errors import MissingDependencyError
 from dbt.adapters.s3tables.jars import (
     ICEBERG_MAVEN,
     SQLITE_MAVEN,
     FoundJars,
     JarPlan,
-    MissingDependencyError,
     find_java,
     plan_jars,
 )

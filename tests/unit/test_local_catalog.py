@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
-from dbt.adapters.s3tables.catalogs.iceberg import CatalogError, IcebergCatalog
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.catalogs.local_files import (
     CATALOG_MARKER,
     PROCESSES_FOLDER,
-    CatalogFileError,
     check_catalog_file,
     folder_name_problem,
     hold_process_lock,
     other_processes_running,
 )
+from dbt.adapters.s3tables.errors import CatalogError, CatalogFileError
 
 
 def config(warehouse: Path, **kwargs) -> CatalogConfig:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from dbt.adapters.s3tables.errors import NamingRuleError
 from dbt.adapters.s3tables.s3tables_rules import (
     NAME_MAX_LENGTH,
-    NamingRuleError,
     TableBucket,
     check_materialization,
     check_names,

@@ -183,7 +183,7 @@ def test_ordinary_errors_are_not_a_stopped_jvm() -> None:
 
 
 def test_a_statement_spark_never_ran_is_told_apart() -> None:
-    from dbt.adapters.s3tables.spark_errors import StatementRefused
+    from dbt.adapters.s3tables.errors import StatementRefused
 
     assert isinstance(
         thrift_error("org.apache.spark.sql.catalyst.parser.ParseException: [PARSE_SYNTAX_ERROR]"),

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dbt_common.exceptions import DbtRuntimeError
 from pyiceberg.exceptions import (
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
@@ -23,7 +22,13 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import IcebergType, NestedField
 
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
-from dbt.adapters.s3tables.errors import UnsupportedTypeError
+from dbt.adapters.s3tables.errors import (
+    AlreadyExists,
+    InvalidArgument,
+    NotFound,
+    SchemaNotEmpty,
+    UnsupportedTypeError,
+)
 from dbt.adapters.s3tables.s3tables_rules import name_problem
 from dbt.adapters.s3tables.types import (
     iceberg_type,
@@ -35,26 +40,6 @@ from dbt.adapters.s3tables.types import (
 
 ON_CONFLICT = ("error", "ignore", "replace")
 COMMENT_PROPERTY = "comment"
-
-
-class CatalogDdlError(DbtRuntimeError):
-    """A catalog DDL call that cannot be carried out; nothing was changed."""
-
-
-class AlreadyExists(CatalogDdlError):
-    pass
-
-
-class NotFound(CatalogDdlError):
-    pass
-
-
-class SchemaNotEmpty(CatalogDdlError):
-    pass
-
-
-class InvalidArgument(CatalogDdlError):
-    pass
 
 
 def split_table_name(name: str) -> tuple[str, str]:

@@ -26,12 +26,12 @@ from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.catalogs.local_files import (
     LOCAL_CATALOG_FILE,
-    CatalogFileError,
     catalog_file_problem,
     local_path,
     table_folders,
 )
 from dbt.adapters.s3tables.credentials import DEFAULT_CATALOG_NAME
+from dbt.adapters.s3tables.errors import CatalogFileError
 
 GZIP_MAGIC = b"\x1f\x8b"
 

@@ -20,7 +20,8 @@ from dbt.adapters.s3tables.catalogs.iceberg import iceberg_catalog_for
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
 from dbt.adapters.s3tables.engines import ENGINES
 from dbt.adapters.s3tables.engines.base import EngineSetup
-from dbt.adapters.s3tables.spark_errors import StatementRefused, thrift_error
+from dbt.adapters.s3tables.errors import StatementRefused
+from dbt.adapters.s3tables.spark_errors import thrift_error
 from dbt.adapters.s3tables.write_conflicts import ConflictRetries
 
 if TYPE_CHECKING:

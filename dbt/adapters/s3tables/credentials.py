@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbt.adapters.spark.connections import SparkCredentials
-from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.s3tables.catalogs import check_catalog_keys
+from dbt.adapters.s3tables.errors import ProfileError
 
 SUPPORTED_METHODS = ("session", "thrift")
 DEFAULT_MASTER = "local[*]"
@@ -20,13 +22,6 @@ DEFAULT_CATALOG_NAME = "local"
 
 # Spark and Iceberg catalog names become SQL identifiers and JDBC rows: keep them plain.
 _CATALOG_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-class ProfileError(DbtRuntimeError):
-    """A profile key has a value the adapter cannot use."""
-
-    def __init__(self, key: str, problem: str, fix: str) -> None:
-        super().__init__(f"s3tables profile key `{key}`: {problem}. Fix: {fix}")
 
 
 def scalar_mapping(key: str, value: Any, what: str, example: str) -> dict[str, str]:
@@ -136,9 +131,6 @@ class S3TablesCredentials(SparkCredentials):
             )
         if self.catalog_type is None:
             self.catalog_type = "s3tables" if self.table_bucket_arn else "local"
-        # Imported here: the catalog types raise this module's ProfileError.
-        from dbt.adapters.s3tables.catalogs import check_catalog_keys
-
         check_catalog_keys(self)
         if not str(self.master or "").strip():
             raise ProfileError("master", "is empty", f"omit it for `{DEFAULT_MASTER}`")

@@ -1,8 +1,64 @@
-"""The adapter's own error types: each names what is wrong, where, and the fix."""
+"""The adapter's own error types. Each message names what is wrong, where (the profile
+key, the model and its config key, the catalog, the table) and the fix."""
 
 from __future__ import annotations
 
-from dbt_common.exceptions import CompilationError
+from dbt_common.exceptions import CompilationError, DbtDatabaseError, DbtRuntimeError
+
+# --- Profile and connection ---
+
+
+class ProfileError(DbtRuntimeError):
+    """A profile key has a value the adapter cannot use."""
+
+    def __init__(self, key: str, problem: str, fix: str) -> None:
+        super().__init__(f"s3tables profile key `{key}`: {problem}. Fix: {fix}")
+
+
+class MissingDependencyError(DbtRuntimeError):
+    """A jar or the Java runtime is missing and cannot be fetched."""
+
+
+class TableBucketError(DbtRuntimeError):
+    """The profile's S3 Tables table bucket is missing or cannot be reached."""
+
+    def __init__(self, arn: str, problem: str, fix: str) -> None:
+        super().__init__(f"S3 Tables table bucket `{arn}`: {problem}. Fix: {fix}")
+
+
+# --- Catalogs ---
+
+
+class CatalogError(DbtRuntimeError):
+    """The catalog could not be read or written (locked, unreachable, damaged)."""
+
+
+class CatalogFileError(DbtRuntimeError):
+    """The embedded catalog file is missing, emptied or unreadable in a warehouse that
+    holds tables; nothing was read or written."""
+
+
+class CatalogDdlError(DbtRuntimeError):
+    """A catalog DDL call that cannot be carried out; nothing was changed."""
+
+
+class AlreadyExists(CatalogDdlError):
+    """The namespace, table or column to create exists."""
+
+
+class NotFound(CatalogDdlError):
+    """The namespace, table or column named does not exist."""
+
+
+class SchemaNotEmpty(CatalogDdlError):
+    """The namespace to drop still holds tables or views."""
+
+
+class InvalidArgument(CatalogDdlError):
+    """A DDL call's argument (a name, a type, a conflict mode) is not valid."""
+
+
+# --- Models ---
 
 
 class ModelConfigError(CompilationError):
@@ -13,5 +69,24 @@ class ModelConfigError(CompilationError):
         super().__init__(f"Model `{model_name}`, config `{key}`: {problem}. Fix: {fix}")
 
 
+class NamingRuleError(CompilationError):
+    """A namespace, table or column name outside S3 Tables' naming rules."""
+
+    def __init__(self, subject: str, problem: str, fix: str) -> None:
+        super().__init__(f"{subject}: {problem}. Fix: {fix}")
+
+
 class UnsupportedTypeError(ValueError):
     """A Spark type Iceberg cannot hold (turned into a ModelConfigError naming the model)."""
+
+
+class PythonModelError(DbtRuntimeError):
+    """A Python model failed or returned something other than a DataFrame."""
+
+
+# --- Statements ---
+
+
+class StatementRefused(DbtDatabaseError):
+    """Spark refused the statement before running it (it could not parse or resolve it):
+    it wrote nothing."""

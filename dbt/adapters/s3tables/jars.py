@@ -13,7 +13,7 @@ import shutil
 import socket
 from dataclasses import dataclass
 
-from dbt_common.exceptions import DbtRuntimeError
+from dbt.adapters.s3tables.errors import MissingDependencyError
 
 ICEBERG_VERSION = "1.10.0"
 SCALA_VERSION = "2.12"
@@ -23,10 +23,6 @@ ICEBERG_PIP_PACKAGE = "snowpark-connect-deps-iceberg==1.0.2"
 SQLITE_DEBIAN_PACKAGE = "libxerial-sqlite-jdbc-java"
 SQLITE_DEBIAN_JAR = "/usr/share/java/sqlite-jdbc.jar"
 MAVEN_HOST = ("repo1.maven.org", 443)
-
-
-class MissingDependencyError(DbtRuntimeError):
-    """A jar or the Java runtime is missing and cannot be fetched."""
 
 
 @dataclass(frozen=True)

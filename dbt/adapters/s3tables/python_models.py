@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from dbt_common.exceptions import DbtRuntimeError
+from dbt.adapters.s3tables.errors import PythonModelError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -24,10 +24,6 @@ ENTRY_POINT = """
 dbt = dbtObj(session.table)
 df = model(dbt, session)
 """
-
-
-class PythonModelError(DbtRuntimeError):
-    pass
 
 
 _active_session_lock = threading.Lock()

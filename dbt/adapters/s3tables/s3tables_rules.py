@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dbt_common.exceptions import CompilationError
+from dbt.adapters.s3tables.errors import NamingRuleError
 
 _ARN_RE = re.compile(
     r"arn:(?P<partition>aws[a-z-]*):s3tables:(?P<region>[a-z]{2}(?:-[a-z]+)+-\d+):"
@@ -74,11 +74,6 @@ def _suggestion(name: str, kind: str) -> str:
     if kind == "namespace" and suggestion.startswith("aws"):
         suggestion = suggested_name(name, prefix="dbt_")
     return suggestion
-
-
-class NamingRuleError(CompilationError):
-    def __init__(self, subject: str, problem: str, fix: str) -> None:
-        super().__init__(f"{subject}: {problem}. Fix: {fix}")
 
 
 def check_names(

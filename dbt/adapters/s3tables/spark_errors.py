@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtDatabaseError
 
+from dbt.adapters.s3tables.errors import StatementRefused
 from dbt.adapters.s3tables.write_conflicts import is_write_conflict
 
 logger = AdapterLogger("s3tables")
@@ -233,11 +234,6 @@ def thrift_error_text(error: BaseException) -> str:
     response = error.args[0] if error.args else None
     status = getattr(response, "status", None)
     return str(getattr(status, "errorMessage", "") or error)
-
-
-class StatementRefused(DbtDatabaseError):
-    """Spark refused the statement before running it (it could not parse or resolve it):
-    it wrote nothing."""
 
 
 # Spark's exceptions for a statement it never ran.

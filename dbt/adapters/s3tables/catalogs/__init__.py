@@ -31,7 +31,7 @@ from dbt.adapters.s3tables.catalogs.glue import GlueCatalogType
 from dbt.adapters.s3tables.catalogs.local import LocalCatalogType
 from dbt.adapters.s3tables.catalogs.rest import RestCatalogType
 from dbt.adapters.s3tables.catalogs.s3tables import S3TablesCatalogType
-from dbt.adapters.s3tables.credentials import ProfileError
+from dbt.adapters.s3tables.errors import ProfileError
 
 if TYPE_CHECKING:
     from dbt.adapters.s3tables.credentials import S3TablesCredentials

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
 from dbt.adapters.s3tables.catalogs.failed_writes import Leftovers
-from dbt.adapters.s3tables.credentials import ProfileError
+from dbt.adapters.s3tables.errors import ProfileError
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog

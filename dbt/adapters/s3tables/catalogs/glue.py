@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dbt.adapters.s3tables.catalogs.rest import AwsRestCatalogType
-from dbt.adapters.s3tables.credentials import ProfileError
+from dbt.adapters.s3tables.errors import ProfileError
 
 if TYPE_CHECKING:
     from dbt.adapters.s3tables.credentials import S3TablesCredentials

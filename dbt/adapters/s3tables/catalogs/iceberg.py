@@ -20,7 +20,6 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from dbt.adapters.events.logging import AdapterLogger
-from dbt_common.exceptions import DbtRuntimeError
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import (
@@ -37,6 +36,7 @@ from pyiceberg.types import IcebergType
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
+from dbt.adapters.s3tables.errors import CatalogError
 from dbt.adapters.s3tables.types import spark_type_name
 
 if TYPE_CHECKING:  # only a type here: `config` needs the catalog types, which need this
@@ -97,10 +97,6 @@ class TableStats:
     file_count: int | None
     size_bytes: int | None
     snapshot_id: int | None
-
-
-class CatalogError(DbtRuntimeError):
-    """The catalog could not be read or written (locked, unreachable, damaged)."""
 
 
 def is_lock_error(error: BaseException) -> bool:

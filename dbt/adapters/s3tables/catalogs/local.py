@@ -34,7 +34,7 @@ from dbt.adapters.s3tables.catalogs.local_files import (
     mark_catalog_created,
     prepare_local_catalog,
 )
-from dbt.adapters.s3tables.credentials import ProfileError
+from dbt.adapters.s3tables.errors import ProfileError
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog

@@ -20,9 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from dbt_common.exceptions import DbtRuntimeError
-
-from dbt.adapters.s3tables.credentials import ProfileError
+from dbt.adapters.s3tables.errors import CatalogFileError, ProfileError
 
 if TYPE_CHECKING:  # only a type here: `config` needs the catalog types, which need this
     from dbt.adapters.s3tables.catalogs.config import CatalogConfig
@@ -64,11 +62,6 @@ def locked_too_long(config: CatalogConfig, during: str = "") -> str:
         "changed. Fix: let the other dbt or Spark process finish, or raise "
         "`catalog_lock_timeout` in the profile"
     )
-
-
-class CatalogFileError(DbtRuntimeError):
-    """The embedded catalog file is missing, emptied or unreadable in a warehouse that
-    holds tables; nothing was read or written."""
 
 
 def check_writable_folder(path: str, key: str = "warehouse") -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from dbt.adapters.s3tables.catalogs.base import CatalogType, emulator_location_error
-from dbt.adapters.s3tables.credentials import ProfileError
+from dbt.adapters.s3tables.errors import ProfileError
 
 if TYPE_CHECKING:
     from dbt.adapters.s3tables.catalogs.config import CatalogConfig

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from dbt.adapters.s3tables.catalogs.rest import AwsRestCatalogType
 from dbt.adapters.s3tables.catalogs.table_bucket import ensure_table_bucket
-from dbt.adapters.s3tables.credentials import ProfileError
+from dbt.adapters.s3tables.errors import ProfileError
 from dbt.adapters.s3tables.s3tables_rules import parse_table_bucket_arn
 
 if TYPE_CHECKING:

@@ -10,12 +10,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from dbt_common.exceptions import DbtRuntimeError
-
-
-class TableBucketError(DbtRuntimeError):
-    def __init__(self, arn: str, problem: str, fix: str) -> None:
-        super().__init__(f"S3 Tables table bucket `{arn}`: {problem}. Fix: {fix}")
+from dbt.adapters.s3tables.errors import TableBucketError
 
 
 def check_table_bucket(arn: str, region: str, aws_profile: str | None = None) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from dbt.adapters.s3tables.credentials import SUPPORTED_METHODS
 from dbt.adapters.s3tables.engines import ENGINES
 from dbt.adapters.s3tables.engines.base import Engine
 from dbt.adapters.s3tables.engines.session import SessionEngine
@@ -108,10 +107,6 @@ class IncompleteEngine:
 )
 def test_the_check_names_what_an_engine_gets_wrong(name: str, problem: str) -> None:
     assert incompatibility(IncompleteEngine, name) == problem
-
-
-def test_every_profile_method_has_an_engine() -> None:
-    assert sorted(ENGINES) == sorted(SUPPORTED_METHODS)
 
 
 def test_only_the_in_process_engine_writes_from_this_process() -> None:

@@ -14,9 +14,11 @@ from typing import Any
 from dbt.adapters.spark.connections import SparkCredentials
 
 from dbt.adapters.s3tables.catalogs import check_catalog_keys
+from dbt.adapters.s3tables.engines import ENGINES
 from dbt.adapters.s3tables.errors import ProfileError
 
-SUPPORTED_METHODS = ("session", "thrift")
+# Every `method` an engine is registered for (engines/__init__.py).
+SUPPORTED_METHODS = tuple(ENGINES)
 DEFAULT_MASTER = "local[*]"
 DEFAULT_CATALOG_NAME = "local"
 

@@ -11,8 +11,8 @@ the other, independent axis.
 - `thrift.py`: `method: thrift`, a Spark Thrift Server over dbt-spark's PyHive connection.
 
 To add an engine: one module with a class implementing `Engine` and its `EngineOpener`,
-registered in `ENGINES` under its `method` (which `credentials.SUPPORTED_METHODS`
-also lists, with the profile keys the engine needs checked there).
+registered in `ENGINES` under its `method` (the profile accepts every registered method;
+the keys an engine needs are checked in `credentials.py`).
 """
 
 from __future__ import annotations

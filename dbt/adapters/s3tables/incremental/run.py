@@ -195,7 +195,9 @@ class IncrementalRun:
         self.whole_history: AnalysedQuery | None = None
         self.table_exists = table_exists
         self.before: TableState | None = None
+        # APPLY: the schema changes to commit, and the table's columns after them.
         self.plan = SchemaDiff()
+        self.target_columns: list[str] = []
         self.action = self._decide(table_exists and not full_refresh)
         if self.action in (Action.BUILD, Action.RECREATE_EMPTY, Action.APPLY):
             check_against_columns(self.settings, self.model.columns)

@@ -118,11 +118,7 @@ class S3TablesCredentials(SparkCredentials):
             )
         self.database = None  # type: ignore[assignment]
         if self.method not in SUPPORTED_METHODS:
-            raise ProfileError(
-                "method",
-                f"unknown value `{self.method}`",
-                f"use one of: {', '.join(SUPPORTED_METHODS)}",
-            )
+            raise ProfileError.unknown_value("method", self.method, SUPPORTED_METHODS)
         if self.method == "thrift":
             self._check_thrift_keys()
         if not _CATALOG_NAME_RE.fullmatch(self.catalog or ""):

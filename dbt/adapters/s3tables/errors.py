@@ -3,6 +3,8 @@ key, the model and its config key, the catalog, the table) and the fix."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from dbt_common.exceptions import CompilationError, DbtDatabaseError, DbtRuntimeError
 
 # --- Profile and connection ---
@@ -13,6 +15,10 @@ class ProfileError(DbtRuntimeError):
 
     def __init__(self, key: str, problem: str, fix: str) -> None:
         super().__init__(f"s3tables profile key `{key}`: {problem}. Fix: {fix}")
+
+    @classmethod
+    def unknown_value(cls, key: str, value: object, allowed: Iterable[str]) -> ProfileError:
+        return cls(key, f"unknown value `{value}`", f"use one of: {', '.join(allowed)}")
 
 
 class MissingDependencyError(DbtRuntimeError):
@@ -67,6 +73,12 @@ class ModelConfigError(CompilationError):
 
     def __init__(self, model_name: str, key: str, problem: str, fix: str) -> None:
         super().__init__(f"Model `{model_name}`, config `{key}`: {problem}. Fix: {fix}")
+
+    @classmethod
+    def unknown_value(
+        cls, model_name: str, key: str, value: object, allowed: Iterable[str]
+    ) -> ModelConfigError:
+        return cls(model_name, key, f"unknown value `{value}`", f"use one of: {', '.join(allowed)}")
 
 
 class NamingRuleError(CompilationError):

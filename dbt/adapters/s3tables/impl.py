@@ -68,7 +68,7 @@ from dbt.adapters.s3tables.s3tables_rules import (
 )
 from dbt.adapters.s3tables.seeds import SeedColumn, seed_select_sql
 from dbt.adapters.s3tables.sql_text import quote, sql_string
-from dbt.adapters.s3tables.types import cast_void_columns
+from dbt.adapters.s3tables.types import typed_query
 
 if TYPE_CHECKING:
     import agate
@@ -439,13 +439,7 @@ class S3TablesAdapter(SparkAdapter):
     def typed_sql(self, model_name: str, sql: str) -> str:
         """The query with every column Spark types as `void` (a bare NULL) cast to string,
         since Iceberg cannot store void; the query itself when there is none."""
-        typed, untyped = cast_void_columns(sql, list(self.query_schema(sql).fields))
-        if untyped:
-            logger.warning(
-                f"{model_name}: column(s) {', '.join(untyped)} hold only NULL and have no "
-                "type; stored as string. Cast them (cast(null as <type>)) to choose a type"
-            )
-        return typed
+        return typed_query(model_name, sql, list(self.query_schema(sql).fields))
 
     @available
     def incremental_run(

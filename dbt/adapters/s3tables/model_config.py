@@ -232,12 +232,7 @@ def write_mode_setting(model_name: str, write_mode: str | None) -> str:
     """`write_mode` (default merge_on_read), or an error listing the valid ones."""
     mode = write_mode or "merge_on_read"
     if mode not in WRITE_MODES:
-        raise ModelConfigError(
-            model_name,
-            "write_mode",
-            f"unknown value `{mode}`",
-            f"use one of: {', '.join(WRITE_MODES)}",
-        )
+        raise ModelConfigError.unknown_value(model_name, "write_mode", mode, WRITE_MODES)
     return mode
 
 
@@ -265,12 +260,7 @@ def use_merge_setting(model_name: str, value: Any) -> str:
     """`use_merge` as one of auto, true, false (default auto)."""
     setting = str(value).lower() if value is not None else "auto"
     if setting not in USE_MERGE_VALUES:
-        raise ModelConfigError(
-            model_name,
-            "use_merge",
-            f"unknown value `{value}`",
-            f"use one of: {', '.join(USE_MERGE_VALUES)}",
-        )
+        raise ModelConfigError.unknown_value(model_name, "use_merge", value, USE_MERGE_VALUES)
     return setting
 
 

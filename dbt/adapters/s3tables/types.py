@@ -1,6 +1,6 @@
 """Types between Spark and Iceberg: Iceberg types rendered as Spark SQL type names, Spark
 types as the Iceberg types storing them, Spark SQL type strings parsed, and queries'
-untyped (NULL) columns given a type (pure functions)."""
+untyped (NULL) columns given a type (pure functions; `typed_query` also warns)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import re
 from datetime import datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo
 
+from dbt.adapters.events.logging import AdapterLogger
 from pyiceberg.types import (
     BinaryType,
     BooleanType,
@@ -33,6 +34,8 @@ from pyspark.sql import types as spark
 
 from dbt.adapters.s3tables.errors import UnsupportedTypeError
 from dbt.adapters.s3tables.sql_text import quote
+
+logger = AdapterLogger("s3tables")
 
 _PRIMITIVES: dict[type, str] = {
     BooleanType: "boolean",
@@ -311,6 +314,17 @@ def cast_void_columns(sql: str, fields: list[spark.StructField]) -> tuple[str, l
         for f, t in zip(fields, typed, strict=True)
     )
     return f"SELECT {columns} FROM (\n{sql}\n) AS dbt_typed_rows", untyped
+
+
+def typed_query(model_name: str, sql: str, fields: list[spark.StructField]) -> str:
+    """`cast_void_columns`, warning (naming the model and the columns) when it casts."""
+    typed, untyped = cast_void_columns(sql, fields)
+    if untyped:
+        logger.warning(
+            f"{model_name}: column(s) {', '.join(untyped)} hold only NULL and have no "
+            "type; stored as string. Cast them (cast(null as <type>)) to choose a type"
+        )
+    return typed
 
 
 def time_zone(name: str) -> tzinfo:

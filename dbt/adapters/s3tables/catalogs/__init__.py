@@ -45,11 +45,7 @@ CATALOG_TYPES: dict[str, CatalogType] = {
 def catalog_type_named(name: str) -> CatalogType:
     """The catalog type a profile's `catalog_type` names, or an error listing them."""
     if name not in CATALOG_TYPES:
-        raise ProfileError(
-            "catalog_type",
-            f"unknown value `{name}`",
-            f"use one of: {', '.join(CATALOG_TYPES)}",
-        )
+        raise ProfileError.unknown_value("catalog_type", name, CATALOG_TYPES)
     return CATALOG_TYPES[name]
 
 

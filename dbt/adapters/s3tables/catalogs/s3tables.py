@@ -65,10 +65,8 @@ class S3TablesCatalogType(AwsRestCatalogType):
         credentials.region = bucket.region
         credentials.warehouse = bucket.arn
         if credentials.s3tables_client not in S3TABLES_CLIENTS:
-            raise ProfileError(
-                "s3tables_client",
-                f"unknown value `{credentials.s3tables_client}`",
-                f"use one of: {', '.join(S3TABLES_CLIENTS)}",
+            raise ProfileError.unknown_value(
+                "s3tables_client", credentials.s3tables_client, S3TABLES_CLIENTS
             )
 
     def spark_settings(self, config: CatalogConfig, prefix: str) -> dict[str, str]:

@@ -76,7 +76,7 @@ from dbt.adapters.s3tables.model_config import (
     resolve_use_merge,
 )
 from dbt.adapters.s3tables.sql_text import quote
-from dbt.adapters.s3tables.types import cast_void_columns, spark_type_name, without_void
+from dbt.adapters.s3tables.types import spark_type_name, typed_query, without_void
 
 if TYPE_CHECKING:
     from dbt.adapters.base.relation import BaseRelation
@@ -317,13 +317,7 @@ class IncrementalRun:
         arrives already cast to the contract's types."""
         if self.config.contract_enforced:
             return query.sql
-        sql, untyped = cast_void_columns(query.sql, list(query.schema.fields))
-        if untyped:
-            logger.warning(
-                f"{self.name}: column(s) {', '.join(untyped)} hold only NULL and have no "
-                "type; stored as string. Cast them (cast(null as <type>)) to choose a type"
-            )
-        return sql
+        return typed_query(self.name, query.sql, list(query.schema.fields))
 
     def _build_sql(self, query: AnalysedQuery, typed: bool = True) -> str:
         """The query a new table is created from (scd2 adds its history columns)."""
@@ -365,7 +359,7 @@ class IncrementalRun:
         if self.action in (Action.REBUILD_IN_CHUNKS, Action.RESUME_CHUNKS):
             assert self.whole_history is not None
             return self._write_chunks(self.whole_history)
-        self._record_state(self.model.sql, self._state().properties)
+        self._record_state(self.model.sql)
         return None
 
     def _apply(self) -> IncrementalResponse:
@@ -539,7 +533,7 @@ class IncrementalRun:
                 f"{self.name}: chunk {number}/{len(windows)} {window.describe()}: "
                 f"{rows} rows committed in {time.monotonic() - started:.1f}s"
             )
-        self._record_state(whole_history.sql, self._state().properties)
+        self._record_state(whole_history.sql)
         return IncrementalResponse(
             _message=f"FULL INCREMENTAL REFRESH {inserted} inserted in {len(windows)} chunks",
             code="FULL_INCREMENTAL_REFRESH",
@@ -552,9 +546,10 @@ class IncrementalRun:
 
     # --- the state kept on the table ---
 
-    def _record_state(self, model_sql: str, properties: dict[str, str]) -> None:
+    def _record_state(self, model_sql: str, properties: dict[str, str] | None = None) -> None:
         """Keep the strategy, keys, hashes and last processed watermark on the table, for
-        the next run to compare with (table properties: no data change, no snapshot)."""
+        the next run to compare with (table properties: no data change, no snapshot).
+        `properties`: the table's current ones, when this run already read them."""
         last_value = None
         if self.settings.watermark_column:
             column = quote(self.settings.watermark_column)
@@ -567,11 +562,16 @@ class IncrementalRun:
         )
 
     def _set_properties(
-        self, current: dict[str, str], wanted: dict[str, str], remove: tuple[str, ...] = ()
+        self,
+        current: dict[str, str] | None,
+        wanted: dict[str, str],
+        remove: tuple[str, ...] = (),
     ) -> bool:
-        """Commit `wanted` table properties (and remove `remove`) unless `current` already
-        is that way."""
-        if all(current.get(k) == v for k, v in wanted.items()) and not (set(remove) & set(current)):
+        """Commit `wanted` table properties (and remove `remove`) unless the table already
+        is that way: known from `current` without a catalog call, else compared on load."""
+        if current is not None and (
+            all(current.get(k) == v for k, v in wanted.items()) and not set(remove) & set(current)
+        ):
             return False
         return self.warehouse.iceberg.set_properties_if_changed(
             str(self.target.schema), str(self.target.identifier), wanted, remove

@@ -112,11 +112,8 @@ def check_mode(model_name: str, mode: str | None) -> str:
     """The `on_schema_change` mode (default `ignore`), or an error listing the valid ones."""
     mode = mode or "ignore"
     if mode not in ON_SCHEMA_CHANGE_MODES:
-        raise ModelConfigError(
-            model_name,
-            "on_schema_change",
-            f"unknown value `{mode}`",
-            f"use one of: {', '.join(ON_SCHEMA_CHANGE_MODES)}",
+        raise ModelConfigError.unknown_value(
+            model_name, "on_schema_change", mode, ON_SCHEMA_CHANGE_MODES
         )
     return mode
 

@@ -149,3 +149,22 @@ def test_reported_leftovers_are_swept_by_the_next_process_alone(table_with_rows)
 
 def test_size_reads_in_kb_below_a_megabyte() -> None:
     assert readable_size(20_480) == "20.5 KB" and readable_size(8_100_000) == "8.1 MB"
+
+
+def test_after_a_lost_conflict_files_are_only_listed(table_with_rows) -> None:
+    # Another writer's uncommitted files look exactly like the lost attempt's: a
+    # conflict proves such a writer is at work, so nothing may be removed then.
+    from dbt.adapters.s3tables.connections import clean_up_after_failure
+    from dbt.adapters.s3tables.credentials import S3TablesCredentials
+
+    iceberg, folder = table_with_rows
+    credentials = S3TablesCredentials.from_dict(
+        {"schema": "analytics", "warehouse": iceberg.config.warehouse}
+    )
+    started = time.time()
+    partial = write_partial_files(folder)
+    note = clean_up_after_failure(credentials, started, lost_a_conflict=True) or ""
+    assert all(p.exists() for p in partial)
+    assert "another writer is committing to this table" in note
+    note = clean_up_after_failure(credentials, started) or ""
+    assert not any(p.exists() for p in partial) and "were removed" in note

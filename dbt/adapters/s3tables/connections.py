@@ -21,7 +21,7 @@ from dbt.adapters.s3tables.credentials import S3TablesCredentials
 from dbt.adapters.s3tables.engines import ENGINES
 from dbt.adapters.s3tables.engines.base import EngineSetup
 from dbt.adapters.s3tables.errors import StatementRefused
-from dbt.adapters.s3tables.spark_errors import thrift_error
+from dbt.adapters.s3tables.spark_errors import COMMIT_CONFLICT, thrift_error
 from dbt.adapters.s3tables.write_conflicts import ConflictRetries
 
 if TYPE_CHECKING:
@@ -55,12 +55,21 @@ STATEMENTS_RUNNING = RunningStatements()
 
 
 def clean_up_after_failure(
-    credentials: S3TablesCredentials, started: float, own_statements: int = 0
+    credentials: S3TablesCredentials,
+    started: float,
+    own_statements: int = 0,
+    lost_a_conflict: bool = False,
 ) -> str | None:
     """Remove (or, when that is unsafe, list) the files a write that failed after
-    `started` left behind, if its catalog type keeps any; the sentence to add to its error."""
+    `started` left behind, if its catalog type keeps any; the sentence to add to its error.
+
+    A write that `lost_a_conflict` proves another writer is at work on the table: its
+    files in flight (not committed yet) look exactly like this write's leftovers, so
+    nothing is removed then, only listed for a later run that is alone to re-check."""
     config = catalog_config_for(credentials)
-    if not ENGINES[credentials.method].writes_from_this_process:
+    if lost_a_conflict:
+        unsafe = "another writer is committing to this table"
+    elif not ENGINES[credentials.method].writes_from_this_process:
         unsafe = "a Spark Thrift Server may still be writing them"
     elif STATEMENTS_RUNNING.running() > own_statements:
         unsafe = "other models of this run are writing"
@@ -100,7 +109,12 @@ class S3TablesConnectionManager(SparkConnectionManager):
                 except DbtDatabaseError as error:
                     # The failed statement itself is still counted as running.
                     credentials: S3TablesCredentials = self.profile.credentials  # type: ignore[assignment]
-                    note = clean_up_after_failure(credentials, started, own_statements=1)
+                    note = clean_up_after_failure(
+                        credentials,
+                        started,
+                        own_statements=1,
+                        lost_a_conflict=COMMIT_CONFLICT in str(error.msg),
+                    )
                     if note:
                         raise DbtDatabaseError(f"{error.msg}\n  {note}") from None
                     raise
@@ -134,7 +148,9 @@ class S3TablesConnectionManager(SparkConnectionManager):
             credentials,
             config,
             conflict_retries,
-            after_conflict=partial(clean_up_after_failure, credentials, own_statements=1),
+            after_conflict=partial(
+                clean_up_after_failure, credentials, own_statements=1, lost_a_conflict=True
+            ),
         )
         connection.handle = engine_kind.open(connection, setup)
         connection.state = ConnectionState.OPEN

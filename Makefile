@@ -4,9 +4,14 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 DBT     := $(abspath $(VENV)/bin/dbt)
 
-.PHONY: setup system-deps emulators demo test unit functional lint bench soak clean
+.PHONY: setup system-deps jars emulators demo test unit functional lint bench soak clean
 
-setup: system-deps $(STAMP)
+setup: system-deps $(STAMP) jars
+
+# Spark's jars (Maven artifacts pinned in dbt/adapters/s3tables/jars.py), fetched once into
+# ~/.m2/repository so no run waits on the network; instant when they are there.
+jars: $(STAMP)
+	@$(VENV)/bin/dbt-s3tables-jars >/dev/null
 
 system-deps:
 	@scripts/install-system-deps

@@ -27,7 +27,7 @@ import pyspark
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.engines.spark_session import LOG4J_CONFIG, session_settings
-from dbt.adapters.s3tables.jars import find_java, resolve_jars
+from dbt.adapters.s3tables.jars import JarSources, find_java, resolve_jars
 
 SPARK_HOME = Path(pyspark.__file__).parent
 HOST = "127.0.0.1"
@@ -207,7 +207,7 @@ def start_thrift(service: Service, warehouse: str, master: str) -> dict:
     settings = session_settings(
         master=master,
         catalog=catalog,
-        jars=resolve_jars(needs_sqlite=True),
+        jars=resolve_jars(catalog.jar_artifacts, JarSources()),
         user_settings={},
         log_file=str(service.jvm_log("server")),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlsplit
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.jars import SQLITE_JDBC
 
 CONFIG = CatalogConfig(name="local", catalog_type="local", warehouse="/tmp/wh")
 PREFIX = "spark.sql.catalog.local"
@@ -67,4 +68,4 @@ def test_catalog_name_prefixes_every_catalog_key() -> None:
         k == "spark.sql.catalog.lake" or k.startswith("spark.sql.catalog.lake.")
         for k in catalog_keys
     )
-    assert config.uses_sqlite
+    assert SQLITE_JDBC in config.jar_artifacts

@@ -1,93 +1,148 @@
-"""Jar planning (pure) and Java discovery."""
+"""Jars by Maven coordinates: where each is found, downloading with a checksum, what
+each catalog type needs, and Java discovery."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
 import pytest
 
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.errors import MissingDependencyError
 from dbt.adapters.s3tables.jars import (
-    ICEBERG_MAVEN,
-    SQLITE_MAVEN,
-    FoundJars,
+    ICEBERG_AWS_BUNDLE,
+    ICEBERG_SPARK_RUNTIME,
+    ICEBERG_VERSION,
+    S3TABLES_CATALOG_RUNTIME,
+    SQLITE_JDBC,
+    Artifact,
     JarPlan,
+    JarSources,
     find_java,
-    plan_jars,
+    main,
+    resolve_jars,
 )
 
-ICEBERG_JAR = "/site/jars/iceberg-spark-runtime-3.5_2.12-1.10.0.jar"
-SQLITE_JAR = "/usr/share/java/sqlite-jdbc.jar"
-NATIVE_DIR = "/usr/lib/x86_64-linux-gnu/jni"
-ALL_FOUND = FoundJars(
-    iceberg_runtime=ICEBERG_JAR, sqlite_jdbc=SQLITE_JAR, sqlite_native_dir=NATIVE_DIR
-)
-NOTHING_FOUND = FoundJars(iceberg_runtime=None, sqlite_jdbc=None)
+JAR = Artifact("org.example", "thing-runtime", "1.2.3", "a test jar")
 
 
-@pytest.mark.parametrize("reachable", [True, False])
-def test_everything_installed_uses_local_jars(reachable: bool) -> None:
-    plan = plan_jars(ALL_FOUND, needs_sqlite=True, maven_reachable=reachable)
-    assert plan.jars == (ICEBERG_JAR, SQLITE_JAR)
-    assert plan.library_path == NATIVE_DIR
-    assert plan.packages == ()
+def publish(repository: Path, artifact: Artifact, content: bytes, sha1: str | None = None) -> None:
+    """Put `artifact` in a Maven repository folder, with its `.sha1` file."""
+    path = repository / artifact.repository_path
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content)
+    digest = sha1 or hashlib.sha1(content).hexdigest()
+    Path(f"{path}.sha1").write_text(f"{digest}  {artifact.file_name}\n")
 
 
-def test_missing_iceberg_comes_from_maven() -> None:
-    found = FoundJars(iceberg_runtime=None, sqlite_jdbc=SQLITE_JAR)
-    plan = plan_jars(found, needs_sqlite=True, maven_reachable=True)
-    assert plan.packages == (ICEBERG_MAVEN,)
-    assert plan.jars == (SQLITE_JAR,)
-    assert plan.spark_settings()["spark.jars.packages"] == ICEBERG_MAVEN
-    assert "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:" in ICEBERG_MAVEN
+def test_coordinates_and_repository_layout() -> None:
+    assert JAR.coordinates == "org.example:thing-runtime:1.2.3"
+    assert JAR.repository_path == "org/example/thing-runtime/1.2.3/thing-runtime-1.2.3.jar"
+    assert ICEBERG_SPARK_RUNTIME.coordinates == (
+        f"org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:{ICEBERG_VERSION}"
+    )
+    # The runtime and its AWS bundle are pinned together.
+    assert ICEBERG_AWS_BUNDLE.version == ICEBERG_SPARK_RUNTIME.version
 
 
-def test_nothing_installed_comes_from_maven() -> None:
-    plan = plan_jars(NOTHING_FOUND, needs_sqlite=True, maven_reachable=True)
-    assert plan.jars == ()
-    assert set(plan.packages) == {ICEBERG_MAVEN, SQLITE_MAVEN}
-    assert plan.library_path is None
+def test_jars_dir_comes_before_the_local_repository(tmp_path: Path) -> None:
+    local = tmp_path / "m2"
+    publish(local, JAR, b"from the local repository")
+    sources = JarSources(local_repository=local)
+    assert sources.find(JAR) == str(local / JAR.repository_path)
+    offline = tmp_path / "offline"
+    offline.mkdir()
+    (offline / JAR.file_name).write_bytes(b"from the offline folder")
+    with_folder = JarSources(jars_dir=str(offline), local_repository=local)
+    assert with_folder.find(JAR) == str(offline / JAR.file_name)
 
 
-def test_nothing_installed_and_maven_unreachable_says_what_to_install() -> None:
+def test_a_missing_jar_is_downloaded_once_into_the_local_repository(tmp_path: Path) -> None:
+    remote = tmp_path / "remote"
+    publish(remote, JAR, b"jar bytes")
+    sources = JarSources(repository_url=remote.as_uri(), local_repository=tmp_path / "m2")
+    plan = resolve_jars([JAR, JAR], sources)
+    target = tmp_path / "m2" / JAR.repository_path
+    assert plan.jars == (str(target),)
+    assert target.read_bytes() == b"jar bytes"
+    (remote / JAR.repository_path).unlink()  # found locally now: no second download
+    assert resolve_jars([JAR], sources).jars == (str(target),)
+
+
+def test_a_download_that_does_not_match_its_checksum_is_refused(tmp_path: Path) -> None:
+    remote = tmp_path / "remote"
+    publish(remote, JAR, b"tampered", sha1="0" * 40)
+    sources = JarSources(repository_url=remote.as_uri(), local_repository=tmp_path / "m2")
+    with pytest.raises(MissingDependencyError, match="does not match its published SHA-1"):
+        resolve_jars([JAR], sources)
+    folder = tmp_path / "m2" / JAR.repository_path
+    assert not folder.parent.exists() or list(folder.parent.iterdir()) == []
+
+
+def test_every_missing_jar_is_named_with_the_fix(tmp_path: Path) -> None:
+    other = Artifact("org.example", "other", "9", "another jar")
+    sources = JarSources(
+        jars_dir=str(tmp_path),
+        repository_url=(tmp_path / "empty").as_uri(),
+        local_repository=tmp_path / "m2",
+    )
     with pytest.raises(MissingDependencyError) as error:
-        plan_jars(NOTHING_FOUND, needs_sqlite=True, maven_reachable=False)
+        resolve_jars([JAR, other], sources)
     message = str(error.value)
-    assert "pip install 'snowpark-connect-deps-iceberg==1.0.2'" in message
-    assert "apt-get install libxerial-sqlite-jdbc-java" in message
+    assert JAR.coordinates in message and other.coordinates in message
+    assert f"`jars_dir` ({tmp_path})" in message
+    assert "dbt-s3tables-jars --to <folder>" in message
+    assert "`maven_repository`" in message
 
 
-def test_only_sqlite_missing_and_maven_unreachable_names_only_sqlite() -> None:
-    found = FoundJars(iceberg_runtime=ICEBERG_JAR, sqlite_jdbc=None)
-    with pytest.raises(MissingDependencyError) as error:
-        plan_jars(found, needs_sqlite=True, maven_reachable=False)
-    assert "libxerial-sqlite-jdbc-java" in str(error.value)
-    assert "pip install" not in str(error.value)
+def test_fetch_command_copies_into_a_folder(tmp_path: Path) -> None:
+    remote = tmp_path / "remote"
+    for artifact in (ICEBERG_SPARK_RUNTIME, ICEBERG_AWS_BUNDLE, SQLITE_JDBC):
+        publish(remote, artifact, artifact.name.encode())
+    arguments = ["--to", str(tmp_path / "offline"), "--repository", remote.as_uri()]
+    assert main([*arguments, "--local-repository", str(tmp_path / "m2")]) == 0
+    assert sorted(p.name for p in (tmp_path / "offline").iterdir()) == sorted(
+        a.file_name for a in (ICEBERG_SPARK_RUNTIME, ICEBERG_AWS_BUNDLE, SQLITE_JDBC)
+    )
 
 
-def test_sqlite_ignored_when_not_needed() -> None:
-    found = FoundJars(iceberg_runtime=ICEBERG_JAR, sqlite_jdbc=None)
-    plan = plan_jars(found, needs_sqlite=False, maven_reachable=False)
-    assert plan.jars == (ICEBERG_JAR,)
-    assert plan.packages == ()
-    assert plan.library_path is None
-    installed = plan_jars(ALL_FOUND, needs_sqlite=False, maven_reachable=True)
-    assert SQLITE_JAR not in installed.jars
-    assert installed.library_path is None
+def config(catalog_type: str, **values) -> CatalogConfig:
+    return CatalogConfig(name="c", catalog_type=catalog_type, warehouse="w", **values)
 
 
-def test_spark_settings_keys() -> None:
-    plan = JarPlan(jars=("a.jar", "b.jar"), packages=("g:a:1", "g:b:2"), library_path="/lib")
-    assert plan.spark_settings() == {
-        "spark.jars": "a.jar,b.jar",
-        "spark.jars.packages": "g:a:1,g:b:2",
-        "spark.driver.extraLibraryPath": "/lib",
-        "spark.executor.extraLibraryPath": "/lib",
-    }
+@pytest.mark.parametrize(
+    ("catalog", "expected"),
+    [
+        (config("local"), (ICEBERG_SPARK_RUNTIME, SQLITE_JDBC)),
+        (config("rest", uri="http://x"), (ICEBERG_SPARK_RUNTIME,)),
+        (
+            config("rest", uri="http://x", signing_name="execute-api", region="eu-west-1"),
+            (ICEBERG_SPARK_RUNTIME, ICEBERG_AWS_BUNDLE),
+        ),
+        (
+            config(
+                "rest",
+                uri="http://x",
+                extra_properties=(("io-impl", "org.apache.iceberg.aws.s3.S3FileIO"),),
+            ),
+            (ICEBERG_SPARK_RUNTIME, ICEBERG_AWS_BUNDLE),
+        ),
+        (config("glue", region="eu-west-1"), (ICEBERG_SPARK_RUNTIME, ICEBERG_AWS_BUNDLE)),
+        (config("s3tables", region="eu-west-1"), (ICEBERG_SPARK_RUNTIME, ICEBERG_AWS_BUNDLE)),
+        (
+            config("s3tables", region="eu-west-1", s3tables_client="catalog_jar"),
+            (ICEBERG_SPARK_RUNTIME, ICEBERG_AWS_BUNDLE, S3TABLES_CATALOG_RUNTIME),
+        ),
+    ],
+)
+def test_each_catalog_type_names_the_jars_it_needs(catalog: CatalogConfig, expected) -> None:
+    assert catalog.jar_artifacts == expected
 
 
-def test_empty_plan_sets_nothing() -> None:
+def test_spark_settings_list_the_jars() -> None:
+    assert JarPlan(jars=("a.jar", "b.jar")).spark_settings() == {"spark.jars": "a.jar,b.jar"}
     assert JarPlan().spark_settings() == {}
 
 

@@ -7,6 +7,7 @@ Spark process starts or any folder is created; each catalog type checks its own 
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,7 @@ from dbt.adapters.spark.connections import SparkCredentials
 from dbt.adapters.s3tables.catalogs import check_catalog_keys
 from dbt.adapters.s3tables.engines import ENGINES
 from dbt.adapters.s3tables.errors import ProfileError
+from dbt.adapters.s3tables.jars import FETCH_COMMAND, MAVEN_CENTRAL, JarSources
 
 # Every `method` an engine is registered for (engines/__init__.py).
 SUPPORTED_METHODS = tuple(ENGINES)
@@ -105,6 +107,10 @@ class S3TablesCredentials(SparkCredentials):
     # time after this many seconds (then doubling, jittered).
     write_conflict_retries: int = 3
     write_conflict_wait_seconds: float = 1.0
+    # Where Spark's jars come from besides the local Maven repository: an offline folder,
+    # and the Maven repository missing jars are downloaded from (see `jars`).
+    jars_dir: str | None = None
+    maven_repository: str = MAVEN_CENTRAL
 
     def __post_init__(self) -> None:
         if self.schema is None:
@@ -145,6 +151,8 @@ class S3TablesCredentials(SparkCredentials):
         if self.write_conflict_wait_seconds <= 0:
             raise ProfileError(
                 "write_conflict_wait_seconds",
+                "jars_dir",
+                "maven_repository",
                 "must be a positive number of seconds",
                 "omit it for 1",
             )
@@ -153,6 +161,18 @@ class S3TablesCredentials(SparkCredentials):
                 "server_side_parameters",
                 "is dbt-spark's key and is not read by this adapter",
                 "move these settings under `spark_conf`",
+            )
+        if self.jars_dir is not None and not os.path.isdir(os.path.expanduser(self.jars_dir)):
+            raise ProfileError(
+                "jars_dir",
+                f"`{self.jars_dir}` is not a folder",
+                f"create it with `{FETCH_COMMAND} --to {self.jars_dir}` or remove the key",
+            )
+        if not str(self.maven_repository).startswith(("https://", "http://", "file:")):
+            raise ProfileError(
+                "maven_repository",
+                f"`{self.maven_repository}` is not a URL",
+                f"omit it for {MAVEN_CENTRAL}, or give a mirror's https:// URL",
             )
         self.spark_conf = validate_spark_conf(self.spark_conf)
         # Passed to both Spark and PyIceberg.
@@ -182,6 +202,11 @@ class S3TablesCredentials(SparkCredentials):
     @property
     def unique_field(self) -> str:
         return f"{self.catalog_type}:{self.warehouse}"
+
+    @property
+    def jar_sources(self) -> JarSources:
+        jars_dir = os.path.expanduser(self.jars_dir) if self.jars_dir else None
+        return JarSources(jars_dir=jars_dir, repository_url=self.maven_repository)
 
     def _connection_keys(self) -> tuple[str, ...]:
         # Never the token or the credential: `dbt debug` prints these.

@@ -1,141 +1,184 @@
-"""Which jars the Spark driver needs, found on this machine first, from Maven second.
+"""The jars the Spark driver needs, as Maven artifacts pinned here, and where they come from.
 
-`plan_jars` is pure (it takes what discovery found); `discover` looks at the disk.
+Every jar is named by Maven coordinates with its version pinned in this module (one place).
+A jar is looked for, in order, in the profile's `jars_dir` (an offline folder), in the
+local Maven repository (`~/.m2/repository`, the layout `mvn` and Spark's `--packages`
+share), and otherwise downloaded once from `maven_repository` (Maven Central unless the
+profile names a mirror) into that local repository, checked against its published SHA-1.
+`dbt-s3tables-jars` fetches them ahead of time (`make setup` does), or
+into a folder to copy to a machine without network.
 """
 
 from __future__ import annotations
 
-import glob
-import importlib.util
+import argparse
+import hashlib
 import os
-import platform
 import shutil
-import socket
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from dbt.adapters.s3tables.errors import MissingDependencyError
 
-ICEBERG_VERSION = "1.10.0"
+# Iceberg's Spark runtime and its AWS bundle move together (the bundle is the AWS SDK the
+# runtime's S3FileIO and SigV4 signer call). 1.10.2's bundle is not on Maven Central.
+ICEBERG_VERSION = "1.10.1"
+SPARK_LINE = "3.5"
 SCALA_VERSION = "2.12"
-ICEBERG_MAVEN = f"org.apache.iceberg:iceberg-spark-runtime-3.5_{SCALA_VERSION}:{ICEBERG_VERSION}"
-SQLITE_MAVEN = "org.xerial:sqlite-jdbc:3.46.1.3"
-ICEBERG_PIP_PACKAGE = "snowpark-connect-deps-iceberg==1.0.2"
-SQLITE_DEBIAN_PACKAGE = "libxerial-sqlite-jdbc-java"
-SQLITE_DEBIAN_JAR = "/usr/share/java/sqlite-jdbc.jar"
-MAVEN_HOST = ("repo1.maven.org", 443)
+MAVEN_CENTRAL = "https://repo.maven.apache.org/maven2"
+LOCAL_REPOSITORY = Path.home() / ".m2" / "repository"
+DOWNLOAD_TIMEOUT_SECONDS = 30
+FETCH_COMMAND = "dbt-s3tables-jars"
 
 
 @dataclass(frozen=True)
-class FoundJars:
-    """What discovery found on this machine (None: not found)."""
+class Artifact:
+    """One jar by Maven coordinates."""
 
-    iceberg_runtime: str | None
-    sqlite_jdbc: str | None
-    # Debian's sqlite-jdbc loads its native library from here instead of from the jar.
-    sqlite_native_dir: str | None = None
+    group: str
+    name: str
+    version: str
+    # Why the adapter needs it, for messages.
+    purpose: str
+
+    @property
+    def coordinates(self) -> str:
+        return f"{self.group}:{self.name}:{self.version}"
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.name}-{self.version}.jar"
+
+    @property
+    def repository_path(self) -> str:
+        """Its path inside a Maven repository (local folder or remote URL)."""
+        return "/".join([*self.group.split("."), self.name, self.version, self.file_name])
+
+
+ICEBERG_SPARK_RUNTIME = Artifact(
+    "org.apache.iceberg",
+    f"iceberg-spark-runtime-{SPARK_LINE}_{SCALA_VERSION}",
+    ICEBERG_VERSION,
+    "Iceberg's Spark runtime",
+)
+ICEBERG_AWS_BUNDLE = Artifact(
+    "org.apache.iceberg",
+    "iceberg-aws-bundle",
+    ICEBERG_VERSION,
+    "Iceberg's AWS bundle (SigV4 signing, S3FileIO)",
+)
+SQLITE_JDBC = Artifact(
+    "org.xerial", "sqlite-jdbc", "3.46.1.3", "the SQLite JDBC driver of the embedded catalog"
+)
+S3TABLES_CATALOG_RUNTIME = Artifact(
+    "software.amazon.s3tables",
+    "s3-tables-catalog-for-iceberg-runtime",
+    "0.1.8",
+    "Amazon's S3 Tables catalog (s3tables_client: catalog_jar)",
+)
+# What `make setup` and the fetch command get by default: what every catalog type but
+# `catalog_jar` needs.
+DEFAULT_ARTIFACTS = (ICEBERG_SPARK_RUNTIME, ICEBERG_AWS_BUNDLE, SQLITE_JDBC)
+
+
+@dataclass(frozen=True)
+class JarSources:
+    """Where jars are looked for and fetched from (profile keys `jars_dir`, `maven_repository`)."""
+
+    jars_dir: str | None = None
+    repository_url: str = MAVEN_CENTRAL
+    local_repository: Path = LOCAL_REPOSITORY
+
+    def find(self, artifact: Artifact) -> str | None:
+        """The jar's path on this machine, if it is there."""
+        candidates = [self.local_repository / artifact.repository_path]
+        if self.jars_dir:
+            candidates.insert(0, Path(self.jars_dir) / artifact.file_name)
+        return next((str(path) for path in candidates if path.is_file()), None)
+
+    def url(self, artifact: Artifact) -> str:
+        return f"{self.repository_url.rstrip('/')}/{artifact.repository_path}"
 
 
 @dataclass(frozen=True)
 class JarPlan:
-    """How the Spark driver gets its jars."""
+    """The jar files the Spark driver starts with."""
 
     jars: tuple[str, ...] = ()
-    packages: tuple[str, ...] = ()
-    library_path: str | None = None
 
     def spark_settings(self) -> dict[str, str]:
-        settings: dict[str, str] = {}
-        if self.jars:
-            settings["spark.jars"] = ",".join(self.jars)
-        if self.packages:
-            settings["spark.jars.packages"] = ",".join(self.packages)
-        if self.library_path:
-            settings["spark.driver.extraLibraryPath"] = self.library_path
-            settings["spark.executor.extraLibraryPath"] = self.library_path
-        return settings
+        return {"spark.jars": ",".join(self.jars)} if self.jars else {}
 
 
-def plan_jars(found: FoundJars, *, needs_sqlite: bool, maven_reachable: bool) -> JarPlan:
-    """Choose installed jars first, Maven coordinates second, or raise what to install."""
-    jars: list[str] = []
-    packages: list[str] = []
-    missing: list[str] = []
-    if found.iceberg_runtime:
-        jars.append(found.iceberg_runtime)
-    elif maven_reachable:
-        packages.append(ICEBERG_MAVEN)
-    else:
-        missing.append(
-            f"the Iceberg Spark runtime jar (iceberg-spark-runtime-3.5_{SCALA_VERSION}): "
-            f"install it with `pip install '{ICEBERG_PIP_PACKAGE}'`"
-        )
-    library_path = None
-    if needs_sqlite:
-        if found.sqlite_jdbc:
-            jars.append(found.sqlite_jdbc)
-            library_path = found.sqlite_native_dir
-        elif maven_reachable:
-            packages.append(SQLITE_MAVEN)
-        else:
-            missing.append(
-                "the SQLite JDBC driver used by the local catalog: install it with "
-                f"`apt-get install {SQLITE_DEBIAN_PACKAGE}`"
-            )
-    if missing:
+def unique(artifacts: Iterable[Artifact]) -> tuple[Artifact, ...]:
+    return tuple(dict.fromkeys(artifacts))
+
+
+def download(artifact: Artifact, sources: JarSources, target: Path) -> None:
+    """Download the jar to `target`, checked against the repository's SHA-1, atomically
+    (a concurrent process downloading the same jar never sees half a file)."""
+    url = sources.url(artifact)
+    with urllib.request.urlopen(f"{url}.sha1", timeout=DOWNLOAD_TIMEOUT_SECONDS) as response:
+        expected = response.read().decode().split()[0].strip().lower()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha1(usedforsecurity=False)
+    with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".part", delete=False) as part:
+        try:
+            with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_SECONDS) as response:
+                while chunk := response.read(1 << 20):
+                    digest.update(chunk)
+                    part.write(chunk)
+        except BaseException:
+            os.unlink(part.name)
+            raise
+    if digest.hexdigest() != expected:
+        os.unlink(part.name)
+        raise OSError(f"{url} does not match its published SHA-1")
+    os.replace(part.name, target)
+
+
+def missing_jar_error(artifact: Artifact, sources: JarSources, reason: str) -> str:
+    where = f"`jars_dir` ({sources.jars_dir}) or " if sources.jars_dir else ""
+    return (
+        f"{artifact.purpose}, {artifact.coordinates}, is not in {where}the local Maven "
+        f"repository ({sources.local_repository}) and could not be downloaded from "
+        f"{sources.repository_url} ({reason})"
+    )
+
+
+def resolve_jars(artifacts: Iterable[Artifact], sources: JarSources) -> JarPlan:
+    """Each artifact's jar on this machine, downloading what is missing, or raise naming
+    every jar that cannot be had and the fix."""
+    from dbt.adapters.events.logging import AdapterLogger
+
+    logger = AdapterLogger("s3tables")
+    paths: list[str] = []
+    failures: list[str] = []
+    for artifact in unique(artifacts):
+        path = sources.find(artifact)
+        if path is None:
+            target = sources.local_repository / artifact.repository_path
+            logger.info(f"Downloading {artifact.coordinates} (once) into {target.parent}")
+            try:
+                download(artifact, sources, target)
+                path = str(target)
+            except (OSError, urllib.error.URLError) as error:
+                failures.append(missing_jar_error(artifact, sources, str(error)))
+                continue
+        paths.append(path)
+    if failures:
         raise MissingDependencyError(
-            "Cannot start Spark: missing "
-            + "; and ".join(missing)
-            + ". Maven Central is not reachable from this machine, so they cannot be "
-            "downloaded through spark.jars.packages either."
+            "Cannot start Spark: "
+            + "; ".join(failures)
+            + f". Fix: on a machine with network run `{FETCH_COMMAND} --to <folder>` and set "
+            "`jars_dir` to that folder, or set `maven_repository` to a reachable mirror."
         )
-    return JarPlan(jars=tuple(jars), packages=tuple(packages), library_path=library_path)
-
-
-def find_iceberg_runtime() -> str | None:
-    spec = importlib.util.find_spec("snowpark_connect_deps_iceberg")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for folder in spec.submodule_search_locations:
-        pattern = os.path.join(folder, "jars", f"iceberg-spark-runtime-3.5_{SCALA_VERSION}-*.jar")
-        matches = sorted(glob.glob(pattern))
-        if matches:
-            return matches[-1]
-    return None
-
-
-def find_sqlite_jdbc() -> tuple[str | None, str | None]:
-    if not os.path.exists(SQLITE_DEBIAN_JAR):
-        return None, None
-    machine = platform.machine()
-    arch = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu"}.get(machine, machine)
-    native_dir = f"/usr/lib/{arch}/jni"
-    return SQLITE_DEBIAN_JAR, native_dir if os.path.isdir(native_dir) else None
-
-
-def discover() -> FoundJars:
-    sqlite_jar, native_dir = find_sqlite_jdbc()
-    return FoundJars(
-        iceberg_runtime=find_iceberg_runtime(),
-        sqlite_jdbc=sqlite_jar,
-        sqlite_native_dir=native_dir,
-    )
-
-
-def maven_reachable(timeout: float = 2.0) -> bool:
-    try:
-        with socket.create_connection(MAVEN_HOST, timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
-def resolve_jars(*, needs_sqlite: bool) -> JarPlan:
-    """Plan jars for this machine, probing Maven only when something is missing locally."""
-    found = discover()
-    complete = bool(found.iceberg_runtime and (found.sqlite_jdbc or not needs_sqlite))
-    return plan_jars(
-        found, needs_sqlite=needs_sqlite, maven_reachable=not complete and maven_reachable()
-    )
+    return JarPlan(jars=tuple(paths))
 
 
 def find_java() -> str:
@@ -152,3 +195,41 @@ def find_java() -> str:
         "Cannot start Spark: no Java runtime found (JAVA_HOME unset and no `java` on PATH). "
         "Install Java 17 with `apt-get install openjdk-17-jre-headless`."
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Fetch the pinned jars ahead of time, into the local Maven repository or a folder."""
+    parser = argparse.ArgumentParser(prog=FETCH_COMMAND, description=main.__doc__)
+    parser.add_argument("--to", help="a folder to copy the jars into (for `jars_dir`)")
+    parser.add_argument(
+        "--repository", default=MAVEN_CENTRAL, help="Maven repository URL (default: Central)"
+    )
+    parser.add_argument(
+        "--local-repository",
+        default=str(LOCAL_REPOSITORY),
+        help=f"local Maven repository (default: {LOCAL_REPOSITORY})",
+    )
+    parser.add_argument(
+        "--with-catalog-jar",
+        action="store_true",
+        help=f"also fetch {S3TABLES_CATALOG_RUNTIME.coordinates}",
+    )
+    arguments = parser.parse_args(argv)
+    artifacts = list(DEFAULT_ARTIFACTS)
+    if arguments.with_catalog_jar:
+        artifacts.append(S3TABLES_CATALOG_RUNTIME)
+    try:
+        sources = JarSources(
+            repository_url=arguments.repository,
+            local_repository=Path(arguments.local_repository),
+        )
+        plan = resolve_jars(artifacts, sources)
+    except MissingDependencyError as error:
+        print(error, file=sys.stderr)
+        return 1
+    for path in plan.jars:
+        if arguments.to:
+            os.makedirs(arguments.to, exist_ok=True)
+            shutil.copy2(path, arguments.to)
+        print(path)
+    return 0

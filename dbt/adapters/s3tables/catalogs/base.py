@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from dbt.adapters.s3tables.catalogs.failed_writes import Leftovers
 from dbt.adapters.s3tables.errors import ProfileError
+from dbt.adapters.s3tables.jars import ICEBERG_AWS_BUNDLE, ICEBERG_SPARK_RUNTIME, Artifact
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -31,8 +32,6 @@ class CatalogType(ABC):
 
     # The profile's `catalog_type` value.
     name: ClassVar[str]
-    # The catalog is a SQLite file: Spark needs the SQLite JDBC driver.
-    uses_sqlite: ClassVar[bool] = False
     # S3 Tables' naming rules are checked unless the profile sets `s3tables_rules`.
     follows_s3tables_rules: ClassVar[bool] = False
 
@@ -69,6 +68,14 @@ class CatalogType(ABC):
     @abstractmethod
     def pyiceberg_properties(self, config: CatalogConfig) -> dict[str, str]:
         """This type's PyIceberg catalog properties."""
+
+    def jar_artifacts(self, config: CatalogConfig) -> tuple[Artifact, ...]:
+        """The jars Spark needs for this catalog: Iceberg's runtime, and Iceberg's AWS
+        bundle when requests are signed or data goes through S3FileIO."""
+        io_impl = dict(config.extra_properties).get("io-impl", "")
+        if config.sigv4_signing_name or io_impl.startswith("org.apache.iceberg.aws."):
+            return (ICEBERG_SPARK_RUNTIME, ICEBERG_AWS_BUNDLE)
+        return (ICEBERG_SPARK_RUNTIME,)
 
     def table_defaults(self) -> dict[str, str]:
         """Table properties every table of this catalog gets (a model's own win)."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from dbt.adapters.s3tables.catalogs import CATALOG_TYPES
 from dbt.adapters.s3tables.catalogs.base import CatalogType
 from dbt.adapters.s3tables.catalogs.local_files import LOCAL_CATALOG_FILE
+from dbt.adapters.s3tables.jars import Artifact
 
 if TYPE_CHECKING:
     from dbt.adapters.s3tables.credentials import S3TablesCredentials
@@ -87,8 +88,9 @@ class CatalogConfig:
         return "file://" + self.warehouse
 
     @property
-    def uses_sqlite(self) -> bool:
-        return self.kind.uses_sqlite
+    def jar_artifacts(self) -> tuple[Artifact, ...]:
+        """The jars Spark needs to reach this catalog."""
+        return self.kind.jar_artifacts(self)
 
     @property
     def catalog_uri(self) -> str | None:

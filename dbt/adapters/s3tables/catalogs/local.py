@@ -35,6 +35,7 @@ from dbt.adapters.s3tables.catalogs.local_files import (
     prepare_local_catalog,
 )
 from dbt.adapters.s3tables.errors import ProfileError
+from dbt.adapters.s3tables.jars import SQLITE_JDBC, Artifact
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -64,7 +65,6 @@ def resolve_warehouse(warehouse: str, project_root: str | None) -> str:
 
 class LocalCatalogType(CatalogType):
     name = "local"
-    uses_sqlite = True
 
     def __init__(self) -> None:
         # Leftovers of earlier failed writes are swept once per process.
@@ -100,6 +100,9 @@ class LocalCatalogType(CatalogType):
             f"{prefix}.jdbc.init-catalog-tables": "false",
             f"{prefix}.warehouse": config.warehouse_uri,
         }
+
+    def jar_artifacts(self, config: CatalogConfig) -> tuple[Artifact, ...]:
+        return (*super().jar_artifacts(config), SQLITE_JDBC)
 
     def pyiceberg_properties(self, config: CatalogConfig) -> dict[str, str]:
         return {

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from dbt.adapters.s3tables.catalogs.base import CatalogType, emulator_location_error
 from dbt.adapters.s3tables.errors import ProfileError
+from dbt.adapters.s3tables.jars import ICEBERG_AWS_BUNDLE, ICEBERG_SPARK_RUNTIME, Artifact
 
 if TYPE_CHECKING:
     from dbt.adapters.s3tables.catalogs.config import CatalogConfig
@@ -92,6 +93,11 @@ class RestCatalogType(CatalogType):
         if config.aws_profile:
             properties["client.profile-name"] = config.aws_profile
         return properties
+
+    def jar_artifacts(self, config: CatalogConfig) -> tuple[Artifact, ...]:
+        if self.file_io == S3_FILE_IO:
+            return (ICEBERG_SPARK_RUNTIME, ICEBERG_AWS_BUNDLE)
+        return super().jar_artifacts(config)
 
     def table_defaults(self) -> dict[str, str]:
         return dict(SHARED_CATALOG_TABLE_DEFAULTS)

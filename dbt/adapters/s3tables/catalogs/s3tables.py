@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from dbt.adapters.s3tables.catalogs.rest import AwsRestCatalogType
 from dbt.adapters.s3tables.catalogs.table_bucket import ensure_table_bucket
 from dbt.adapters.s3tables.errors import ProfileError
+from dbt.adapters.s3tables.jars import S3TABLES_CATALOG_RUNTIME, Artifact
 from dbt.adapters.s3tables.s3tables_rules import parse_table_bucket_arn
 
 if TYPE_CHECKING:
@@ -80,6 +81,12 @@ class S3TablesCatalogType(AwsRestCatalogType):
         # As AWS documents for its endpoint: it takes no metrics reports.
         settings[f"{prefix}.rest-metrics-reporting-enabled"] = "false"
         return settings
+
+    def jar_artifacts(self, config: CatalogConfig) -> tuple[Artifact, ...]:
+        jars = super().jar_artifacts(config)
+        if config.s3tables_client == "catalog_jar":
+            return (*jars, S3TABLES_CATALOG_RUNTIME)
+        return jars
 
     def open_connection(self, iceberg: IcebergCatalog, *, spark_in_process: bool) -> None:
         # Before the catalog is reached: a missing bucket or permission would otherwise

@@ -196,7 +196,9 @@ def open_session_engine(connection: Connection, setup: EngineSetup) -> SessionEn
     the profile's catalog if it is not running yet."""
     credentials = setup.credentials
     try:
-        spark = get_or_create_session(setup.catalog, credentials.master, credentials.spark_conf)
+        spark = get_or_create_session(
+            setup.catalog, credentials.master, credentials.spark_conf, credentials.jar_sources
+        )
         # Each connection (one per dbt thread) gets its own session over the shared
         # SparkContext: SQL settings and temporary views never leak between models
         # that run at the same time.

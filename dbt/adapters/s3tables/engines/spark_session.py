@@ -16,7 +16,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig, is_secret
-from dbt.adapters.s3tables.jars import JarPlan, find_java, resolve_jars
+from dbt.adapters.s3tables.jars import JarPlan, JarSources, find_java, resolve_jars
 from dbt.adapters.s3tables.sql_text import quote
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ def jvm_post_mortem(wait_seconds: float = 5.0) -> tuple[int | None, str, str | N
 
 
 def get_or_create_session(
-    catalog: CatalogConfig, master: str, user_settings: dict[str, str]
+    catalog: CatalogConfig, master: str, user_settings: dict[str, str], jar_sources: JarSources
 ) -> SparkSession:
     """Return the process's SparkSession, starting it with this catalog if none runs yet."""
     global _session, _session_catalog, _log_offset
@@ -157,7 +157,7 @@ def get_or_create_session(
         settings = session_settings(
             master=master,
             catalog=catalog,
-            jars=resolve_jars(needs_sqlite=catalog.uses_sqlite),
+            jars=resolve_jars(catalog.jar_artifacts, jar_sources),
             user_settings=user_settings,
             log_file=log_file,
         )

@@ -154,6 +154,8 @@ def test_size_reads_in_kb_below_a_megabyte() -> None:
 def test_after_a_lost_conflict_files_are_only_listed(table_with_rows) -> None:
     # Another writer's uncommitted files look exactly like the lost attempt's: a
     # conflict proves such a writer is at work, so nothing may be removed then.
+    from dbt.adapters.s3tables.catalogs.catalog_set import CatalogSet
+    from dbt.adapters.s3tables.catalogs.config import catalog_config_for
     from dbt.adapters.s3tables.connections import clean_up_after_failure
     from dbt.adapters.s3tables.credentials import S3TablesCredentials
 
@@ -161,10 +163,11 @@ def test_after_a_lost_conflict_files_are_only_listed(table_with_rows) -> None:
     credentials = S3TablesCredentials.from_dict(
         {"schema": "analytics", "warehouse": iceberg.config.warehouse}
     )
+    catalogs = CatalogSet(catalog_config_for(credentials))
     started = time.time()
     partial = write_partial_files(folder)
-    note = clean_up_after_failure(credentials, started, lost_a_conflict=True) or ""
+    note = clean_up_after_failure(credentials, catalogs, started, lost_a_conflict=True) or ""
     assert all(p.exists() for p in partial)
     assert "another writer is committing to this table" in note
-    note = clean_up_after_failure(credentials, started) or ""
+    note = clean_up_after_failure(credentials, catalogs, started) or ""
     assert not any(p.exists() for p in partial) and "were removed" in note

@@ -416,7 +416,9 @@ def test_thrift_open_retries_reachability_then_names_host_and_port(monkeypatch) 
     with pytest.raises(DbtRuntimeError, match="10.0.0.9:10001"):
         module.open_thrift_engine(
             SimpleNamespace(),
-            SimpleNamespace(credentials=credentials, conflict_retries=ConflictRetries()),
+            SimpleNamespace(
+                credentials=credentials, conflict_retries=ConflictRetries(), other_catalogs=()
+            ),
         )
     assert attempts == [("10.0.0.9", 10001, 4)] * 3
     assert sleeps == [4, 4]

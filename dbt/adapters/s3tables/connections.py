@@ -8,13 +8,14 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import Any
 
 from dbt.adapters.contracts.connection import Connection, ConnectionState
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import SparkConnectionManager
 from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
 
+from dbt.adapters.s3tables.catalogs.catalog_set import CatalogSet
 from dbt.adapters.s3tables.catalogs.config import catalog_config_for
 from dbt.adapters.s3tables.catalogs.iceberg import iceberg_catalog_for
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
@@ -23,9 +24,6 @@ from dbt.adapters.s3tables.engines.base import EngineSetup
 from dbt.adapters.s3tables.errors import StatementRefused
 from dbt.adapters.s3tables.spark_errors import COMMIT_CONFLICT, thrift_error
 from dbt.adapters.s3tables.write_conflicts import ConflictRetries
-
-if TYPE_CHECKING:
-    pass
 
 logger = AdapterLogger("s3tables")
 
@@ -56,17 +54,18 @@ STATEMENTS_RUNNING = RunningStatements()
 
 def clean_up_after_failure(
     credentials: S3TablesCredentials,
+    catalogs: CatalogSet,
     started: float,
     own_statements: int = 0,
     lost_a_conflict: bool = False,
 ) -> str | None:
     """Remove (or, when that is unsafe, list) the files a write that failed after
-    `started` left behind, if its catalog type keeps any; the sentence to add to its error.
+    `started` left behind in any catalog whose type keeps them; the sentence to add to its
+    error.
 
     A write that `lost_a_conflict` proves another writer is at work on the table: its
     files in flight (not committed yet) look exactly like this write's leftovers, so
     nothing is removed then, only listed for a later run that is alone to re-check."""
-    config = catalog_config_for(credentials)
     if lost_a_conflict:
         unsafe = "another writer is committing to this table"
     elif not ENGINES[credentials.method].writes_from_this_process:
@@ -75,18 +74,31 @@ def clean_up_after_failure(
         unsafe = "other models of this run are writing"
     else:
         unsafe = None
-    try:
-        leftovers = config.kind.clean_up_failed_write(iceberg_catalog_for(config), started, unsafe)
-    except Exception as error:  # reported with the write's own error, not instead
-        logger.debug(f"leftover check failed: {error!r}")
-        return f"Looking for files the failed write left failed too: {error}"
-    if leftovers.removed:
-        logger.debug(f"removed after a failed write: {[str(p) for p in leftovers.removed]}")
-    return leftovers.describe()
+    notes = []
+    for config in catalogs.all():
+        try:
+            leftovers = config.kind.clean_up_failed_write(
+                iceberg_catalog_for(config), started, unsafe
+            )
+        except Exception as error:  # reported with the write's own error, not instead
+            logger.debug(f"leftover check failed: {error!r}")
+            notes.append(f"Looking for files the failed write left failed too: {error}")
+            continue
+        if leftovers.removed:
+            logger.debug(f"removed after a failed write: {[str(p) for p in leftovers.removed]}")
+        note = leftovers.describe()
+        if note:
+            notes.append(note)
+    return "\n  ".join(notes) or None
 
 
 class S3TablesConnectionManager(SparkConnectionManager):
     TYPE = "s3tables"
+
+    def __init__(self, profile: Any, mp_context: Any) -> None:
+        super().__init__(profile, mp_context)
+        # The profile's catalog and those catalogs.yml declares (the adapter adds them).
+        self.catalogs = CatalogSet(catalog_config_for(profile.credentials))
 
     @classmethod
     def _rollback_handle(cls, connection: Connection) -> None:
@@ -111,6 +123,7 @@ class S3TablesConnectionManager(SparkConnectionManager):
                     credentials: S3TablesCredentials = self.profile.credentials  # type: ignore[assignment]
                     note = clean_up_after_failure(
                         credentials,
+                        self.catalogs,
                         started,
                         own_statements=1,
                         lost_a_conflict=COMMIT_CONFLICT in str(error.msg),
@@ -127,30 +140,38 @@ class S3TablesConnectionManager(SparkConnectionManager):
                 raise thrift_error(str(response.status.errorMessage)) from None
             raise DbtRuntimeError(f"{type(error).__name__}: {error}") from error
 
-    @classmethod
-    def open(cls, connection: Connection) -> Connection:
+    def open(self, connection: Connection) -> Connection:  # type: ignore[override]
+        # An instance method (dbt calls it on the instance): the catalogs are this
+        # invocation's.
         if connection.state == ConnectionState.OPEN:
             return connection
         credentials: S3TablesCredentials = connection.credentials
-        config = catalog_config_for(credentials)
-        iceberg = iceberg_catalog_for(config)
-        # A PyIceberg commit (schema evolution, properties) that fails on a full disk
-        # leaves a partial metadata file, cleaned up like a failed statement's.
-        iceberg.after_failed_write = partial(clean_up_after_failure, credentials)
         engine_kind = ENGINES[credentials.method]
-        # The catalog type's checks and set-up; an embedded catalog that Spark in this
-        # process writes to also takes a process lock against other processes' cleanup.
-        config.kind.open_connection(iceberg, spark_in_process=engine_kind.writes_from_this_process)
+        for config in self.catalogs.all():
+            iceberg = iceberg_catalog_for(config)
+            # A PyIceberg commit (schema evolution, properties) that fails on a full disk
+            # leaves a partial metadata file, cleaned up like a failed statement's.
+            iceberg.after_failed_write = partial(clean_up_after_failure, credentials, self.catalogs)
+            # The catalog type's checks and set-up; an embedded catalog that Spark in this
+            # process writes to also takes a process lock against other processes' cleanup.
+            config.kind.open_connection(
+                iceberg, spark_in_process=engine_kind.writes_from_this_process
+            )
         conflict_retries = ConflictRetries(
             credentials.write_conflict_retries, credentials.write_conflict_wait_seconds
         )
         setup = EngineSetup(
             credentials,
-            config,
+            self.catalogs.default,
             conflict_retries,
             after_conflict=partial(
-                clean_up_after_failure, credentials, own_statements=1, lost_a_conflict=True
+                clean_up_after_failure,
+                credentials,
+                self.catalogs,
+                own_statements=1,
+                lost_a_conflict=True,
             ),
+            other_catalogs=self.catalogs.declared,
         )
         connection.handle = engine_kind.open(connection, setup)
         connection.state = ConnectionState.OPEN

@@ -32,8 +32,9 @@ def stats_items(stats: TableStats | None) -> dict[str, StatsItem]:
     return items
 
 
-def catalog_rows(details: RelationDetails) -> Iterable[dict[str, Any]]:
-    """One row per column, as dbt's catalog query returns them."""
+def catalog_rows(details: RelationDetails, database: str | None = None) -> Iterable[dict[str, Any]]:
+    """One row per column, as dbt's catalog query returns them (`database`: the catalog of
+    catalogs.yml the relation is in; none for the profile's)."""
     flat_stats: dict[str, Any] = {}
     for item in stats_items(details.stats).values():
         for field_name in ("label", "value", "description", "include"):
@@ -41,7 +42,7 @@ def catalog_rows(details: RelationDetails) -> Iterable[dict[str, Any]]:
     entry = details.relation
     for index, column in enumerate(details.columns, start=1):
         yield {
-            "table_database": None,
+            "table_database": database,
             "table_schema": entry.namespace,
             "table_name": entry.name,
             "table_type": entry.kind,
@@ -55,12 +56,13 @@ def catalog_rows(details: RelationDetails) -> Iterable[dict[str, Any]]:
         }
 
 
-def catalog_table(details: RelationDetails) -> CatalogTable:
+def catalog_table(details: RelationDetails, database: str | None = None) -> CatalogTable:
     """The relation's entry of a single-relation catalog."""
     entry = details.relation
     return CatalogTable(
         metadata=TableMetadata(
             type=RelationType.View.value if entry.kind == "view" else "table",
+            database=database,
             schema=entry.namespace,
             name=entry.name,
             comment=details.comment,

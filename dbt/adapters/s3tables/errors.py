@@ -15,10 +15,22 @@ class ProfileError(DbtRuntimeError):
 
     def __init__(self, key: str, problem: str, fix: str) -> None:
         super().__init__(f"s3tables profile key `{key}`: {problem}. Fix: {fix}")
+        self.key, self.problem, self.fix = key, problem, fix
 
     @classmethod
     def unknown_value(cls, key: str, value: object, allowed: Iterable[str]) -> ProfileError:
         return cls(key, f"unknown value `{value}`", f"use one of: {', '.join(allowed)}")
+
+
+class CatalogsYmlError(DbtRuntimeError):
+    """A catalog integration of `catalogs.yml` that this adapter cannot use."""
+
+    def __init__(self, catalog: str, key: str, problem: str, fix: str) -> None:
+        super().__init__(f"catalogs.yml catalog `{catalog}`, key `{key}`: {problem}. Fix: {fix}")
+
+
+class UnknownCatalogError(CompilationError):
+    """A relation names a catalog that is neither the profile's nor declared."""
 
 
 class MissingDependencyError(DbtRuntimeError):

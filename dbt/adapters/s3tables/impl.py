@@ -9,9 +9,10 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.base import available
-from dbt.adapters.base.impl import AdapterConfig, ConstraintSupport, FreshnessResponse
+from dbt.adapters.base.impl import AdapterConfig, BaseAdapter, ConstraintSupport, FreshnessResponse
 from dbt.adapters.base.relation import BaseRelation, InformationSchema
 from dbt.adapters.capability import Capability, CapabilityDict, CapabilitySupport, Support
+from dbt.adapters.catalogs import CatalogIntegration, CatalogIntegrationConfig
 from dbt.adapters.contracts.connection import AdapterResponse, Connection
 from dbt.adapters.contracts.relation import RelationType
 from dbt.adapters.events.logging import AdapterLogger
@@ -31,11 +32,16 @@ from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
 from dbt.adapters.s3tables.catalog_ddl import CatalogDdl
 from dbt.adapters.s3tables.catalogs import catalog_type_named
-from dbt.adapters.s3tables.catalogs.config import catalog_config_for
+from dbt.adapters.s3tables.catalogs.catalog_set import CatalogSet
 from dbt.adapters.s3tables.catalogs.iceberg import (
     CatalogRelation,
     IcebergCatalog,
     iceberg_catalog_for,
+)
+from dbt.adapters.s3tables.catalogs.integrations import (
+    CATALOG_INTEGRATIONS,
+    active_catalog_integrations,
+    catalog_config_from_integration,
 )
 from dbt.adapters.s3tables.column import S3TablesColumn
 from dbt.adapters.s3tables.connections import S3TablesConnectionManager
@@ -98,12 +104,37 @@ class S3TablesAdapter(SparkAdapter):
     ConnectionManager = S3TablesConnectionManager  # type: ignore[assignment]
     AdapterSpecificConfigs = S3TablesConfig  # type: ignore[assignment]
 
+    CATALOG_INTEGRATIONS = CATALOG_INTEGRATIONS
+
     def __init__(self, config: Any, mp_context: Any) -> None:
         credentials = config.credentials
         credentials.warehouse = catalog_type_named(credentials.catalog_type).resolve_warehouse(
             credentials.warehouse, getattr(config, "project_root", None)
         )
         super().__init__(config, mp_context)
+        # dbt 1.11 reads catalogs.yml only for build, compile, parse, run, seed, snapshot
+        # and test; `docs generate`, `show`, `source freshness`, `clone`, `run-operation`
+        # and `retry` must know the same catalogs.
+        for integration in active_catalog_integrations(config):
+            self.add_catalog_integration(integration)
+
+    def add_catalog_integration(
+        self, catalog_integration: CatalogIntegrationConfig
+    ) -> CatalogIntegration:
+        """A catalog of catalogs.yml: checked now, and known to Spark and PyIceberg by its
+        name from the first connection on (dbt adding one read already changes nothing)."""
+        if any(c.name == catalog_integration.name for c in self.catalogs.declared):
+            return self.get_catalog_integration(catalog_integration.name)
+        catalog = catalog_config_from_integration(
+            catalog_integration, getattr(self.config, "project_root", None)
+        )
+        integration = super().add_catalog_integration(catalog_integration)
+        self.catalogs.declare(catalog)
+        return integration
+
+    @property
+    def catalogs(self) -> CatalogSet:
+        return self.connections.catalogs
 
     # not_null is checked in the writing statement and kept as a required Iceberg field;
     # Iceberg has no other constraints, so dbt warns that they are not enforced.
@@ -142,7 +173,23 @@ class S3TablesAdapter(SparkAdapter):
 
     @property
     def iceberg(self) -> IcebergCatalog:
-        return iceberg_catalog_for(catalog_config_for(self.config.credentials))
+        """The profile's catalog."""
+        return iceberg_catalog_for(self.catalogs.default)
+
+    def iceberg_for(
+        self, relation: BaseRelation | None = None, database: str | None = None
+    ) -> IcebergCatalog:
+        """The catalog of `relation` (or of the `database` named): its database names it."""
+        if relation is not None:
+            database = relation.database
+        return iceberg_catalog_for(self.catalogs.named(database, relation=str(relation or "")))
+
+    @available
+    def catalog_database(self, name: str | None) -> str | None:
+        """A node's database for the catalog `name`: none for the profile's catalog."""
+        if self.catalogs.is_default(name):
+            return None
+        return self.catalogs.named(name).name
 
     @property
     def engine(self) -> Engine:
@@ -152,17 +199,18 @@ class S3TablesAdapter(SparkAdapter):
     # --- schemas (Iceberg namespaces) ---
 
     def list_schemas(self, database: str) -> list[str]:
-        return self.iceberg.list_namespaces()
+        return self.iceberg_for(database=database).list_namespaces()
 
     def check_schema_exists(self, database: str, schema: str) -> bool:
-        return self.iceberg.namespace_exists(schema)
+        return self.iceberg_for(database=database).namespace_exists(schema)
 
     @available.parse_none
-    def ensure_namespace(self, namespace: str) -> None:
+    def ensure_namespace(self, namespace: str, database: str | None = None) -> None:
         """dbt's create_schema: create the namespace unless it exists."""
-        if self.config.credentials.s3tables_rules:
+        iceberg = self.iceberg_for(database=database)
+        if iceberg.config.s3tables_rules:
             check_namespace(namespace)
-        self.iceberg.create_namespace(namespace)
+        iceberg.create_namespace(namespace)
 
     @available
     def parse_model_config(self, model: Any) -> ModelConfig:
@@ -184,11 +232,12 @@ class S3TablesAdapter(SparkAdapter):
         Tables refuses: views, and namespace, table or column names outside its rules
         (the columns are `columns`, or the output of `sql`, which Spark analyses without
         running it)."""
+        catalog = self.iceberg_for(relation).config
         for key, name in (("schema", relation.schema), ("alias", relation.identifier)):
-            problem = self.iceberg.config.kind.name_length_problem(str(name))
+            problem = catalog.kind.name_length_problem(str(name))
             if problem:
                 raise ModelConfigError(model_name, key, problem, f"choose a shorter {key}")
-        if not self.config.credentials.s3tables_rules:
+        if not catalog.s3tables_rules:
             return
         check_materialization(model_name, materialized)
         names = list(columns or []) + (self.query_columns(sql) if sql else [])
@@ -201,15 +250,15 @@ class S3TablesAdapter(SparkAdapter):
         return bool(self.config.credentials.s3tables_rules)
 
     @available.parse_none
-    def drop_namespace_with_contents(self, namespace: str) -> None:
+    def drop_namespace_with_contents(self, namespace: str, database: str | None = None) -> None:
         """dbt's drop_schema: the namespace with every table (purged) and view in it."""
-        self.iceberg.drop_namespace(namespace)
+        self.iceberg_for(database=database).drop_namespace(namespace)
 
     # --- catalog DDL API (see catalog_ddl.py and the `s3tables_*` macros) ---
 
     @property
     def ddl(self) -> CatalogDdl:
-        return CatalogDdl(self.iceberg, bool(self.config.credentials.s3tables_rules))
+        return CatalogDdl(self.iceberg, self.iceberg.config.s3tables_rules)
 
     @available.parse_none
     def create_namespace(
@@ -281,27 +330,35 @@ class S3TablesAdapter(SparkAdapter):
         self, relation: BaseRelation, description: str | None, columns: dict[str, str]
     ) -> None:
         """Model and column descriptions as the `comment` property and column docs."""
-        self.ddl.persist_docs(str(relation.schema), str(relation.identifier), description, columns)
+        ddl = CatalogDdl(
+            self.iceberg_for(relation), bool(self.iceberg_for(relation).config.s3tables_rules)
+        )
+        ddl.persist_docs(str(relation.schema), str(relation.identifier), description, columns)
 
     # --- relations and columns ---
 
-    def _relation_from_catalog(self, entry: CatalogRelation) -> S3TablesRelation:
+    def _relation_from_catalog(
+        self, entry: CatalogRelation, database: str | None = None
+    ) -> S3TablesRelation:
         kind = RelationType.View if entry.kind == "view" else RelationType.Table
-        return self.Relation.create(schema=entry.namespace, identifier=entry.name, type=kind)
+        return self.Relation.create(
+            database=database, schema=entry.namespace, identifier=entry.name, type=kind
+        )
 
     @available.parse_list
     def list_relations_without_caching(self, schema_relation: BaseRelation) -> list[BaseRelation]:
-        entries = self.iceberg.list_relations(schema_relation.schema)
-        return [self._relation_from_catalog(entry) for entry in entries]
+        entries = self.iceberg_for(schema_relation).list_relations(schema_relation.schema)
+        database = self.catalog_database(schema_relation.database)
+        return [self._relation_from_catalog(entry, database) for entry in entries]
 
     def get_columns_in_relation(self, relation: BaseRelation) -> list[S3TablesColumn]:
         # Temporary views live only in the Spark session: Spark knows them, the catalog not.
         if not relation.schema or not relation.include_policy.schema:
             return super().get_columns_in_relation(relation)
-        columns = self.iceberg.find_columns(relation.schema, relation.identifier)
+        columns = self.iceberg_for(relation).find_columns(relation.schema, relation.identifier)
         return [
             S3TablesColumn(
-                table_database=None,
+                table_database=relation.database,
                 table_schema=relation.schema,
                 table_name=relation.identifier,
                 table_type=relation.type,
@@ -325,14 +382,13 @@ class S3TablesAdapter(SparkAdapter):
         snapshotted_at = datetime.now(timezone.utc)
         responses: dict[BaseRelation, FreshnessResponse] = {}
         for source in sources:
+            iceberg = self.iceberg_for(source)
             try:
-                last_modified = self.iceberg.last_modified(
-                    str(source.schema), str(source.identifier)
-                )
+                last_modified = iceberg.last_modified(str(source.schema), str(source.identifier))
             except (NoSuchTableError, NoSuchNamespaceError):
                 raise DbtRuntimeError(
                     f"Source table {source.schema}.{source.identifier} does not exist in "
-                    f"catalog `{self.iceberg.config.name}`: metadata-based freshness reads its "
+                    f"catalog `{iceberg.config.name}`: metadata-based freshness reads its "
                     "last snapshot. Fix the source's schema or identifier, or set "
                     "`loaded_at_field`"
                 ) from None
@@ -368,7 +424,7 @@ class S3TablesAdapter(SparkAdapter):
             return
         not_null = not_null_columns(model["columns"], model.get("constraints") or [])
         if not_null:
-            changed = self.iceberg.require_columns(
+            changed = self.iceberg_for(relation).require_columns(
                 str(relation.schema), str(relation.identifier), not_null
             )
             if changed:
@@ -415,15 +471,23 @@ class S3TablesAdapter(SparkAdapter):
         import agate
 
         rows: list[dict[str, Any]] = []
+        iceberg = self.iceberg_for(database=information_schema.database)
+        database = self.catalog_database(information_schema.database)
         for schema in schemas:
-            for entry in self.iceberg.list_relations(schema):
-                rows.extend(catalog_rows(self.iceberg.details(entry)))
+            for entry in iceberg.list_relations(schema):
+                rows.extend(catalog_rows(iceberg.details(entry), database))
         return agate.Table.from_object(rows, column_types=DEFAULT_TYPE_TESTER)
 
+    def get_catalog(self, relation_configs: Any, used_schemas: Any) -> Any:
+        # dbt-spark allows one database; each catalog here is one, read on its own.
+        return BaseAdapter.get_catalog(self, relation_configs, used_schemas)
+
     def get_catalog_for_single_relation(self, relation: BaseRelation) -> CatalogTable | None:
-        entries = {e.name: e for e in self.iceberg.list_relations(relation.schema)}
+        iceberg = self.iceberg_for(relation)
+        entries = {e.name: e for e in iceberg.list_relations(relation.schema)}
         entry = entries.get(relation.identifier)
-        return None if entry is None else catalog_table(self.iceberg.details(entry))
+        database = self.catalog_database(relation.database)
+        return None if entry is None else catalog_table(iceberg.details(entry), database)
 
     # --- incremental ---
 
@@ -458,7 +522,7 @@ class S3TablesAdapter(SparkAdapter):
             engine=self.engine,
             execute=lambda sql: self.connections.execute(sql),
             fetch=lambda sql: list(self.connections.execute(sql, fetch=True)[1].rows),
-            iceberg=self.iceberg,
+            iceberg=self.iceberg_for(target),
         )
         return IncrementalRun(
             model_config,
@@ -486,17 +550,18 @@ class S3TablesAdapter(SparkAdapter):
     def forget_model_state(self, target: BaseRelation) -> None:
         """A `table` build replaces the table but keeps its properties (Iceberg's REPLACE
         does): drop the incremental state, so a later incremental run starts afresh."""
-        state = self.iceberg.table_state(target.schema, target.identifier)
+        iceberg = self.iceberg_for(target)
+        state = iceberg.table_state(target.schema, target.identifier)
         keys = state_keys(state.properties)
         if keys:
-            self.iceberg.set_properties_if_changed(target.schema, target.identifier, {}, keys)
+            iceberg.set_properties_if_changed(target.schema, target.identifier, {}, keys)
 
     @available
     def last_processed_value(self, target: BaseRelation) -> str | None:
         """The greatest `watermark_column` value of the last successful run, or None."""
-        if self.get_relation(None, target.schema, target.identifier) is None:  # type: ignore
+        if self.get_relation(target.database, target.schema, target.identifier) is None:  # type: ignore
             return None
-        state = self.iceberg.table_state(target.schema, target.identifier)
+        state = self.iceberg_for(target).table_state(target.schema, target.identifier)
         return state.properties.get(LAST_PROCESSED_VALUE)
 
     @available
@@ -504,10 +569,23 @@ class S3TablesAdapter(SparkAdapter):
         return incremental_config(model_name, config).strategy
 
     @available
-    def table_properties(self, model_name: str, config: dict[str, Any]) -> dict[str, str]:
-        """Table properties a new table gets (see ModelConfig.table_properties)."""
+    def table_properties(
+        self, model_name: str, config: dict[str, Any], database: str | None = None
+    ) -> dict[str, str]:
+        """Table properties a new table in catalog `database` gets (see
+        ModelConfig.table_properties)."""
         model_config = parse_model_config(model_name, config)
-        return model_config.table_properties(self.iceberg.config.table_defaults())
+        defaults = self.iceberg_for(database=database).config.table_defaults()
+        return model_config.table_properties(defaults)
+
+    @available
+    def emulator_table_location(self, relation: BaseRelation) -> str | None:
+        """TEST ONLY: the location a new table gets on an emulated catalog that assigns
+        none (`emulator_table_location`); None everywhere else."""
+        root = self.iceberg_for(relation).config.emulator_table_location
+        if not root:
+            return None
+        return f"{root.rstrip('/')}/{relation.schema}/{relation.identifier}"
 
     # --- Python models ---
 
@@ -556,7 +634,7 @@ class S3TablesAdapter(SparkAdapter):
         self.execute("select 1 as id")
         import pyiceberg
 
-        config = catalog_config_for(self.config.credentials)
+        config = self.catalogs.default
         logger.info(
             f"{engine.engine_description()}, PyIceberg {pyiceberg.__version__}, catalog "
             f"`{config.name}` ({config.catalog_type}) at {config.location}"

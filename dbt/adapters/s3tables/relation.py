@@ -1,14 +1,24 @@
-"""Relations: `schema.identifier` in the Iceberg catalog that is Spark's default catalog."""
+"""Relations: `schema.identifier` in the profile's catalog (Spark's default catalog), and
+`catalog.schema.identifier` in a catalog of catalogs.yml (its name is the `database`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dbt.adapters.base.relation import Policy
+from dbt.adapters.base.relation import BaseRelation, Policy
 from dbt.adapters.contracts.relation import ComponentName
 from dbt.adapters.spark.relation import SparkRelation
 
 from dbt.adapters.s3tables.sql_text import quote
+
+
+@dataclass
+class S3TablesIncludePolicy(Policy):
+    # A relation's database is its catalog; unset (None) for the profile's own catalog,
+    # Spark's default, which leaves it out of the name.
+    database: bool = True
+    schema: bool = True
+    identifier: bool = True
 
 
 @dataclass
@@ -22,8 +32,17 @@ class S3TablesQuotePolicy(Policy):
 @dataclass(frozen=True, eq=False, repr=False)
 class S3TablesRelation(SparkRelation):
     quote_policy: Policy = field(default_factory=lambda: S3TablesQuotePolicy())
+    include_policy: Policy = field(default_factory=lambda: S3TablesIncludePolicy())
     # Every table this adapter creates or lists is an Iceberg table.
     is_iceberg: bool | None = True
+
+    def __post_init__(self) -> None:
+        # dbt-spark refuses any database; here a database names a catalog.
+        return None
+
+    def render(self) -> str:
+        # dbt-spark refuses to render a database and a schema together.
+        return BaseRelation.render(self)
 
     def _is_exactish_match(self, field: ComponentName, value: str) -> bool:
         # Spark resolves names case-insensitively, so dbt must too: a model `MODEL` whose

@@ -69,6 +69,10 @@ class CatalogConfig:
     signing_name: str | None = from_profile("signing_name", None)
     aws_profile: str | None = from_profile("aws_profile", None)
     s3tables_client: str = from_profile("s3tables_client", "rest")
+    # TEST ONLY: a location root for new tables on an emulator that assigns none.
+    emulator_table_location: str | None = from_profile("emulator_table_location", None)
+    # S3 Tables' naming rules (and no views) apply to what is written here.
+    s3tables_rules: bool = from_profile("s3tables_rules", False, convert=bool)
     # `catalog_properties` of the profile, as sorted pairs (the config is hashable).
     extra_properties: tuple[tuple[str, str], ...] = from_profile(
         "catalog_properties", (), convert=sorted_pairs
@@ -119,10 +123,18 @@ class CatalogConfig:
         return self.kind.table_defaults()
 
     def spark_settings(self) -> dict[str, str]:
-        prefix = f"spark.sql.catalog.{self.name}"
-        settings = {
+        """The session's settings with this catalog as Spark's default catalog."""
+        return {
             "spark.sql.extensions": ICEBERG_EXTENSIONS,
             "spark.sql.defaultCatalog": self.name,
+            **self.catalog_spark_settings(),
+        }
+
+    def catalog_spark_settings(self) -> dict[str, str]:
+        """This catalog's own Spark settings (`spark.sql.catalog.<name>*`), which also add
+        it to a running session beside the default catalog."""
+        prefix = f"spark.sql.catalog.{self.name}"
+        settings = {
             prefix: SPARK_CATALOG_IMPL,
             # PyIceberg changes tables behind Spark's back (schema evolution): a cached
             # table would hide those commits, so every statement loads fresh metadata.

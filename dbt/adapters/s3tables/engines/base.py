@@ -106,6 +106,8 @@ class EngineSetup:
     # Removes (or lists) what an attempt that lost a write conflict left, given the
     # attempt's start time, before it is re-run.
     after_conflict: Callable[[float], object]
+    # The catalogs catalogs.yml declares, beside `catalog` (Spark's default).
+    other_catalogs: tuple[CatalogConfig, ...] = ()
 
 
 class EngineOpener(Protocol):

@@ -197,7 +197,11 @@ def open_session_engine(connection: Connection, setup: EngineSetup) -> SessionEn
     credentials = setup.credentials
     try:
         spark = get_or_create_session(
-            setup.catalog, credentials.master, credentials.spark_conf, credentials.jar_sources
+            setup.catalog,
+            credentials.master,
+            credentials.spark_conf,
+            credentials.jar_sources,
+            setup.other_catalogs,
         )
         # Each connection (one per dbt thread) gets its own session over the shared
         # SparkContext: SQL settings and temporary views never leak between models

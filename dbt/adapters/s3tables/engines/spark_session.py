@@ -16,7 +16,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig, is_secret
-from dbt.adapters.s3tables.jars import JarPlan, JarSources, find_java, resolve_jars
+from dbt.adapters.s3tables.jars import Artifact, JarPlan, JarSources, find_java, resolve_jars
 from dbt.adapters.s3tables.sql_text import quote
 
 if TYPE_CHECKING:
@@ -36,6 +36,9 @@ LIST_SETTINGS = ("spark.jars", "spark.jars.packages")
 _session_lock = threading.Lock()
 _session: SparkSession | None = None
 _session_catalog: CatalogConfig | None = None
+# Every catalog the running session knows, by name, and the jars it started with.
+_session_catalogs: dict[str, CatalogConfig] = {}
+_session_jars: frozenset[Artifact] = frozenset()
 # Size of the JVM log when this process started its JVM.
 _log_offset = 0
 
@@ -55,8 +58,10 @@ def session_settings(
     jars: JarPlan,
     user_settings: dict[str, str],
     log_file: str | None = None,
+    other_catalogs: tuple[CatalogConfig, ...] = (),
 ) -> dict[str, str]:
-    """All Spark settings of the session, user settings last so they win."""
+    """All Spark settings of the session (`catalog` is the default catalog), user settings
+    last so they win."""
     # Quoted: Spark splits the options at blanks outside double quotes.
     java_options = f'"-Dlog4j.configurationFile=file:{LOG4J_CONFIG}"'
     # Out of memory, the JVM stops at once (exit code 3) instead of every thread printing
@@ -81,6 +86,8 @@ def session_settings(
     }
     settings.update(jars.spark_settings())
     settings.update(catalog.spark_settings())
+    for other in other_catalogs:
+        settings.update(other.catalog_spark_settings())
     for key, value in user_settings.items():
         if key in LIST_SETTINGS and settings.get(key):
             # The user's jars come on top of the adapter's, never instead of them.
@@ -93,19 +100,33 @@ def split_secrets(settings: dict[str, str]) -> tuple[dict[str, str], dict[str, s
     """(launch settings, secret settings). PySpark passes launch settings to the JVM as
     `--conf key=value` arguments, visible to every local user in `ps`: a setting whose key
     names a secret (token, credential, password, secret key) is applied to the running
-    JVM instead (`apply_secrets`)."""
+    JVM instead (`apply_at_runtime`)."""
     launch = {k: v for k, v in settings.items() if not is_secret(k)}
     secrets = {k: v for k, v in settings.items() if is_secret(k)}
     return launch, secrets
 
 
-def apply_secrets(spark: SparkSession, secrets: dict[str, str]) -> None:
-    """Give the running JVM the secret settings before anything reads them: the
+def add_catalog(spark: SparkSession, catalog: CatalogConfig) -> None:
+    """Make `catalog` known to the running session and every session made from it later:
+    Spark loads a catalog from its settings on first use."""
+    missing = [a for a in catalog.jar_artifacts if a not in _session_jars]
+    if missing:
+        raise DbtRuntimeError(
+            f"Catalog `{catalog.name}` needs {', '.join(a.coordinates for a in missing)}, "
+            "which this process's Spark did not start with. Run this project in its own "
+            "process (a new dbt command)."
+        )
+    apply_at_runtime(spark, catalog.catalog_spark_settings())
+    _session_catalogs[catalog.name] = catalog
+
+
+def apply_at_runtime(spark: SparkSession, settings: dict[str, str]) -> None:
+    """Give the running JVM settings (secrets, added catalogs) before anything reads them: the
     SparkContext's configuration (every new session's SQL settings start from it, and
     Iceberg catalogs load on first use), and the Hadoop configuration for `spark.hadoop.*`
     (which Spark copies only at start)."""
     context = spark.sparkContext._jsc  # type: ignore[union-attr]
-    for key, value in secrets.items():
+    for key, value in settings.items():
         context.sc().conf().set(key, value)
         if key.startswith("spark.hadoop."):
             context.hadoopConfiguration().set(key.removeprefix("spark.hadoop."), value)
@@ -136,30 +157,41 @@ def jvm_post_mortem(wait_seconds: float = 5.0) -> tuple[int | None, str, str | N
 
 
 def get_or_create_session(
-    catalog: CatalogConfig, master: str, user_settings: dict[str, str], jar_sources: JarSources
+    catalog: CatalogConfig,
+    master: str,
+    user_settings: dict[str, str],
+    jar_sources: JarSources,
+    other_catalogs: tuple[CatalogConfig, ...] = (),
 ) -> SparkSession:
-    """Return the process's SparkSession, starting it with this catalog if none runs yet."""
-    global _session, _session_catalog, _log_offset
+    """Return the process's SparkSession, starting it with these catalogs (`catalog` the
+    default) if none runs yet; a declared catalog it does not know yet is added to it."""
+    global _session, _session_catalog, _session_jars, _log_offset
     with _session_lock:
         if _session is not None and _session._jsc is not None:
-            if _session_catalog != catalog:
-                # Spark fixes its catalogs and jars when the JVM starts: silently reusing
-                # the session would send this profile's writes to another catalog.
-                raise DbtRuntimeError(
-                    f"This process already runs Spark on catalog `{_session_catalog.name}` at "
-                    f"{_session_catalog.location}; it cannot switch to `{catalog.name}` at "
-                    f"{catalog.location}. Run each target in its own process."
-                )
+            for wanted in (catalog, *other_catalogs):
+                known = _session_catalogs.get(wanted.name)
+                if known is None:
+                    add_catalog(_session, wanted)
+                elif known != wanted or (wanted is catalog and _session_catalog != catalog):
+                    # Silently reusing the session would send this profile's writes to
+                    # another catalog of the same name.
+                    raise DbtRuntimeError(
+                        f"This process already runs Spark with catalog `{known.name}` at "
+                        f"{known.location}; it cannot switch to `{wanted.name}` at "
+                        f"{wanted.location}. Run each target in its own process."
+                    )
             return _session
         find_java()
         log_file = jvm_log_file()
         _log_offset = os.path.getsize(log_file) if log_file and os.path.exists(log_file) else 0
+        artifacts = [a for c in (catalog, *other_catalogs) for a in c.jar_artifacts]
         settings = session_settings(
             master=master,
             catalog=catalog,
-            jars=resolve_jars(catalog.jar_artifacts, jar_sources),
+            jars=resolve_jars(artifacts, jar_sources),
             user_settings=user_settings,
             log_file=log_file,
+            other_catalogs=other_catalogs,
         )
         if catalog.aws_profile:
             # The driver JVM starts from this process: Java's AWS SDK reads the profile
@@ -173,8 +205,11 @@ def get_or_create_session(
         for key, value in launch.items():
             builder = builder.config(key, value)
         _session = builder.getOrCreate()
-        apply_secrets(_session, secrets)
+        apply_at_runtime(_session, secrets)
         _session_catalog = catalog
+        _session_catalogs.clear()
+        _session_catalogs.update({c.name: c for c in (catalog, *other_catalogs)})
+        _session_jars = frozenset(artifacts)
         _session.sparkContext.setLogLevel("ERROR")
         # Open the Iceberg catalog and run one query now: their first use costs seconds
         # (class loading, catalog connection) that would otherwise land on the first model.

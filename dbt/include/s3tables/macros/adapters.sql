@@ -1,4 +1,5 @@
-{#-- Every table is an Iceberg table in the catalog that is Spark's default catalog. --#}
+{#-- Every table is an Iceberg table, in the profile's catalog (Spark's default) or in the
+     catalogs.yml catalog its relation's database names. --#}
 {% macro s3tables__file_format_clause() -%}
   using iceberg
 {%- endmacro %}
@@ -6,9 +7,9 @@
 {#-- Locations are the catalog's business (S3 Tables forbids choosing one); only the
      test-only `emulator_table_location` profile key sets one, for an emulator. --#}
 {% macro s3tables__location_clause(relation=none) %}
-  {%- set root = target.get('emulator_table_location') -%}
-  {%- if root and relation is not none %}
-    location '{{ root.rstrip('/') }}/{{ relation.schema }}/{{ relation.identifier }}'
+  {%- set location = adapter.emulator_table_location(relation) if relation is not none else none -%}
+  {%- if location %}
+    location {{ adapter.string_literal(location) }}
   {%- endif %}
 {%- endmacro %}
 
@@ -17,7 +18,7 @@
 {#-- `properties`, or else the model's tblproperties plus the row-level write mode of
      incremental tables; and any `extra_properties` of this build. --#}
 {% macro s3tables__tblproperties_clause(extra_properties={}, properties=none) -%}
-  {%- set properties = properties if properties is not none else adapter.table_properties(model['name'], model['config']) -%}
+  {%- set properties = properties if properties is not none else adapter.table_properties(model['name'], model['config'], model.get('database')) -%}
   {%- do properties.update(extra_properties) -%}
   {%- if properties %}
     tblproperties (
@@ -111,11 +112,18 @@
 {%- endmacro %}
 
 {% macro s3tables__create_schema(relation) -%}
-  {% do adapter.ensure_namespace(relation.schema) %}
+  {% do adapter.ensure_namespace(relation.schema, relation.database) %}
 {%- endmacro %}
 
 {% macro s3tables__drop_schema(relation) -%}
-  {% do adapter.drop_namespace_with_contents(relation.schema) %}
+  {% do adapter.drop_namespace_with_contents(relation.schema, relation.database) %}
+{%- endmacro %}
+
+{#-- A node's database is its catalog: the model's `catalog_name` (a catalogs.yml catalog)
+     or `database` config; none for the profile's catalog, Spark's default. --#}
+{% macro s3tables__generate_database_name(custom_database_name=none, node=none) -%}
+  {%- set catalog_name = node.config.get('catalog_name') if node is not none and node.config is defined else none -%}
+  {% do return(adapter.catalog_database(catalog_name or custom_database_name)) %}
 {%- endmacro %}
 
 {#-- PURGE: a dropped table's files go too (and S3 Tables rejects non-purge drops). --#}
@@ -176,9 +184,9 @@
   {% endif %}
 {% endmacro %}
 
-{#-- Spark relations have no database; a node's unset database reaches here Undefined. --#}
+{#-- A node's unset database (the profile's catalog) reaches here Undefined. --#}
 {% macro s3tables__get_or_create_relation(database, schema, identifier, type) -%}
-  {{ return(default__get_or_create_relation(none, schema, identifier, type)) }}
+  {{ return(default__get_or_create_relation(database if database is defined and database else none, schema, identifier, type)) }}
 {%- endmacro %}
 
 {#-- dbt renders this while compiling every Python model: over thrift, stop there. --#}

@@ -48,6 +48,13 @@ select id, amount
 from {{ ref('stg_orders') }}
 """
 
+ORDERS_SNAPSHOT_SQL = """
+{% snapshot orders_snapshot %}
+{{ config(unique_key='id', strategy='check', check_cols=['amount'], catalog_name='marts') }}
+select id, customer, amount from {{ source('shop', 'raw_orders') }}
+{% endsnapshot %}
+"""
+
 
 @pytest.fixture(scope="class")
 def catalog_folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
@@ -92,6 +99,10 @@ class TestCatalogsYml:
         }
 
     @pytest.fixture(scope="class")
+    def snapshots(self):
+        return {"orders_snapshot.sql": ORDERS_SNAPSHOT_SQL}
+
+    @pytest.fixture(scope="class")
     def project_config_update(self):
         return {"seeds": {"+catalog_name": "raw"}}
 
@@ -105,6 +116,7 @@ class TestCatalogsYml:
         schema = project.test_schema
         run_dbt(["seed"])
         run_dbt(["run"])
+        run_dbt(["snapshot"])
 
         # Each catalog holds what was written to it, and only that.
         raw, marts = (
@@ -115,7 +127,13 @@ class TestCatalogsYml:
         assert sorted(r.name for r in marts.list_relations(schema)) == [
             "customer_totals",
             "orders_latest",
+            "orders_snapshot",
         ]
+        snapshot_rows = project.run_sql(
+            f"select count(*) from marts.`{schema}`.orders_snapshot where dbt_valid_to is null",
+            fetch="one",
+        )
+        assert snapshot_rows[0] == 4
         default = project.adapter.iceberg.list_relations(schema)
         assert [(r.name, r.kind) for r in default] == [("stg_orders", "view")]
         totals = project.run_sql(
@@ -141,6 +159,7 @@ class TestCatalogsYml:
             for key, node in {**catalog["nodes"], **catalog["sources"]}.items()
         }
         assert databases == {
+            "orders_snapshot": "marts",
             "raw_orders": "raw",
             "stg_orders": None,
             "customer_totals": "marts",

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dbt.adapters.s3tables.jars import ICEBERG_SPARK_RUNTIME, ICEBERG_VERSION, SQLITE_JDBC
+
 DBT = str(Path(sys.executable).parent / "dbt")
 
 
@@ -43,6 +45,8 @@ def run_debug(tmp_path: Path, target: dict, env: dict | None = None) -> subproce
         ({"spark_conf": {"executor.memory": "2g"}}, ["spark_conf.executor.memory", "spark."]),
         ({"spark_conf": {"spark.jars": ["a", "b"]}}, ["spark_conf.spark.jars", "scalar"]),
         ({"spark_conf": "spark.executor.memory=2g"}, ["`spark_conf`", "mapping"]),
+        ({"jars_dir": "/no/such/folder"}, ["`jars_dir`", "not a folder", "dbt-s3tables-jars"]),
+        ({"maven_repository": "repo.example.com"}, ["`maven_repository`", "not a URL"]),
     ],
 )
 def test_bad_profile_key_is_named(tmp_path: Path, target: dict, expected: list[str]) -> None:
@@ -86,3 +90,41 @@ def test_debug_reports_versions_and_catalog(tmp_path: Path) -> None:
     assert result.returncode == 0, output
     assert "Spark 3.5." in output and "Iceberg 1.10." in output and "PyIceberg 0.12." in output
     assert str(warehouse / "catalog.db") in output
+
+
+def test_missing_jars_are_named_with_the_fix(tmp_path: Path) -> None:
+    # No local Maven repository (a fresh HOME) and a repository that has nothing.
+    env = {**os.environ, "HOME": str(tmp_path / "home")}
+    empty = (tmp_path / "empty-repository").as_uri()
+    result = run_debug(
+        tmp_path, {"warehouse": str(tmp_path / "warehouse"), "maven_repository": empty}, env=env
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    for coordinates in (ICEBERG_SPARK_RUNTIME.coordinates, SQLITE_JDBC.coordinates):
+        assert coordinates in output, output
+    assert "dbt-s3tables-jars --to <folder>" in output and "`jars_dir`" in output
+
+
+def test_an_offline_jar_folder_is_enough(tmp_path: Path) -> None:
+    # Prepared where the jars are (`dbt-s3tables-jars --to`), used where nothing else is.
+    jars = tmp_path / "jars"
+    fetch = subprocess.run(
+        [str(Path(sys.executable).parent / "dbt-s3tables-jars"), "--to", str(jars)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert fetch.returncode == 0, fetch.stderr
+    env = {**os.environ, "HOME": str(tmp_path / "home")}
+    target = {
+        "warehouse": str(tmp_path / "warehouse"),
+        "master": "local[1]",
+        "jars_dir": str(jars),
+        "maven_repository": (tmp_path / "empty-repository").as_uri(),
+    }
+    result = run_debug(tmp_path, target, env=env)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert f"Iceberg {ICEBERG_VERSION}" in output
+    assert not (tmp_path / "home" / ".m2").exists()

@@ -3,6 +3,6 @@
      meaningless here: every table is Iceberg. --#}
 {% materialization snapshot, adapter='s3tables' %}
   {% do adapter.parse_model_config(model) %}
-  {% do adapter.check_target_rules(model['name'], api.Relation.create(identifier=model['alias'], schema=schema, type='table'), 'snapshot') %}
+  {% do adapter.check_target_rules(model['name'], api.Relation.create(identifier=model['alias'], schema=schema, database=database, type='table'), 'snapshot') %}
   {{ return(materialization_snapshot_default()) }}
 {% endmaterialization %}

@@ -1,0 +1,122 @@
+"""catalogs.yml integrations as catalogs (checks and defaults), and the set of catalogs a
+run uses, found by the database relations carry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from dbt.adapters.catalogs import CatalogWriteIntegrationConfig
+
+from dbt.adapters.s3tables.catalogs.catalog_set import CatalogSet
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.integrations import (
+    CATALOG_INTEGRATIONS,
+    catalog_config_from_integration,
+)
+from dbt.adapters.s3tables.errors import CatalogsYmlError, UnknownCatalogError
+
+ARN = "arn:aws:s3tables:eu-west-1:111122223333:bucket/marts"
+
+
+def integration(name: str = "marts", catalog_type: str = "local", **config) -> object:
+    return CatalogWriteIntegrationConfig(name=name, catalog_type=catalog_type, **config)
+
+
+def test_the_integration_types_dbt_users_write() -> None:
+    assert sorted(i.catalog_type for i in CATALOG_INTEGRATIONS) == [
+        "glue",
+        "iceberg_rest",
+        "local",
+        "s3_tables",
+    ]
+    assert all(i.allows_writes and i.table_format == "iceberg" for i in CATALOG_INTEGRATIONS)
+
+
+def test_a_local_catalog_resolves_its_warehouse_against_the_project(tmp_path: Path) -> None:
+    config = catalog_config_from_integration(
+        integration(adapter_properties={"warehouse": "lake/marts"}), str(tmp_path)
+    )
+    assert (config.name, config.catalog_type) == ("marts", "local")
+    assert config.warehouse == str(tmp_path / "lake" / "marts")
+    assert config.s3tables_rules is False
+
+
+def test_an_external_volume_is_the_warehouse(tmp_path: Path) -> None:
+    config = catalog_config_from_integration(
+        integration(external_volume=str(tmp_path / "vol")), str(tmp_path)
+    )
+    assert config.warehouse == str(tmp_path / "vol")
+
+
+def test_s3_tables_reads_the_bucket_arn_and_turns_its_rules_on() -> None:
+    config = catalog_config_from_integration(
+        integration(catalog_type="s3_tables", adapter_properties={"table_bucket_arn": ARN}), None
+    )
+    assert config.catalog_type == "s3tables"
+    assert (config.warehouse, config.region, config.s3tables_rules) == (ARN, "eu-west-1", True)
+    settings = config.catalog_spark_settings()
+    assert settings["spark.sql.catalog.marts.rest.signing-name"] == "s3tables"
+    # A declared catalog never becomes Spark's default catalog.
+    assert "spark.sql.defaultCatalog" not in settings
+
+
+@pytest.mark.parametrize(
+    ("config", "key", "words"),
+    [
+        (integration(name="my-marts"), "name", "plain identifier"),
+        (integration(catalog_type="unity"), "catalog_type", "s3_tables"),
+        (integration(table_format="delta"), "table_format", "`delta`"),
+        (
+            integration(adapter_properties={"warehous": "x"}),
+            "adapter_properties.warehous",
+            "not a key",
+        ),
+        (
+            integration(catalog_type="s3_tables", adapter_properties={}),
+            "adapter_properties.table_bucket_arn",
+            "is required",
+        ),
+        (
+            integration(catalog_type="iceberg_rest", adapter_properties={"warehouse": "w"}),
+            "adapter_properties.catalog_uri",
+            "is required",
+        ),
+        (
+            integration(catalog_type="glue", adapter_properties={"region": "eu-west-1"}),
+            "adapter_properties.warehouse",
+            "Glue catalog id",
+        ),
+    ],
+)
+def test_bad_integrations_name_the_catalog_the_key_and_the_fix(config, key, words) -> None:
+    with pytest.raises(CatalogsYmlError) as error:
+        catalog_config_from_integration(config, None)
+    message = str(error.value)
+    assert f"catalogs.yml catalog `{config.name}`, key `{key}`" in message
+    assert words in message and "Fix:" in message
+
+
+def local(name: str) -> CatalogConfig:
+    return CatalogConfig(name=name, catalog_type="local", warehouse=f"/tmp/{name}")
+
+
+def test_relations_find_their_catalog_by_database() -> None:
+    catalogs = CatalogSet(local("local"))
+    catalogs.declare(local("marts"))
+    assert catalogs.named(None) is catalogs.default
+    assert catalogs.named("LOCAL") is catalogs.default
+    assert catalogs.named("marts").name == "marts"
+    assert catalogs.named("Marts").name == "marts"
+    assert [c.name for c in catalogs.all()] == ["local", "marts"]
+    with pytest.raises(UnknownCatalogError) as error:
+        catalogs.named("raw", relation="raw.shop.orders")
+    message = str(error.value)
+    assert "raw.shop.orders is in catalog `raw`" in message
+    assert "one of: local, marts" in message
+
+
+def test_a_declared_catalog_cannot_take_the_profile_catalog_name() -> None:
+    catalogs = CatalogSet(local("local"))
+    with pytest.raises(CatalogsYmlError, match="the profile's own catalog"):
+        catalogs.declare(local("Local"))

@@ -19,6 +19,7 @@ system-deps:
 # Test-only: the S3 Tables emulator (own virtualenv) and the S3A jars Spark reaches it with.
 emulators:
 	@scripts/install-emulators .venv-ministack .emulator-jars
+	@scripts/install-rest-fixture .emulator-jars/iceberg-rest-fixture
 
 # The adapter is installed as a wheel, as users get it (package data, plugin discovery by
 # `dbt init`), and reinstalled whenever a file under dbt/ changes.

@@ -106,3 +106,66 @@ def fake_aws_environment(**extra: str) -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+# Apache Iceberg's REST catalog test server (`make emulators` puts it and its jars in one
+# folder): a second, independent Iceberg REST implementation next to ministack's.
+REST_FIXTURE_JARS = EMULATOR_JARS / "iceberg-rest-fixture"
+REST_FIXTURE_MAIN = "org.apache.iceberg.rest.RESTCatalogServer"
+
+
+def _wait_for_answer(url: str, process: subprocess.Popen, name: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{name} exited with code {process.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError(f"{name} did not answer {url} within {timeout} s")
+
+
+@contextmanager
+def iceberg_rest_server(warehouse: Path, log_path: Path) -> Iterator[str]:
+    """Iceberg's `RESTCatalogServer` on a free port; yields its URI (`http://127.0.0.1:<port>`).
+
+    The server reads its catalog properties from `CATALOG_*` variables (`CATALOG_` dropped,
+    `__` -> `-`, `_` -> `.`, lower case): a JDBC catalog on an in-memory H2 database (kept
+    until the server stops), tables under `warehouse` (a local folder) through HadoopFileIO.
+    It listens on every interface (Jetty's default; it has no host setting); only
+    127.0.0.1 is used. The warehouse URI the server expects is `warehouse.as_uri()`.
+    """
+    jars = require(REST_FIXTURE_JARS / ".complete").parent
+    port = free_port()
+    warehouse.mkdir(parents=True, exist_ok=True)
+    # Only these catalog properties: the server turns every CATALOG_* variable into one.
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CATALOG_")}
+    env.update(
+        {
+            "CATALOG_REST_PORT": str(port),
+            "CATALOG_WAREHOUSE": warehouse.as_uri(),
+            "CATALOG_URI": f"jdbc:h2:mem:iceberg_rest_{port};DB_CLOSE_DELAY=-1",
+            "CATALOG_IO__IMPL": "org.apache.iceberg.hadoop.HadoopFileIO",
+        }
+    )
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            ["java", "-cp", f"{jars}/*", REST_FIXTURE_MAIN],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    uri = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for_answer(f"{uri}/v1/config", process, "Iceberg's REST catalog server", 60)
+        yield uri
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

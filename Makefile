@@ -16,9 +16,9 @@ jars: $(STAMP)
 system-deps:
 	@scripts/install-system-deps
 
-# Test-only: the S3 Tables emulator (own virtualenv) and the S3A jars Spark reaches it with.
+# Test-only: the S3 Tables emulator (own virtualenv).
 emulators:
-	@scripts/install-emulators .venv-ministack .emulator-jars
+	@scripts/install-emulators .venv-ministack
 
 # The adapter is installed as a wheel, as users get it (package data, plugin discovery by
 # `dbt init`), and reinstalled whenever a file under dbt/ changes.

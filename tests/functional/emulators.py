@@ -18,8 +18,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 MINISTACK_PYTHON = REPO / ".venv-ministack" / "bin" / "python"
-EMULATOR_JARS = REPO / ".emulator-jars"
-S3A_JARS = ("hadoop-aws-3.3.1.jar", "aws-java-sdk-bundle-1.11.901.jar")
 REGION = "us-east-1"
 # ministack's default account: the ARNs it hands out carry it.
 ACCOUNT = "000000000000"
@@ -41,10 +39,6 @@ def require(path: Path) -> Path:
     if not path.exists():
         raise RuntimeError(f"{path} is missing: run `make emulators` (part of `make test`)")
     return path
-
-
-def s3a_jars() -> list[str]:
-    return [str(require(EMULATOR_JARS / jar)) for jar in S3A_JARS]
 
 
 def _wait_until_healthy(url: str, process: subprocess.Popen, timeout: float = 60) -> None:

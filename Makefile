@@ -16,9 +16,10 @@ jars: $(STAMP)
 system-deps:
 	@scripts/install-system-deps
 
-# Test-only: the S3 Tables emulator (own virtualenv) and the S3A jars Spark reaches it with.
+# Test-only: the S3 Tables emulator (own virtualenv) and Apache Iceberg's REST catalog
+# test server (jars from Maven Central).
 emulators:
-	@scripts/install-emulators .venv-ministack .emulator-jars
+	@scripts/install-emulators .venv-ministack
 	@scripts/install-rest-fixture .emulator-jars/iceberg-rest-fixture
 
 # The adapter is installed as a wheel, as users get it (package data, plugin discovery by

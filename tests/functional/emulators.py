@@ -1,8 +1,10 @@
-"""AWS emulators the tests start themselves on 127.0.0.1, with fake credentials:
+"""Emulators the tests start themselves on 127.0.0.1 (AWS ones with fake credentials):
 
 - ministack: the S3 Tables API, S3, and the S3 Tables Iceberg REST endpoint (`/iceberg`),
   run from its own virtualenv (`make emulators`) because it pins its own botocore;
-- moto: the boto3 `s3tables` management API, in this process.
+- moto: the boto3 `s3tables` management API, in this process;
+- Apache Iceberg's REST catalog test server (`iceberg_rest_server`), from Maven jars that
+  `make emulators` puts in `.emulator-jars/iceberg-rest-fixture`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 MINISTACK_PYTHON = REPO / ".venv-ministack" / "bin" / "python"
 EMULATOR_JARS = REPO / ".emulator-jars"
-S3A_JARS = ("hadoop-aws-3.3.1.jar", "aws-java-sdk-bundle-1.11.901.jar")
 REGION = "us-east-1"
 # ministack's default account: the ARNs it hands out carry it.
 ACCOUNT = "000000000000"
@@ -43,22 +44,18 @@ def require(path: Path) -> Path:
     return path
 
 
-def s3a_jars() -> list[str]:
-    return [str(require(EMULATOR_JARS / jar)) for jar in S3A_JARS]
-
-
-def _wait_until_healthy(url: str, process: subprocess.Popen, timeout: float = 60) -> None:
+def _wait_for_answer(url: str, process: subprocess.Popen, name: str, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"ministack exited with code {process.returncode}")
+            raise RuntimeError(f"{name} exited with code {process.returncode}")
         try:
             with urllib.request.urlopen(url, timeout=2) as response:
                 if response.status == 200:
                     return
         except OSError:
             time.sleep(0.3)
-    raise RuntimeError(f"ministack did not answer {url} within {timeout} s")
+    raise RuntimeError(f"{name} did not answer {url} within {timeout} s")
 
 
 @contextmanager
@@ -82,7 +79,7 @@ def ministack(log_path: Path) -> Iterator[str]:
         )
     endpoint = f"http://127.0.0.1:{port}"
     try:
-        _wait_until_healthy(f"{endpoint}/_ministack/health", process)
+        _wait_for_answer(f"{endpoint}/_ministack/health", process, "ministack", timeout=60)
         yield endpoint
     finally:
         process.terminate()
@@ -114,20 +111,6 @@ REST_FIXTURE_JARS = EMULATOR_JARS / "iceberg-rest-fixture"
 REST_FIXTURE_MAIN = "org.apache.iceberg.rest.RESTCatalogServer"
 
 
-def _wait_for_answer(url: str, process: subprocess.Popen, name: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{name} exited with code {process.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise RuntimeError(f"{name} did not answer {url} within {timeout} s")
-
-
 @contextmanager
 def iceberg_rest_server(warehouse: Path, log_path: Path) -> Iterator[str]:
     """Iceberg's `RESTCatalogServer` on a free port; yields its URI (`http://127.0.0.1:<port>`).
@@ -138,7 +121,7 @@ def iceberg_rest_server(warehouse: Path, log_path: Path) -> Iterator[str]:
     It listens on every interface (Jetty's default; it has no host setting); only
     127.0.0.1 is used. The warehouse URI the server expects is `warehouse.as_uri()`.
     """
-    jars = require(REST_FIXTURE_JARS / ".complete").parent
+    jars = require(REST_FIXTURE_JARS)
     port = free_port()
     warehouse.mkdir(parents=True, exist_ok=True)
     # Only these catalog properties: the server turns every CATALOG_* variable into one.

@@ -4,18 +4,31 @@
   exactly the settings a `table_bucket_arn` profile produces, only the endpoint pointed
   at the emulator): namespaces, tables, relations, columns, schema evolution through the
   code the materializations use, drops;
-- Spark on the same catalog through Iceberg's REST catalog and S3A: the integration
-  project built twice (the second build evolves schemas through PyIceberg with SigV4).
+- Spark on the same catalog with AWS's production settings (Iceberg's REST catalog with
+  SigV4 for `s3tables`, S3FileIO; Iceberg's AWS bundle is on the classpath), the profile
+  overriding only the endpoints: `catalog_uri`, and `catalog_properties` `s3.endpoint`
+  and `s3.path-style-access` (an IP address takes no bucket sub-domain). Credentials come
+  from the default chain (the fake keys in the environment), the region from the ARN.
+  The integration project is built twice (the second build evolves schemas through
+  PyIceberg with SigV4);
+- what reaches the emulator: a recording reverse proxy in front of ministack shows that
+  every catalog request of Spark and of PyIceberg carries a SigV4 signature by the
+  environment's key for `s3tables` in the ARN's region that verifies with its secret,
+  and that S3FileIO writes the data.
 
 Emulator gaps, each worked around here and not in the adapter:
 - ministack's Iceberg REST endpoint has no DELETE routes (drop table, drop namespace):
   those are done through the S3 Tables management API, as AWS's own console does;
-- ministack returns a table created without a location with `location: null`, which
-  Java Iceberg cannot parse: the test profile sets the test-only
-  `emulator_table_location` (real S3 Tables assigns locations itself);
-- Java Iceberg's SigV4 signer and S3FileIO live in Iceberg's AWS bundle, which cannot be
-  installed here: Spark talks to the endpoint unsigned (ministack accepts that) with
-  HadoopFileIO over S3A;
+- Java Iceberg sends `"location": null` when it creates a table without a location and
+  ministack stores that null and answers `location: null`, which Java Iceberg cannot
+  parse ("Cannot parse to a string value: location: null"; tried without the key): the
+  test profile sets the test-only `emulator_table_location` (real S3 Tables assigns
+  locations itself);
+- ministack's catalog hands out S3 settings of its own (its endpoint, path-style access,
+  static keys `test`) in `/v1/config` defaults and in each loaded table's config, which
+  Iceberg lets win over the profile's for that table: S3FileIO signs its S3 requests with
+  those keys, not the default chain's (ministack checks no signature). Nothing is set for
+  this; it is why S3 data requests are not checked for the environment's key;
 - ministack keeps no snapshot log (`<table>.history` is empty) and drops the properties
   sent with a table creation: the three data tests that read those are left out of the
   emulator builds (`EMULATOR_GAP_TESTS`); they run in the local builds.
@@ -23,15 +36,24 @@ Emulator gaps, each worked around here and not in the adapter:
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import http.client
 import json
 import os
+import re
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import quote, urlsplit
 
 import boto3
 import pytest
+from pyiceberg.catalog import load_catalog
 from pyiceberg.types import StringType
 
 from dbt.adapters.s3tables.catalog_ddl import CatalogDdl
@@ -44,7 +66,6 @@ from tests.functional.emulators import (
     REGION,
     fake_aws_environment,
     ministack,
-    s3a_jars,
 )
 
 PROJECT = Path(__file__).resolve().parents[2] / "integration_tests"
@@ -147,8 +168,10 @@ def test_namespaces_tables_columns_and_drops(
     assert "emulated" not in iceberg.list_namespaces()
 
 
-def _profile(endpoint: str, bucket_arn: str) -> dict:
-    hadoop_aws, sdk_bundle = s3a_jars()
+def _profile(endpoint: str, bucket_arn: str, *, schema: str = "analytics") -> dict:
+    """A production `table_bucket_arn` profile with only the endpoints pointed at
+    `endpoint` (the catalog's, and S3's through `catalog_properties`, which Spark's and
+    PyIceberg's catalogs both get), plus the test-only `emulator_table_location`."""
     return {
         "integration_tests": {
             "target": "ministack",
@@ -157,37 +180,28 @@ def _profile(endpoint: str, bucket_arn: str) -> dict:
                     "type": "s3tables",
                     "method": "session",
                     "master": "local[2]",
-                    "schema": "analytics",
+                    "schema": schema,
                     "threads": 2,
                     "table_bucket_arn": bucket_arn,
                     "catalog_uri": f"{endpoint}/iceberg",
-                    "emulator_table_location": f"s3://{BUCKET}",
-                    "spark_conf": {
-                        "spark.jars": f"{hadoop_aws},{sdk_bundle}",
-                        # Java's SigV4 signer and S3FileIO are not installable here.
-                        "spark.sql.catalog.local.rest.sigv4-enabled": "false",
-                        "spark.sql.catalog.local.io-impl": "org.apache.iceberg.hadoop.HadoopFileIO",
-                        "spark.hadoop.fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
-                        "spark.hadoop.fs.s3a.endpoint": endpoint,
-                        "spark.hadoop.fs.s3a.path.style.access": "true",
-                        "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
-                        "spark.hadoop.fs.s3a.aws.credentials.provider": (
-                            "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
-                        ),
-                        "spark.hadoop.fs.s3a.access.key": FAKE_AWS_ENV["AWS_ACCESS_KEY_ID"],
-                        "spark.hadoop.fs.s3a.secret.key": FAKE_AWS_ENV["AWS_SECRET_ACCESS_KEY"],
+                    "catalog_properties": {
+                        "s3.endpoint": endpoint,
+                        "s3.path-style-access": "true",
                     },
+                    # Workaround (module docstring): ministack answers `location: null`.
+                    "emulator_table_location": f"s3://{BUCKET}",
                 }
             },
         }
     }
 
 
-def _build(tmp_path: Path, endpoint: str, *extra: str) -> dict:
+def _dbt(tmp_path: Path, endpoint: str, *args: str) -> dict:
+    """Runs dbt on the integration project; its run results."""
     result = subprocess.run(
         [
             DBT,
-            "build",
+            *args,
             "--project-dir",
             str(PROJECT),
             "--profiles-dir",
@@ -196,9 +210,6 @@ def _build(tmp_path: Path, endpoint: str, *extra: str) -> dict:
             str(tmp_path / "target"),
             "--log-path",
             str(tmp_path / "logs"),
-            "--exclude",
-            *EMULATOR_GAP_TESTS,
-            *extra,
         ],
         capture_output=True,
         text=True,
@@ -208,6 +219,10 @@ def _build(tmp_path: Path, endpoint: str, *extra: str) -> dict:
     )
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
     return json.loads((tmp_path / "target" / "run_results.json").read_text())
+
+
+def _build(tmp_path: Path, endpoint: str, *extra: str) -> dict:
+    return _dbt(tmp_path, endpoint, "build", "--exclude", *EMULATOR_GAP_TESTS, *extra)
 
 
 def test_integration_project_on_emulated_s3tables(
@@ -224,3 +239,222 @@ def test_integration_project_on_emulated_s3tables(
     # The tables are S3 Tables tables: the management API lists them.
     tables = management.list_tables(tableBucketARN=bucket_arn, namespace="analytics")["tables"]
     assert {"customers_evolving", "orders_delete_insert"} <= {t["name"] for t in tables}
+
+
+# ── What reaches the catalog: a recording reverse proxy in front of ministack ──
+
+# Headers that belong to one hop, not to the request the proxy passes on.
+HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "upgrade", "trailer"}
+
+
+# `Authorization: AWS4-HMAC-SHA256 Credential=<key>/<date>/<region>/<service>/aws4_request,
+# SignedHeaders=<names>, Signature=<hex>`.
+SIGV4 = re.compile(
+    r"AWS4-HMAC-SHA256 Credential=(?P<key>[^/]+)/(?P<date>\d{8})/(?P<region>[^/]+)/"
+    r"(?P<service>[^/]+)/aws4_request, ?SignedHeaders=(?P<signed>[^,]+), ?"
+    r"Signature=(?P<signature>[0-9a-f]{64})"
+)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    method: str
+    # As sent: path and query, percent-encoded.
+    path: str
+    # Header names in lower case.
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def client(self) -> str:
+        """Which client sent it: Java Iceberg's REST client (Spark), PyIceberg, S3FileIO
+        (the AWS SDK for Java under Spark), else `other`."""
+        if self.headers.get("x-client-version", "").startswith("Apache Iceberg"):
+            return "java-iceberg"
+        if self.headers.get("user-agent", "").startswith("PyIceberg/"):
+            return "pyiceberg"
+        if self.headers.get("user-agent", "").startswith("s3fileio/"):
+            return "s3fileio"
+        return "other"
+
+    def signature_scope(self) -> tuple[str, str, str] | None:
+        """(key, region, service) of its SigV4 signature, None if it has none."""
+        match = SIGV4.fullmatch(self.headers.get("authorization", ""))
+        if not match or match["date"] != self.headers.get("x-amz-date", "")[:8]:
+            return None
+        return match["key"], match["region"], match["service"]
+
+    def signature_verifies(self, secret: str) -> bool:
+        """Whether its signature is the one `secret` gives for what was received (AWS's
+        SigV4 steps for a service other than S3, which encodes the path a second time)."""
+        match = SIGV4.fullmatch(self.headers.get("authorization", ""))
+        if not match:
+            return False
+        url = urlsplit(self.path)
+        signed = match["signed"].split(";")
+        canonical = "\n".join(
+            [
+                self.method,
+                quote(url.path, safe="/~"),
+                "&".join(sorted(url.query.split("&"))) if url.query else "",
+                *(f"{name}:{' '.join(self.headers.get(name, '').split())}" for name in signed),
+                "",
+                match["signed"],
+                # The hash of the body received (Java Iceberg sends the header
+                # `x-amz-content-sha256` in base64, but signs the hex hash).
+                hashlib.sha256(self.body).hexdigest(),
+            ]
+        )
+        scope = f"{match['date']}/{match['region']}/{match['service']}/aws4_request"
+        text = "\n".join(
+            [
+                "AWS4-HMAC-SHA256",
+                self.headers.get("x-amz-date", ""),
+                scope,
+                hashlib.sha256(canonical.encode()).hexdigest(),
+            ]
+        )
+        key = f"AWS4{secret}".encode()
+        for part in scope.split("/"):
+            key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+        expected = hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
+        return hmac.compare_digest(expected, match["signature"])
+
+
+class _ProxyHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: RecordingProxy
+
+    def _body(self) -> bytes | None:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            chunks = []
+            while size := int(self.rfile.readline().split(b";")[0].strip(), 16):
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+            while self.rfile.readline().strip():  # trailers
+                pass
+            return b"".join(chunks)
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else None
+
+    def _forward(self) -> None:
+        body = self._body()
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
+        if body is not None:
+            headers["Content-Length"] = str(len(body))
+        lowered = {k.lower(): v for k, v in headers.items()}
+        self.server.record(Recorded(self.command, self.path, lowered, body or b""))
+        # The Host header is passed on as it came: it is part of what was signed.
+        upstream = http.client.HTTPConnection(self.server.upstream, timeout=120)
+        try:
+            upstream.request(self.command, self.path, body, headers)
+            response = upstream.getresponse()
+            data = response.read()
+        finally:
+            upstream.close()
+        self.send_response_only(response.status, response.reason)
+        for name, value in response.getheaders():
+            if name.lower() not in HOP_BY_HOP and (
+                name.lower() != "content-length" or self.command == "HEAD"
+            ):
+                self.send_header(name, value)
+        if self.command != "HEAD":
+            self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = _forward
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+class RecordingProxy(ThreadingHTTPServer):
+    """Passes every request on to `upstream` unchanged (but for its framing) and records it."""
+
+    daemon_threads = True
+
+    def __init__(self, upstream: str) -> None:
+        super().__init__(("127.0.0.1", 0), _ProxyHandler)
+        self.upstream = urlsplit(upstream).netloc
+        self.requests: list[Recorded] = []
+        self._lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def record(self, request: Recorded) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def by(self, client: str) -> list[Recorded]:
+        with self._lock:
+            return [r for r in self.requests if r.client == client]
+
+
+@pytest.fixture
+def proxy(endpoint: str) -> Iterator[RecordingProxy]:
+    server = RecordingProxy(endpoint)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_spark_and_pyiceberg_sign_catalog_requests_for_s3tables(
+    tmp_path: Path, endpoint: str, bucket_arn: str, proxy: RecordingProxy
+) -> None:
+    """One model built through the proxy (catalog and S3 endpoints both): Spark creates the
+    table and S3FileIO writes it, the adapter's PyIceberg lists relations; every catalog
+    request of both is signed with SigV4 for `s3tables` with the key of the default
+    credentials chain, and the signature is right for its secret."""
+    profile = _profile(proxy.url, bucket_arn, schema="signed")
+    (tmp_path / "profiles.yml").write_text(json.dumps(profile))
+    results = _dbt(tmp_path, endpoint, "run", "--select", "recent_events")
+    assert [r["status"] for r in results["results"]] == ["success"]
+
+    key, secret = FAKE_AWS_ENV["AWS_ACCESS_KEY_ID"], FAKE_AWS_ENV["AWS_SECRET_ACCESS_KEY"]
+    spark, pyiceberg = proxy.by("java-iceberg"), proxy.by("pyiceberg")
+    # Spark created the table through the proxy, PyIceberg listed the namespace's tables.
+    assert any(r.method == "POST" and r.path.endswith("/namespaces/signed/tables") for r in spark)
+    assert any(
+        r.method == "GET" and r.path.endswith("/namespaces/signed/tables") for r in pyiceberg
+    )
+    for request in spark + pyiceberg:
+        where = (request.client, request.method, request.path)
+        assert request.signature_scope() == (key, REGION, "s3tables"), where
+        assert request.signature_verifies(secret), where
+    # S3FileIO (not HadoopFileIO) wrote the data file, signed for S3 (with the keys
+    # ministack's catalog hands out: see the module docstring).
+    writes = [r for r in proxy.by("s3fileio") if r.method == "PUT"]
+    assert any("/signed/recent_events/data/" in r.path for r in writes), proxy.requests
+    assert all((r.signature_scope() or ("",) * 3)[1:] == (REGION, "s3") for r in writes)
+
+
+def test_unsigned_or_wrongly_signed_requests_are_told_apart(
+    bucket_arn: str, proxy: RecordingProxy
+) -> None:
+    """The checks above can fail: PyIceberg's catalog with SigV4 turned off sends unsigned
+    requests, and with another secret a signature that does not verify."""
+    properties = {"type": "rest", "uri": f"{proxy.url}/iceberg", "warehouse": bucket_arn}
+    signing = {"rest.signing-name": "s3tables", "rest.signing-region": REGION}
+    key, secret = FAKE_AWS_ENV["AWS_ACCESS_KEY_ID"], FAKE_AWS_ENV["AWS_SECRET_ACCESS_KEY"]
+    with fake_aws_environment():
+        load_catalog("off", **properties, **{"rest.sigv4-enabled": "false"}).list_namespaces()
+    unsigned = proxy.by("pyiceberg")
+    assert unsigned and all(r.signature_scope() is None for r in unsigned)
+    with fake_aws_environment(AWS_SECRET_ACCESS_KEY="not-the-secret"):
+        load_catalog(
+            "on", **properties, **signing, **{"rest.sigv4-enabled": "true"}
+        ).list_namespaces()
+    signed = proxy.by("pyiceberg")[len(unsigned) :]
+    assert signed and all(r.signature_scope() == (key, REGION, "s3tables") for r in signed)
+    assert not any(r.signature_verifies(secret) for r in signed)
+    assert all(r.signature_verifies("not-the-secret") for r in signed)

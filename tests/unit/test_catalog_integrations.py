@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from dbt.adapters.catalogs import CatalogWriteIntegrationConfig
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.catalog_set import CatalogSet
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
@@ -14,7 +15,10 @@ from dbt.adapters.s3tables.catalogs.integrations import (
     CATALOG_INTEGRATIONS,
     catalog_config_from_integration,
 )
+from dbt.adapters.s3tables.engines import spark_session
+from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
 from dbt.adapters.s3tables.errors import CatalogsYmlError, UnknownCatalogError
+from dbt.adapters.s3tables.jars import ICEBERG_AWS_BUNDLE, JarSources
 
 ARN = "arn:aws:s3tables:eu-west-1:111122223333:bucket/marts"
 
@@ -120,3 +124,61 @@ def test_a_declared_catalog_cannot_take_the_profile_catalog_name() -> None:
     catalogs = CatalogSet(local("local"))
     with pytest.raises(CatalogsYmlError, match="the profile's own catalog"):
         catalogs.declare(local("Local"))
+
+
+class FakeSession:
+    """A running SparkSession, as far as the session registry looks."""
+
+    _jsc = object()
+
+
+@pytest.fixture
+def running_session(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, str]]:
+    """The process's session, running with catalog `local`; what is added to it at run time."""
+    applied: list[dict[str, str]] = []
+    monkeypatch.setattr(spark_session, "_session", FakeSession())
+    monkeypatch.setattr(spark_session, "_session_catalog", local("local"))
+    monkeypatch.setattr(spark_session, "_session_catalogs", {"local": local("local")})
+    monkeypatch.setattr(spark_session, "_session_jars", frozenset(local("local").jar_artifacts))
+    monkeypatch.setattr(spark_session, "apply_at_runtime", lambda _, s: applied.append(s))
+    return applied
+
+
+def test_a_running_session_gains_a_declared_catalog_once(running_session) -> None:
+    for _ in range(2):
+        get_or_create_session(local("local"), "local[1]", {}, JarSources(), (local("marts"),))
+    [added] = running_session
+    assert added["spark.sql.catalog.marts"] == "org.apache.iceberg.spark.SparkCatalog"
+    assert "spark.sql.defaultCatalog" not in added
+
+
+@pytest.mark.parametrize(
+    ("default", "declared", "switching_to"),
+    [
+        # Spark's default catalog cannot change in a running session.
+        (local("lake"), (), "`lake` at /tmp/lake"),
+        # A declared catalog of a known name cannot move elsewhere.
+        (
+            local("local"),
+            (CatalogConfig(name="local", catalog_type="local", warehouse="/elsewhere"),),
+            "/elsewhere",
+        ),
+    ],
+)
+def test_a_running_session_refuses_to_switch_catalogs(
+    running_session, default, declared, switching_to
+) -> None:
+    with pytest.raises(DbtRuntimeError, match="Run each target in its own process") as error:
+        get_or_create_session(default, "local[1]", {}, JarSources(), declared)
+    assert switching_to in str(error.value)
+    assert running_session == []
+
+
+def test_a_declared_catalog_needing_other_jars_asks_for_a_new_process(running_session) -> None:
+    bucket = CatalogConfig(
+        name="bucket", catalog_type="s3tables", warehouse=ARN, region="eu-west-1"
+    )
+    with pytest.raises(DbtRuntimeError) as error:
+        get_or_create_session(local("local"), "local[1]", {}, JarSources(), (bucket,))
+    assert ICEBERG_AWS_BUNDLE.coordinates in str(error.value)
+    assert "its own process" in str(error.value)

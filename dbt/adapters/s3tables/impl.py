@@ -182,10 +182,10 @@ class S3TablesAdapter(SparkAdapter):
         """The catalog of `relation` (or of the `database` named): its database names it."""
         if relation is not None:
             database = relation.database
-        return iceberg_catalog_for(self.catalogs.named(database, relation=str(relation or "")))
+        return iceberg_catalog_for(self.catalogs.named(database, relation=relation))
 
     @available
-    def catalog_database(self, name: str | None) -> str | None:
+    def catalog_database(self, name: object) -> str | None:
         """A node's database for the catalog `name`: none for the profile's catalog."""
         if self.catalogs.is_default(name):
             return None
@@ -244,10 +244,10 @@ class S3TablesAdapter(SparkAdapter):
         check_names(model_name, str(relation.schema), str(relation.identifier), names)
 
     @available
-    def clones_by_copy(self) -> bool:
-        """`dbt clone` copies tables where views are refused (the S3 Tables rules); it makes
-        views selecting from the state relations everywhere else."""
-        return bool(self.config.credentials.s3tables_rules)
+    def clones_by_copy(self, target: BaseRelation | None = None) -> bool:
+        """`dbt clone` copies tables into a catalog that refuses views (the S3 Tables
+        rules); it makes views selecting from the state relations everywhere else."""
+        return self.iceberg_for(target).config.s3tables_rules
 
     @available.parse_none
     def drop_namespace_with_contents(self, namespace: str, database: str | None = None) -> None:
@@ -345,6 +345,13 @@ class S3TablesAdapter(SparkAdapter):
             database=database, schema=entry.namespace, identifier=entry.name, type=kind
         )
 
+    @available.parse_none
+    def get_relation(self, database: Any, schema: str, identifier: str) -> BaseRelation | None:
+        # A relation in the profile's catalog has no database, however it is named (unset,
+        # the catalog's own name, or Jinja's Undefined from a node whose database is None).
+        database = self.catalog_database(database)
+        return BaseAdapter.get_relation(self, database, schema, identifier)
+
     @available.parse_list
     def list_relations_without_caching(self, schema_relation: BaseRelation) -> list[BaseRelation]:
         entries = self.iceberg_for(schema_relation).list_relations(schema_relation.schema)
@@ -358,7 +365,7 @@ class S3TablesAdapter(SparkAdapter):
         columns = self.iceberg_for(relation).find_columns(relation.schema, relation.identifier)
         return [
             S3TablesColumn(
-                table_database=relation.database,
+                table_database=self.catalog_database(relation.database),
                 table_schema=relation.schema,
                 table_name=relation.identifier,
                 table_type=relation.type,
@@ -432,17 +439,24 @@ class S3TablesAdapter(SparkAdapter):
 
     @available.parse_list
     def relations_matching(
-        self, schema_pattern: str, table_pattern: str, exclude: str = ""
+        self,
+        schema_pattern: str,
+        table_pattern: str,
+        exclude: str = "",
+        database: str | None = None,
     ) -> list[BaseRelation]:
         """Relations whose schema and name match SQL ILIKE patterns (name not matching
-        `exclude`), from the catalog: dbt_utils' get_relations_by_pattern / _by_prefix."""
+        `exclude`), from the catalog `database` names (none: the profile's): dbt_utils'
+        get_relations_by_pattern / _by_prefix."""
+        iceberg = self.iceberg_for(database=database)
+        database = self.catalog_database(database)
         relations = []
-        for namespace in self.iceberg.list_namespaces():
+        for namespace in iceberg.list_namespaces():
             if not ilike(namespace, schema_pattern):
                 continue
-            for entry in self.iceberg.list_relations(namespace):
+            for entry in iceberg.list_relations(namespace):
                 if ilike(entry.name, table_pattern) and not ilike(entry.name, exclude or ""):
-                    relations.append(self._relation_from_catalog(entry))
+                    relations.append(self._relation_from_catalog(entry, database))
         return relations
 
     @available
@@ -640,3 +654,9 @@ class S3TablesAdapter(SparkAdapter):
             f"`{config.name}` ({config.catalog_type}) at {config.location}"
         )
         logger.debug(f"catalog settings (secrets masked): {config.describe()}")
+        for declared in self.catalogs.declared:
+            logger.info(
+                f"catalogs.yml catalog `{declared.name}` ({declared.catalog_type}) at "
+                f"{declared.location}"
+            )
+            logger.debug(f"`{declared.name}` settings (secrets masked): {declared.describe()}")

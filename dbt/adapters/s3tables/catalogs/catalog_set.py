@@ -37,24 +37,29 @@ class CatalogSet:
         """Every catalog, the default first."""
         return (self.default, *self.declared)
 
-    def is_default(self, database: str | None) -> bool:
-        return not database or str(database).casefold() == self.default.name.casefold()
+    def is_default(self, database: object) -> bool:
+        # Anything but a name is no database: macros pass Jinja's Undefined for a node
+        # whose database is unset (dbt drops None values from node dictionaries).
+        if not isinstance(database, str) or not database:
+            return True
+        return database.casefold() == self.default.name.casefold()
 
-    def named(self, database: str | None, *, relation: str = "") -> CatalogConfig:
+    def named(self, database: object, *, relation: object = None) -> CatalogConfig:
         """The catalog of a relation whose `database` is `database` (none: the default)."""
         if self.is_default(database):
             return self.default
+        name = str(database)
         with self._lock:
-            found = self._declared.get(str(database)) or next(
-                (c for c in self._declared.values() if c.name.casefold() == database.casefold()),
+            found = self._declared.get(name) or next(
+                (c for c in self._declared.values() if c.name.casefold() == name.casefold()),
                 None,
             )
             names = [self.default.name, *self._declared]
         if found is None:
             raise UnknownCatalogError(
-                f"{relation or 'A relation'} is in catalog `{database}`, which is neither the "
-                f"profile's catalog nor declared in catalogs.yml. Fix: set its `database` "
-                f"(`catalog_name` for models) to one of: {', '.join(names)}, or declare "
-                f"`{database}` in catalogs.yml"
+                f"{relation if relation is not None else 'A relation'} is in catalog "
+                f"`{name}`, which is neither the profile's catalog nor declared in "
+                "catalogs.yml. Fix: set its `database` (`catalog_name` for models) to one of: "
+                f"{', '.join(names)}, or declare `{name}` in catalogs.yml"
             )
         return found

@@ -55,6 +55,8 @@ class IcebergCatalogRelation:
     """What dbt's `build_catalog_relation` answers for a model written to a catalog."""
 
     catalog_name: str | None
+    # dbt's default generate_database_name takes a relation's database from here.
+    catalog_database: str | None = None
     table_format: str | None = "iceberg"
     external_volume: str | None = None
     file_format: str | None = "parquet"
@@ -68,7 +70,7 @@ class S3TablesCatalogIntegration(CatalogIntegration):
     allows_writes = True
 
     def build_relation(self, config: RelationConfig) -> IcebergCatalogRelation:
-        return IcebergCatalogRelation(catalog_name=self.name)
+        return IcebergCatalogRelation(catalog_name=self.name, catalog_database=self.name)
 
 
 def _integration_type(dbt_type: str) -> type[S3TablesCatalogIntegration]:

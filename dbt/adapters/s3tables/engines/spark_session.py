@@ -168,13 +168,16 @@ def get_or_create_session(
     global _session, _session_catalog, _session_jars, _log_offset
     with _session_lock:
         if _session is not None and _session._jsc is not None:
-            for wanted in (catalog, *other_catalogs):
-                known = _session_catalogs.get(wanted.name)
+            # Spark's default catalog is fixed when the session starts; a declared catalog
+            # of another name can be added, one of the same name cannot change: silently
+            # reusing the session would send writes to another catalog.
+            for wanted, known in [
+                (catalog, _session_catalog),
+                *((c, _session_catalogs.get(c.name)) for c in other_catalogs),
+            ]:
                 if known is None:
                     add_catalog(_session, wanted)
-                elif known != wanted or (wanted is catalog and _session_catalog != catalog):
-                    # Silently reusing the session would send this profile's writes to
-                    # another catalog of the same name.
+                elif known != wanted:
                     raise DbtRuntimeError(
                         f"This process already runs Spark with catalog `{known.name}` at "
                         f"{known.location}; it cannot switch to `{wanted.name}` at "

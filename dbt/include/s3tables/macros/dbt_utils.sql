@@ -9,17 +9,17 @@
 --#}
 
 {% macro s3tables__get_relations_by_pattern(schema_pattern, table_pattern, exclude='', database=none) -%}
-  {{ return(adapter.relations_matching(schema_pattern, table_pattern, exclude)) }}
+  {{ return(adapter.relations_matching(schema_pattern, table_pattern, exclude, database)) }}
 {%- endmacro %}
 
 {% macro s3tables__get_relations_by_prefix(schema, prefix, exclude='', database=none) -%}
-  {{ return(adapter.relations_matching(schema, prefix ~ '%', exclude)) }}
+  {{ return(adapter.relations_matching(schema, prefix ~ '%', exclude, database)) }}
 {%- endmacro %}
 
 {#-- The same lookups as a query (table_schema, table_name, table_type), for callers that
      run dbt_utils' SQL themselves. --#}
 {% macro s3tables__get_tables_by_pattern_sql(schema_pattern, table_pattern, exclude='', database=none) -%}
-  {%- set relations = adapter.relations_matching(schema_pattern, table_pattern, exclude) -%}
+  {%- set relations = adapter.relations_matching(schema_pattern, table_pattern, exclude, database) -%}
   {%- if relations -%}
     select * from values
     {%- for relation in relations %}
@@ -32,5 +32,5 @@
 {%- endmacro %}
 
 {% macro s3tables__get_tables_by_prefix_sql(schema, prefix, exclude='', database=none) -%}
-  {{ return(s3tables__get_tables_by_pattern_sql(schema, prefix ~ '%', exclude)) }}
+  {{ return(s3tables__get_tables_by_pattern_sql(schema, prefix ~ '%', exclude, database)) }}
 {%- endmacro %}

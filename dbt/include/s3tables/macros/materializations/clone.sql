@@ -17,7 +17,7 @@
 {% endmaterialization %}
 
 {% macro s3tables__can_clone_table() %}
-  {{ return(adapter.clones_by_copy()) }}
+  {{ return(adapter.clones_by_copy(this)) }}
 {% endmacro %}
 
 {% macro s3tables__create_or_replace_clone(this_relation, defer_relation) %}

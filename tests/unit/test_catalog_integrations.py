@@ -182,3 +182,11 @@ def test_a_declared_catalog_needing_other_jars_asks_for_a_new_process(running_se
         get_or_create_session(local("local"), "local[1]", {}, JarSources(), (bucket,))
     assert ICEBERG_AWS_BUNDLE.coordinates in str(error.value)
     assert "its own process" in str(error.value)
+
+
+def test_the_adapter_side_rules_of_a_known_catalog_may_differ(running_session) -> None:
+    strict = CatalogConfig(
+        name="local", catalog_type="local", warehouse="/tmp/local", s3tables_rules=True
+    )
+    get_or_create_session(strict, "local[1]", {}, JarSources())
+    assert running_session == []

@@ -204,3 +204,26 @@ def test_dbt_spark_server_side_parameters_point_to_spark_conf() -> None:
         credentials(server_side_parameters={"spark.executor.memory": "2g"})
     assert "server_side_parameters" in str(error.value)
     assert "spark_conf" in str(error.value)
+
+
+def test_catalog_jar_refuses_an_emulator_table_location() -> None:
+    arn = "arn:aws:s3tables:us-east-1:111122223333:bucket/marts"
+    keys = {"table_bucket_arn": arn, "catalog_uri": "http://127.0.0.1:4566/iceberg"}
+    location = {"emulator_table_location": "s3://marts"}
+    assert credentials(**keys, **location).emulator_table_location  # fine with the REST client
+    with pytest.raises(ProfileError) as error:
+        credentials(**keys, **location, s3tables_client="catalog_jar")
+    assert_names_key(error, "emulator_table_location")
+    assert "catalog_jar" in str(error.value)
+
+
+def test_offline_jar_keys_are_checked(tmp_path) -> None:
+    assert credentials(jars_dir=str(tmp_path)).jar_sources.jars_dir == str(tmp_path)
+    with pytest.raises(ProfileError) as error:
+        credentials(jars_dir=str(tmp_path / "missing"))
+    assert_names_key(error, "jars_dir")
+    mirror = "https://artifacts.example.com/maven"
+    assert credentials(maven_repository=mirror).jar_sources.repository_url == mirror
+    with pytest.raises(ProfileError) as error:
+        credentials(maven_repository="artifacts.example.com")
+    assert_names_key(error, "maven_repository")

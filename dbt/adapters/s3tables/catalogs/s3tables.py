@@ -69,6 +69,15 @@ class S3TablesCatalogType(AwsRestCatalogType):
             raise ProfileError.unknown_value(
                 "s3tables_client", credentials.s3tables_client, S3TABLES_CLIENTS
             )
+        if credentials.s3tables_client == "catalog_jar" and credentials.emulator_table_location:
+            # Given a location, Amazon's catalog never calls CreateTable: its first commit
+            # then fails, on AWS as on an emulator.
+            raise ProfileError(
+                "emulator_table_location",
+                "cannot be combined with `s3tables_client: catalog_jar`, whose catalog "
+                "creates a table only when it chooses the location",
+                "remove `emulator_table_location`",
+            )
 
     def spark_settings(self, config: CatalogConfig, prefix: str) -> dict[str, str]:
         if config.s3tables_client == "catalog_jar":

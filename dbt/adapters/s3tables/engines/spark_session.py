@@ -169,15 +169,16 @@ def get_or_create_session(
     with _session_lock:
         if _session is not None and _session._jsc is not None:
             # Spark's default catalog is fixed when the session starts; a declared catalog
-            # of another name can be added, one of the same name cannot change: silently
-            # reusing the session would send writes to another catalog.
+            # of another name can be added, one of the same name cannot change what Spark
+            # reaches: silently reusing the session would send writes to another catalog.
+            # (Settings of the adapter's own, such as `s3tables_rules`, may differ.)
             for wanted, known in [
                 (catalog, _session_catalog),
                 *((c, _session_catalogs.get(c.name)) for c in other_catalogs),
             ]:
                 if known is None:
                     add_catalog(_session, wanted)
-                elif known != wanted:
+                elif known.catalog_spark_settings() != wanted.catalog_spark_settings():
                     raise DbtRuntimeError(
                         f"This process already runs Spark with catalog `{known.name}` at "
                         f"{known.location}; it cannot switch to `{wanted.name}` at "

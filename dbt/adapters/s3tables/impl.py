@@ -330,9 +330,8 @@ class S3TablesAdapter(SparkAdapter):
         self, relation: BaseRelation, description: str | None, columns: dict[str, str]
     ) -> None:
         """Model and column descriptions as the `comment` property and column docs."""
-        ddl = CatalogDdl(
-            self.iceberg_for(relation), bool(self.iceberg_for(relation).config.s3tables_rules)
-        )
+        iceberg = self.iceberg_for(relation)
+        ddl = CatalogDdl(iceberg, iceberg.config.s3tables_rules)
         ddl.persist_docs(str(relation.schema), str(relation.identifier), description, columns)
 
     # --- relations and columns ---

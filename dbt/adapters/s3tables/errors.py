@@ -33,6 +33,13 @@ class UnknownCatalogError(CompilationError):
     """A relation names a catalog that is neither the profile's nor declared."""
 
 
+class MaintenanceError(CompilationError):
+    """An argument of `s3tables_maintain` that cannot work; nothing was run."""
+
+    def __init__(self, key: str, problem: str, fix: str) -> None:
+        super().__init__(f"s3tables_maintain argument `{key}`: {problem}. Fix: {fix}")
+
+
 class MissingDependencyError(DbtRuntimeError):
     """A jar or the Java runtime is missing and cannot be fetched."""
 

@@ -60,6 +60,11 @@ from dbt.adapters.s3tables.incremental.run import (
     renders_as_first_build,
 )
 from dbt.adapters.s3tables.like_patterns import ilike
+from dbt.adapters.s3tables.maintenance import (
+    describe_change,
+    parse_maintenance_options,
+    procedure_calls,
+)
 from dbt.adapters.s3tables.model_config import (
     ModelConfig,
     incremental_config,
@@ -472,6 +477,39 @@ class S3TablesAdapter(SparkAdapter):
         limit_num: int | None = None,
     ) -> str:
         return listagg_sql(measure, delimiter_text, order_by_clause, limit_num)
+
+    # --- table maintenance ---
+
+    @available
+    def maintain_table(self, relation: BaseRelation, arguments: dict[str, Any]) -> str:
+        """Run the maintenance `arguments` ask for on the table (see maintenance.py); the
+        line logged: its health before and after, or why nothing was done."""
+        options = parse_maintenance_options(arguments)
+        iceberg = self.iceberg_for(relation)
+        namespace, name = str(relation.schema), str(relation.identifier)
+        if iceberg.config.kind.maintains_its_tables and not options.force:
+            message = (
+                f"{relation}: catalog `{iceberg.config.name}` ({iceberg.config.catalog_type}) "
+                "maintains its own tables (compaction, snapshot expiry, unreferenced file "
+                "removal are settings of the bucket and table); nothing done. Pass "
+                "`force: true` to run the maintenance all the same"
+            )
+            logger.info(message)
+            return message
+        before = iceberg.table_health(namespace, name)
+        now = datetime.now(timezone.utc)
+        orphans = 0
+        calls = procedure_calls(iceberg.config.name, namespace, name, options, now)
+        for operation, sql in calls:
+            _, result = self.execute(sql, fetch=True)
+            rows = [dict(zip(result.column_names, row, strict=True)) for row in result.rows]
+            logger.debug(f"{relation} {operation}: {rows}")
+            if operation == "remove_orphan_files":
+                orphans += len(rows)
+        after = iceberg.table_health(namespace, name)
+        message = describe_change(str(relation), before, after, orphans)
+        logger.info(message)
+        return message
 
     # --- dbt docs catalog ---
 

@@ -34,6 +34,9 @@ class CatalogType(ABC):
     name: ClassVar[str]
     # S3 Tables' naming rules are checked unless the profile sets `s3tables_rules`.
     follows_s3tables_rules: ClassVar[bool] = False
+    # The catalog compacts, expires snapshots and removes unreferenced files by itself:
+    # `s3tables_maintain` leaves its tables alone unless forced.
+    maintains_its_tables: ClassVar[bool] = False
 
     # --- the profile ---
 

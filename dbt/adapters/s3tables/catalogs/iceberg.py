@@ -37,6 +37,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from dbt.adapters.s3tables.errors import CatalogError
+from dbt.adapters.s3tables.maintenance import TableHealth
 from dbt.adapters.s3tables.types import spark_type_name
 
 if TYPE_CHECKING:  # only a type here: `config` needs the catalog types, which need this
@@ -407,6 +408,27 @@ class IcebergCatalog:
             return datetime.fromtimestamp(snapshot.timestamp_ms / 1000, tz=timezone.utc)
 
         return self.call(load, f"last snapshot of {namespace}.{name}")
+
+    def table_health(self, namespace: str, name: str) -> TableHealth:
+        """Live data and delete files, their bytes and the snapshots kept, from the current
+        snapshot's summary totals (what maintenance changes)."""
+
+        def read() -> TableHealth:
+            table = self.load_table(namespace, name)
+            snapshot = table.current_snapshot()
+            summary = snapshot.summary if snapshot is not None and snapshot.summary else {}
+
+            def total(key: str) -> int:
+                return int(summary.get(key) or 0)
+
+            return TableHealth(
+                data_files=total("total-data-files"),
+                delete_files=total("total-delete-files"),
+                bytes=total("total-files-size"),
+                snapshots=len(table.snapshots()),
+            )
+
+        return self.call(read, f"health of {namespace}.{name}")
 
     def require_columns(self, namespace: str, name: str, columns: list[str]) -> list[str]:
         """Make these columns required fields (NOT NULL) in one schema commit, unless they

@@ -29,6 +29,7 @@ class S3TablesCatalogType(AwsRestCatalogType):
     name = "s3tables"
     service = "s3tables"
     follows_s3tables_rules = True
+    maintains_its_tables = True
 
     def refuse_own_keys(self, credentials: S3TablesCredentials, catalog_type: str) -> None:
         if credentials.table_bucket_arn:

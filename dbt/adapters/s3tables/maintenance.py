@@ -1,0 +1,172 @@
+"""Table maintenance: which of Iceberg's Spark procedures run, with which arguments, and how
+their effect is reported.
+
+Merge-on-read writes leave delete files, every commit a snapshot, and failed writes orphan
+files. S3 Tables buckets maintain their tables themselves; the embedded, REST and Glue
+catalogs do not, so `s3tables_maintain` runs these (pure SQL builders here; the adapter
+runs them and reads the table's health before and after through PyIceberg):
+
+- `compact`: small data files rewritten together, and every data file that has deletes
+  rewritten without them (`rewrite_data_files`), then the delete files left dangling
+  removed (`rewrite_position_delete_files`);
+- `rewrite_manifests`: the table's manifests regrouped;
+- `expire_snapshots`: snapshots older than N days, keeping the last M;
+- `remove_orphan_files`: files no snapshot references, older than a safety window of at
+  least a day (a running write's files are younger: they may still be committed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from dbt.adapters.s3tables.errors import MaintenanceError
+from dbt.adapters.s3tables.sql_text import quote, sql_string
+
+# In the order they run: the rewrites first (each adds a snapshot), so that expiry leaves
+# exactly the snapshots asked for.
+OPERATIONS = ("compact", "rewrite_manifests", "expire_snapshots", "remove_orphan_files")
+# A write in progress has written its files but not committed them yet: younger files are
+# never orphans to remove.
+MIN_ORPHAN_AGE_DAYS = 1.0
+
+
+@dataclass(frozen=True)
+class MaintenanceOptions:
+    operations: tuple[str, ...] = OPERATIONS
+    # expire_snapshots: snapshots older than this go, but never the last `retain_last`.
+    snapshots_older_than_days: float = 5.0
+    retain_last: int = 5
+    # remove_orphan_files: only files older than this (at least MIN_ORPHAN_AGE_DAYS).
+    orphans_older_than_days: float = 3.0
+    # Maintain tables of a catalog that maintains its own (S3 Tables) all the same.
+    force: bool = False
+
+
+def parse_maintenance_options(arguments: dict[str, Any]) -> MaintenanceOptions:
+    """The options `arguments` give (unset keys keep their defaults), or a MaintenanceError
+    naming the argument and the fix."""
+    known = {f.name for f in fields(MaintenanceOptions)}
+    values = {k: v for k, v in arguments.items() if v is not None}
+    for key in values:
+        if key not in known:
+            raise MaintenanceError(key, "is not an argument", f"use: {', '.join(sorted(known))}")
+    operations = values.get("operations", OPERATIONS)
+    if isinstance(operations, str):
+        operations = [operations]
+    unknown = [o for o in operations if o not in OPERATIONS]
+    if unknown or not operations:
+        raise MaintenanceError(
+            "operations",
+            f"names `{', '.join(unknown) or 'nothing'}`",
+            f"use: {', '.join(OPERATIONS)}",
+        )
+    options = MaintenanceOptions(
+        operations=tuple(operations),
+        snapshots_older_than_days=_number(values, "snapshots_older_than_days", 5.0),
+        retain_last=int(_number(values, "retain_last", 5)),
+        orphans_older_than_days=_number(values, "orphans_older_than_days", 3.0),
+        force=bool(values.get("force", False)),
+    )
+    if options.retain_last < 1:
+        raise MaintenanceError("retain_last", "must keep at least 1 snapshot", "omit it for 5")
+    if options.snapshots_older_than_days < 0:
+        raise MaintenanceError(
+            "snapshots_older_than_days", "is negative", "give a number of days, e.g. 5"
+        )
+    if options.orphans_older_than_days < MIN_ORPHAN_AGE_DAYS:
+        raise MaintenanceError(
+            "orphans_older_than_days",
+            f"is under {MIN_ORPHAN_AGE_DAYS:g} day: a running write's files would look like "
+            "orphans",
+            f"use {MIN_ORPHAN_AGE_DAYS:g} or more (default 3)",
+        )
+    return options
+
+
+def _number(values: dict[str, Any], key: str, default: float) -> float:
+    value = values.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise MaintenanceError(key, f"is `{value}`, not a number", f"omit it for {default:g}")
+    return float(value)
+
+
+def _timestamp(moment: datetime) -> str:
+    # In UTC, said so in the literal: right whatever the session's time zone.
+    return f"TIMESTAMP '{moment.astimezone(timezone.utc):%Y-%m-%dT%H:%M:%S}Z'"
+
+
+def _options_map(options: dict[str, str]) -> str:
+    pairs = ", ".join(f"{sql_string(k)}, {sql_string(v)}" for k, v in options.items())
+    return f"map({pairs})"
+
+
+def procedure_calls(
+    catalog: str, namespace: str, table: str, options: MaintenanceOptions, now: datetime
+) -> list[tuple[str, str]]:
+    """(operation, CALL statement) for each operation, in the order they run (`now`: an
+    aware datetime)."""
+    procedure = f"{quote(catalog)}.system"
+    target = f"table => {sql_string(f'{quote(namespace)}.{quote(table)}')}"
+    calls = []
+    for operation in OPERATIONS:
+        if operation not in options.operations:
+            continue
+        if operation == "compact":
+            rewrite = {"min-input-files": "2", "delete-file-threshold": "1"}
+            calls.append(
+                (
+                    operation,
+                    f"CALL {procedure}.rewrite_data_files({target}, "
+                    f"options => {_options_map(rewrite)})",
+                )
+            )
+            calls.append(
+                (
+                    operation,
+                    f"CALL {procedure}.rewrite_position_delete_files({target}, "
+                    f"options => {_options_map({'rewrite-all': 'true'})})",
+                )
+            )
+        elif operation == "expire_snapshots":
+            older_than = now - timedelta(days=options.snapshots_older_than_days)
+            calls.append(
+                (
+                    operation,
+                    f"CALL {procedure}.expire_snapshots({target}, older_than => "
+                    f"{_timestamp(older_than)}, retain_last => {options.retain_last})",
+                )
+            )
+        elif operation == "remove_orphan_files":
+            older_than = now - timedelta(days=options.orphans_older_than_days)
+            calls.append(
+                (
+                    operation,
+                    f"CALL {procedure}.remove_orphan_files({target}, older_than => "
+                    f"{_timestamp(older_than)})",
+                )
+            )
+        else:
+            calls.append((operation, f"CALL {procedure}.rewrite_manifests({target})"))
+    return calls
+
+
+@dataclass(frozen=True)
+class TableHealth:
+    """What maintenance changes, read from the table's current snapshot."""
+
+    data_files: int
+    delete_files: int
+    bytes: int
+    snapshots: int
+
+
+def describe_change(table: str, before: TableHealth, after: TableHealth, removed: int) -> str:
+    """One line for the log: the table's health before and after."""
+    return (
+        f"maintained {table}: data files {before.data_files} -> {after.data_files}, delete "
+        f"files {before.delete_files} -> {after.delete_files}, bytes {before.bytes} -> "
+        f"{after.bytes}, snapshots {before.snapshots} -> {after.snapshots}, orphan files "
+        f"removed {removed}"
+    )

@@ -1,0 +1,96 @@
+"""Maintenance options (checked before anything runs) and the procedure calls they make."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from dbt.adapters.s3tables.catalogs import CATALOG_TYPES
+from dbt.adapters.s3tables.errors import MaintenanceError
+from dbt.adapters.s3tables.maintenance import (
+    OPERATIONS,
+    MaintenanceOptions,
+    TableHealth,
+    describe_change,
+    parse_maintenance_options,
+    procedure_calls,
+)
+
+NOW = datetime(2026, 11, 26, 12, 0, tzinfo=timezone.utc)
+
+
+def test_defaults_run_every_operation_with_a_safe_orphan_window() -> None:
+    options = parse_maintenance_options({"operations": None, "force": False})
+    assert options == MaintenanceOptions()
+    assert options.operations == OPERATIONS
+    assert options.orphans_older_than_days >= 1
+
+
+def test_the_calls_in_order() -> None:
+    options = parse_maintenance_options({"retain_last": 2, "snapshots_older_than_days": 1})
+    calls = procedure_calls("local", "analytics", "my events", options, NOW)
+    assert [operation for operation, _ in calls] == [
+        "compact",
+        "compact",
+        "rewrite_manifests",
+        "expire_snapshots",
+        "remove_orphan_files",
+    ]
+    table = "table => '`analytics`.`my events`'"
+    assert calls[0][1] == (
+        f"CALL `local`.system.rewrite_data_files({table}, options => "
+        "map('min-input-files', '2', 'delete-file-threshold', '1'))"
+    )
+    assert calls[1][1] == (
+        f"CALL `local`.system.rewrite_position_delete_files({table}, options => "
+        "map('rewrite-all', 'true'))"
+    )
+    assert calls[3][1] == (
+        f"CALL `local`.system.expire_snapshots({table}, older_than => "
+        "TIMESTAMP '2026-11-25T12:00:00Z', retain_last => 2)"
+    )
+    assert calls[4][1] == (
+        f"CALL `local`.system.remove_orphan_files({table}, older_than => "
+        "TIMESTAMP '2026-11-23T12:00:00Z')"
+    )
+
+
+def test_only_the_operations_asked_for() -> None:
+    options = parse_maintenance_options({"operations": "expire_snapshots"})
+    calls = procedure_calls("c", "n", "t", options, NOW)
+    assert [operation for operation, _ in calls] == ["expire_snapshots"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "key"),
+    [
+        ({"orphans_older_than_days": 0.5}, "orphans_older_than_days"),
+        ({"retain_last": 0}, "retain_last"),
+        ({"snapshots_older_than_days": -1}, "snapshots_older_than_days"),
+        ({"retain_last": "many"}, "retain_last"),
+        ({"operations": ["vacuum"]}, "operations"),
+        ({"operations": []}, "operations"),
+        ({"dry_run": True}, "dry_run"),
+    ],
+)
+def test_bad_arguments_name_the_key_and_the_fix(arguments, key) -> None:
+    with pytest.raises(MaintenanceError) as error:
+        parse_maintenance_options(arguments)
+    assert f"argument `{key}`" in str(error.value) and "Fix:" in str(error.value)
+
+
+def test_only_s3tables_maintains_its_own_tables() -> None:
+    assert {name for name, kind in CATALOG_TYPES.items() if kind.maintains_its_tables} == {
+        "s3tables"
+    }
+
+
+def test_the_change_in_one_line() -> None:
+    line = describe_change(
+        "analytics.events", TableHealth(31, 30, 9000, 32), TableHealth(1, 0, 2000, 2), 1
+    )
+    assert line == (
+        "maintained analytics.events: data files 31 -> 1, delete files 30 -> 0, bytes 9000 "
+        "-> 2000, snapshots 32 -> 2, orphan files removed 1"
+    )

@@ -58,6 +58,16 @@ def _wait_for_answer(url: str, process: subprocess.Popen, name: str, timeout: fl
     raise RuntimeError(f"{name} did not answer {url} within {timeout} s")
 
 
+def _stop(process: subprocess.Popen) -> None:
+    """Stop an emulator: politely, then for good after 10 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 @contextmanager
 def ministack(log_path: Path) -> Iterator[str]:
     """A fresh ministack on a free port; yields its endpoint URL."""
@@ -82,11 +92,7 @@ def ministack(log_path: Path) -> Iterator[str]:
         _wait_for_answer(f"{endpoint}/_ministack/health", process, "ministack", timeout=60)
         yield endpoint
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        _stop(process)
 
 
 @contextmanager
@@ -146,9 +152,4 @@ def iceberg_rest_server(warehouse: Path, log_path: Path) -> Iterator[str]:
         _wait_for_answer(f"{uri}/v1/config", process, "Iceberg's REST catalog server", 60)
         yield uri
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        _stop(process)

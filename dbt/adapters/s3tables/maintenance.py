@@ -107,48 +107,38 @@ def procedure_calls(
 ) -> list[tuple[str, str]]:
     """(operation, CALL statement) for each operation, in the order they run (`now`: an
     aware datetime)."""
-    procedure = f"{quote(catalog)}.system"
     target = f"table => {sql_string(f'{quote(namespace)}.{quote(table)}')}"
-    calls = []
-    for operation in OPERATIONS:
-        if operation not in options.operations:
-            continue
-        if operation == "compact":
-            rewrite = {"min-input-files": "2", "delete-file-threshold": "1"}
-            calls.append(
-                (
-                    operation,
-                    f"CALL {procedure}.rewrite_data_files({target}, "
-                    f"options => {_options_map(rewrite)})",
-                )
+
+    def call(name: str, *arguments: str) -> str:
+        return f"CALL {quote(catalog)}.system.{name}({', '.join([target, *arguments])})"
+
+    snapshots_cutoff = _timestamp(now - timedelta(days=options.snapshots_older_than_days))
+    orphans_cutoff = _timestamp(now - timedelta(days=options.orphans_older_than_days))
+    statements = {
+        "compact": [
+            call(
+                "rewrite_data_files",
+                "options => "
+                + _options_map({"min-input-files": "2", "delete-file-threshold": "1"}),
+            ),
+            call("rewrite_position_delete_files", "options => map('rewrite-all', 'true')"),
+        ],
+        "rewrite_manifests": [call("rewrite_manifests")],
+        "expire_snapshots": [
+            call(
+                "expire_snapshots",
+                f"older_than => {snapshots_cutoff}",
+                f"retain_last => {options.retain_last}",
             )
-            calls.append(
-                (
-                    operation,
-                    f"CALL {procedure}.rewrite_position_delete_files({target}, "
-                    f"options => {_options_map({'rewrite-all': 'true'})})",
-                )
-            )
-        elif operation == "expire_snapshots":
-            older_than = now - timedelta(days=options.snapshots_older_than_days)
-            calls.append(
-                (
-                    operation,
-                    f"CALL {procedure}.expire_snapshots({target}, older_than => "
-                    f"{_timestamp(older_than)}, retain_last => {options.retain_last})",
-                )
-            )
-        elif operation == "remove_orphan_files":
-            older_than = now - timedelta(days=options.orphans_older_than_days)
-            calls.append(
-                (
-                    operation,
-                    f"CALL {procedure}.remove_orphan_files({target}, older_than => "
-                    f"{_timestamp(older_than)})",
-                )
-            )
-        else:
-            calls.append((operation, f"CALL {procedure}.rewrite_manifests({target})"))
+        ],
+        "remove_orphan_files": [call("remove_orphan_files", f"older_than => {orphans_cutoff}")],
+    }
+    calls = [
+        (operation, sql)
+        for operation in OPERATIONS
+        if operation in options.operations
+        for sql in statements[operation]
+    ]
     return calls
 
 

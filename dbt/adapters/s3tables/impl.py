@@ -72,6 +72,7 @@ from dbt.adapters.s3tables.model_config import (
 )
 from dbt.adapters.s3tables.python_models import run_python_model
 from dbt.adapters.s3tables.relation import S3TablesRelation
+from dbt.adapters.s3tables.run_undo import plan_undo, undo_sql
 from dbt.adapters.s3tables.s3tables_rules import (
     check_materialization,
     check_names,
@@ -510,6 +511,53 @@ class S3TablesAdapter(SparkAdapter):
         message = describe_change(str(relation), before, after, orphans)
         logger.info(message)
         return message
+
+    # --- run-level undo ---
+
+    @available
+    def undo_run(
+        self, invocation_id: str, schemas: list[list[Any]], dry_run: bool = False
+    ) -> list[str]:
+        """Every table in `schemas` (`[database, schema]` pairs) that run `invocation_id`
+        changed, back to its state before the run (see run_undo.py); all refused, naming
+        each table, if any changed since. The lines logged, one per table."""
+        steps = []
+        for database, schema in {(self.catalog_database(d), str(s)) for d, s in schemas}:
+            iceberg = self.iceberg_for(database=database)
+            if not iceberg.namespace_exists(schema):
+                continue
+            for entry in iceberg.list_relations(schema):
+                if entry.kind != "table":
+                    continue
+                relation = self._relation_from_catalog(entry, database)
+                log, current = iceberg.snapshot_log(schema, entry.name)
+                step = plan_undo(str(relation), log, current, invocation_id)
+                if step is not None:
+                    steps.append((iceberg.config.name, relation, step))
+        if not steps:
+            raise DbtRuntimeError(
+                f"Run {invocation_id} changed no table of this project's schemas. Fix: take "
+                "the invocation_id from that run's target/run_results.json (metadata); runs "
+                "over `method: thrift` are not tagged"
+            )
+        lines = [step.describe() for _, _, step in steps]
+        for line in lines:
+            logger.info(("would undo: " if dry_run else "undo: ") + line)
+        refused = [step for _, _, step in steps if step.action == "refuse"]
+        if refused:
+            raise DbtRuntimeError(
+                f"Undo of run {invocation_id} refused, nothing changed: "
+                + "; ".join(step.describe() for step in refused)
+                + ". Fix: undo the later runs first, newest first"
+            )
+        if not dry_run:
+            for catalog, relation, step in steps:
+                sql = undo_sql(catalog, str(relation.schema), str(relation.identifier), step)
+                if sql is not None:
+                    self.execute(sql)
+                if step.action == "drop":
+                    self.cache_dropped(relation)
+        return lines
 
     # --- dbt docs catalog ---
 

@@ -22,7 +22,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from dbt.adapters.s3tables.errors import MaintenanceError
-from dbt.adapters.s3tables.sql_text import quote, sql_string
+from dbt.adapters.s3tables.sql_text import procedure_call, sql_string
 
 # In the order they run: the rewrites first (each adds a snapshot), so that expiry leaves
 # exactly the snapshots asked for.
@@ -107,10 +107,9 @@ def procedure_calls(
 ) -> list[tuple[str, str]]:
     """(operation, CALL statement) for each operation, in the order they run (`now`: an
     aware datetime)."""
-    target = f"table => {sql_string(f'{quote(namespace)}.{quote(table)}')}"
 
     def call(name: str, *arguments: str) -> str:
-        return f"CALL {quote(catalog)}.system.{name}({', '.join([target, *arguments])})"
+        return procedure_call(catalog, namespace, table, name, *arguments)
 
     snapshots_cutoff = _timestamp(now - timedelta(days=options.snapshots_older_than_days))
     orphans_cutoff = _timestamp(now - timedelta(days=options.orphans_older_than_days))

@@ -30,6 +30,14 @@ def sql_string(value: str | None) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+def procedure_call(
+    catalog: str, namespace: str, table: str, procedure: str, *arguments: str
+) -> str:
+    """`CALL` of one of Iceberg's Spark procedures on a table (`arguments`: named, as SQL)."""
+    target = f"table => {sql_string(f'{quote(namespace)}.{quote(table)}')}"
+    return f"CALL {quote(catalog)}.system.{procedure}({', '.join([target, *arguments])})"
+
+
 def failing_when(condition: str, message_sql: str, value: str) -> str:
     """`value`, except that a row where `condition` holds fails the whole statement with
     `message_sql` (a string expression): a check inside the one writing statement, so a

@@ -38,6 +38,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from dbt.adapters.s3tables.errors import CatalogError
 from dbt.adapters.s3tables.maintenance import TableHealth
+from dbt.adapters.s3tables.run_undo import INVOCATION_KEY, SnapshotEntry
 from dbt.adapters.s3tables.types import spark_type_name
 
 if TYPE_CHECKING:  # only a type here: `config` needs the catalog types, which need this
@@ -408,6 +409,24 @@ class IcebergCatalog:
             return datetime.fromtimestamp(snapshot.timestamp_ms / 1000, tz=timezone.utc)
 
         return self.call(load, f"last snapshot of {namespace}.{name}")
+
+    def snapshot_log(self, namespace: str, name: str) -> tuple[list[SnapshotEntry], int | None]:
+        """The table's snapshot log (oldest first, each entry with the dbt run that made
+        it) and its current snapshot id."""
+
+        def read() -> tuple[list[SnapshotEntry], int | None]:
+            table = self.load_table(namespace, name)
+            entries = []
+            for logged in table.metadata.snapshot_log:
+                snapshot = table.snapshot_by_id(logged.snapshot_id)
+                summary = snapshot.summary if snapshot is not None else None
+                invocation = summary.get(INVOCATION_KEY) if summary is not None else None
+                parent = snapshot.parent_snapshot_id if snapshot is not None else None
+                entries.append(SnapshotEntry(logged.snapshot_id, invocation, parent))
+            current = table.current_snapshot()
+            return entries, current.snapshot_id if current else None
+
+        return self.call(read, f"snapshot log of {namespace}.{name}")
 
     def table_health(self, namespace: str, name: str) -> TableHealth:
         """Live data and delete files, their bytes and the snapshots kept, from the current

@@ -13,9 +13,12 @@ from typing import TYPE_CHECKING, Any
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import SparkConnectionWrapper
 from dbt_common.exceptions import DbtRuntimeError
+from dbt_common.invocation import get_invocation_id
 
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
+from dbt.adapters.s3tables.engines.commit_tags import run_tagged
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session, jvm_post_mortem
+from dbt.adapters.s3tables.run_undo import INVOCATION_KEY, NODE_KEY
 from dbt.adapters.s3tables.seeds import ROW_COLUMN, seed_text_table
 from dbt.adapters.s3tables.spark_errors import (
     database_error,
@@ -50,9 +53,12 @@ class SessionEngine(SparkConnectionWrapper):
         job_group: str,
         retries: ConflictRetries | None = None,
         after_conflict: Callable[[float], object] | None = None,
+        node: Callable[[], str] = lambda: "",
     ) -> None:
         self.spark = spark
         self.job_group = job_group
+        # The dbt node this connection runs now (dbt renames a connection per node).
+        self.node = node
         self.retries = retries or ConflictRetries()
         # An attempt that lost to a concurrent commit may leave files (a replace's
         # data and manifests): removed, or listed for later, before the next attempt.
@@ -132,13 +138,15 @@ class SessionEngine(SparkConnectionWrapper):
         self._df = None
         self._rows = None
         # A model's sql_header (`SET ...;`) arrives in front of its statement.
+        # Every commit carries the run and node (see commit_tags).
+        tags = {INVOCATION_KEY: get_invocation_id(), NODE_KEY: self.node()}
         for statement in split_statements(sql):
             self.spark.sparkContext.setJobGroup(
                 self.job_group, statement[:120], interruptOnCancel=True
             )
             try:
                 self._df = run_with_conflict_retries(
-                    lambda s=statement: self.spark.sql(s),
+                    lambda s=statement: run_tagged(self.spark, tags, lambda: self.spark.sql(s)),
                     java_error_text,
                     self.retries,
                     statement,
@@ -216,4 +224,5 @@ def open_session_engine(connection: Connection, setup: EngineSetup) -> SessionEn
         job_group=f"dbt:{connection.name}",
         retries=setup.conflict_retries,
         after_conflict=setup.after_conflict,
+        node=lambda: str(connection.name or ""),
     )

@@ -27,3 +27,21 @@
     {%- endif -%}
   {%- endfor -%}
 {% endmacro %}
+
+{#-- Undo a whole dbt run: every table it changed back to its state before it.
+
+     dbt run-operation s3tables_rollback --args '{invocation_id: <id>}'
+     dbt run-operation s3tables_rollback --args '{invocation_id: <id>, dry_run: true}'
+
+     The invocation id is in the run's target/run_results.json (metadata.invocation_id).
+     Tables in every schema of this project's models, seeds and snapshots are looked at. --#}
+{% macro s3tables_rollback(invocation_id=none, dry_run=false) %}
+  {%- if not invocation_id -%}
+    {{ exceptions.raise_compiler_error("s3tables_rollback argument `invocation_id`: is required. Fix: pass the invocation_id of the run to undo (target/run_results.json, metadata)") }}
+  {%- endif -%}
+  {%- set schemas = [] -%}
+  {%- for node in graph.nodes.values() if node.resource_type in ['model', 'seed', 'snapshot'] -%}
+    {%- do schemas.append([node.database if node.database is defined else none, node.schema]) -%}
+  {%- endfor -%}
+  {%- do adapter.undo_run(invocation_id, schemas, dry_run) -%}
+{% endmacro %}

@@ -1,0 +1,44 @@
+"""Commit tags: every Iceberg commit a statement makes carries the dbt invocation and node
+in its snapshot summary (`dbt.invocation_id`, `dbt.unique_id`), so a whole run can be
+found, and undone, later (`run_undo.py`, which names the keys).
+
+Spark SQL has no per-statement snapshot properties in Iceberg 1.10. Iceberg's Spark writes
+add the properties of `CommitMetadata`'s thread-local to every commit made on that JVM
+thread (its public `withCommitProperties` takes a Java `Callable`, which from Python needs
+py4j's callback server, whose thread kept processes from exiting). PySpark pins each
+Python thread to one JVM thread, and a statement's commit runs on the thread that runs the
+statement, so the thread-local is set here for exactly one statement and cleared after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+T = TypeVar("T")
+
+
+def _commit_properties(spark: SparkSession) -> Any:
+    """Iceberg's thread-local of commit properties (a private static field)."""
+    holder = spark._jvm.org.apache.iceberg.spark.CommitMetadata._java_lang_class  # type: ignore[attr-defined]
+    field = holder.getDeclaredField("COMMIT_PROPERTIES")
+    field.setAccessible(True)
+    return field.get(None)
+
+
+def run_tagged(spark: SparkSession, tags: dict[str, str], run: Callable[[], T]) -> T:
+    """`run()` (which runs one statement on `spark`) with `tags` on every Iceberg commit
+    it makes."""
+    jvm = spark._jvm  # type: ignore[attr-defined]
+    properties = jvm.java.util.HashMap()
+    for key, value in tags.items():
+        properties.put(key, value)
+    thread_local = _commit_properties(spark)
+    thread_local.set(properties)
+    try:
+        return run()
+    finally:
+        thread_local.remove()

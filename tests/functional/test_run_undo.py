@@ -1,0 +1,119 @@
+"""Run-level undo on the embedded catalog: every commit of a run carries its invocation in
+the snapshot summary, and `s3tables_rollback` sets each table that run changed back to its
+state before it (a table the run created is dropped), refusing, with nothing changed, when
+a later run changed one of them since; `dry_run` only lists."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from dbt.tests.util import run_dbt, run_dbt_and_capture
+
+SOURCE_SQL = """
+{{ config(materialized='table') }}
+select id, {{ var('round', 1) }} as round from range(3 * {{ var('round', 1) }}) as r(id)
+"""
+TOTALS_SQL = """
+{{ config(materialized='table') }}
+select max(round) as round, count(*) as n from {{ ref('source_rows') }}
+"""
+EVENTS_SQL = """
+{{ config(materialized='incremental', unique_key='id', incremental_strategy='merge') }}
+select id, round from {{ ref('source_rows') }}
+"""
+MODELS = ("source_rows", "totals", "events")
+
+
+def run(project, *args: str) -> str:
+    """`dbt run` with `args`; the run's invocation id."""
+    run_dbt(["run", *args])
+    results = json.loads(Path(project.project_root, "target", "run_results.json").read_text())
+    return results["metadata"]["invocation_id"]
+
+
+def contents(project) -> dict[str, list[tuple]]:
+    schema = project.test_schema
+    return {
+        name: sorted(
+            tuple(r) for r in project.run_sql(f"select * from `{schema}`.{name}", fetch="all")
+        )
+        for name in MODELS
+    }
+
+
+def undo(project, invocation: str, dry_run: bool = False, expect_pass: bool = True) -> str:
+    arguments = {"invocation_id": invocation, "dry_run": dry_run}
+    _, output = run_dbt_and_capture(
+        ["run-operation", "s3tables_rollback", "--args", json.dumps(arguments)],
+        expect_pass=expect_pass,
+    )
+    return output
+
+
+class TestRunUndo:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"source_rows.sql": SOURCE_SQL, "totals.sql": TOTALS_SQL, "events.sql": EVENTS_SQL}
+
+    def test_commits_carry_the_run_and_the_node(self, project) -> None:
+        # Two threads: each statement's tags are its own thread's.
+        invocation = run(project, "--threads", "2")
+        for name in MODELS:
+            summary = project.run_sql(
+                f"select summary from `{project.test_schema}`.{name}.snapshots "
+                "order by committed_at desc limit 1",
+                fetch="one",
+            )[0]
+            assert summary["dbt.invocation_id"] == invocation
+            assert summary["dbt.unique_id"] == f"model.test.{name}"
+
+    def test_undo_of_a_three_model_run(self, project) -> None:
+        run(project, "--vars", "{round: 1}")
+        before = contents(project)
+        second = run(project, "--vars", "{round: 2}")
+        changed = contents(project)
+        assert changed != before
+
+        listed = undo(project, second, dry_run=True)
+        assert all(
+            "would undo: " in listed and f".`{name}`: back to snapshot" in listed for name in MODELS
+        )
+        assert contents(project) == changed  # a dry run changes nothing
+
+        undo(project, second)
+        assert contents(project) == before
+        again = undo(project, second)
+        assert "already at its state before the run" in again
+        assert contents(project) == before
+        # The undone run's snapshots stay in history; the next run builds on the restored state.
+        run(project, "--vars", "{round: 3}")
+        assert {row[1] for row in contents(project)["source_rows"]} == {3}
+
+    def test_a_table_changed_since_is_refused_by_name(self, project) -> None:
+        run(project, "--vars", "{round: 4}")
+        fifth = run(project, "--vars", "{round: 5}")
+        run(project, "--select", "totals", "--vars", "{round: 6}")
+        state = contents(project)
+        output = undo(project, fifth, expect_pass=False)
+        assert "refused, nothing changed" in output
+        assert "`totals`: refused, changed since by run" in output
+        assert contents(project) == state
+
+    def test_a_table_the_run_created_is_dropped(self, project) -> None:
+        Path(project.project_root, "models", "extra.sql").write_text(
+            "{{ config(materialized='table') }} select 1 as id"
+        )
+        try:
+            created = run(project, "--select", "extra")
+            output = undo(project, created)
+        finally:
+            Path(project.project_root, "models", "extra.sql").unlink()
+        assert "`extra`: dropped (created by this run)" in output
+        names = [r.name for r in project.adapter.iceberg.list_relations(project.test_schema)]
+        assert "extra" not in names
+
+    def test_an_unknown_run_is_one_sentence(self, project) -> None:
+        output = undo(project, "00000000-not-a-run", expect_pass=False)
+        assert "changed no table" in output and "Fix:" in output

@@ -28,8 +28,11 @@ from dbt_common.contracts.metadata import (
     CatalogTable,
 )
 from dbt_common.exceptions import DbtRuntimeError
+from dbt_common.invocation import get_invocation_id
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
+from dbt.adapters.s3tables.audit import LEDGER, audit_branch, gating_tests, test_failed
+from dbt.adapters.s3tables.audited_build import AuditedBuild, settle
 from dbt.adapters.s3tables.catalog_ddl import CatalogDdl
 from dbt.adapters.s3tables.catalogs import catalog_type_named
 from dbt.adapters.s3tables.catalogs.catalog_set import CatalogSet
@@ -512,6 +515,63 @@ class S3TablesAdapter(SparkAdapter):
         logger.info(message)
         return message
 
+    # --- write-audit-publish (see audit.py, audited_build.py) ---
+
+    @available
+    def audit_build(
+        self,
+        model: Any,
+        target: BaseRelation,
+        nodes: Any,
+        selected: Any,
+    ) -> AuditedBuild | None:
+        """How this build of `model` is audited: None (written to main as usual) unless
+        it sets `audit_before_publish` and tests of it run in this invocation, or a
+        parent it reads is staged and unpublished; then the build its materialization
+        writes through, on the table's audit branch."""
+        model_config = self.parse_model_config(model)
+        invocation = get_invocation_id()
+        model_id = str(model["unique_id"])
+        staged = LEDGER.get(invocation, model_id)
+        if staged is not None and not staged.published:
+            return staged.payload  # a later batch of the same microbatch build
+        parents = (model.get("depends_on") or {}).get("nodes") or []
+        waiting_on = LEDGER.unpublished(invocation, parents)
+        if not model_config.audit_before_publish and not waiting_on:
+            return None
+        tests = gating_tests(nodes.values(), model_id, set(selected or ()))
+        if not tests and not waiting_on:
+            logger.info(
+                f"{model['name']}: audit_before_publish: no test of it runs in this "
+                "invocation, so it is written to main directly (`dbt build` audits it)"
+            )
+            return None
+        return AuditedBuild(
+            name=str(model["name"]),
+            model_id=model_id,
+            invocation_id=invocation,
+            target=target,
+            branch=audit_branch(invocation),
+            warehouse=self._warehouse(target),
+            gating_tests=tests,
+            waiting_on=waiting_on,
+            # The model's table properties (a replace would set them), at the publish.
+            properties=model_config.table_properties(
+                self.iceberg_for(target).config.table_defaults()
+            ),
+        )
+
+    @available
+    def audit_test_done(self, test: Any, result: Any) -> None:
+        """A test finished (its result table: failures, should_warn, should_error): the
+        staged builds it gates publish, or stay staged, as it settles."""
+        rows = list(result["table"].rows) if result and result.get("table") else []
+        severity = str((test.get("config") or {}).get("severity") or "error")
+        failed = test_failed(severity, rows[0] if len(rows) == 1 else None)
+        invocation = get_invocation_id()
+        depends_on = (test.get("depends_on") or {}).get("nodes") or []
+        settle(invocation, LEDGER.test_done(invocation, test["unique_id"], depends_on, failed))
+
     # --- run-level undo ---
 
     @available
@@ -604,6 +664,16 @@ class S3TablesAdapter(SparkAdapter):
         since Iceberg cannot store void; the query itself when there is none."""
         return typed_query(model_name, sql, list(self.query_schema(sql).fields))
 
+    def _warehouse(self, target: BaseRelation) -> Warehouse:
+        """What a model's Python-side writes go through: the calling thread's connection
+        (statements logged, errors explained) and the table's catalog."""
+        return Warehouse(
+            engine=self.engine,
+            execute=lambda sql: self.connections.execute(sql),
+            fetch=lambda sql: list(self.connections.execute(sql, fetch=True)[1].rows),
+            iceberg=self.iceberg_for(target),
+        )
+
     @available
     def incremental_run(
         self,
@@ -614,20 +684,17 @@ class S3TablesAdapter(SparkAdapter):
         full_refresh: bool,
         batch_start: str | None = None,
         batch_end: str | None = None,
+        audit: AuditedBuild | None = None,
     ) -> IncrementalRun:
         """This run of an incremental model, decided and checked (nothing written yet); the
-        materialization executes it (see incremental/run.py)."""
-        warehouse = Warehouse(
-            engine=self.engine,
-            execute=lambda sql: self.connections.execute(sql),
-            fetch=lambda sql: list(self.connections.execute(sql, fetch=True)[1].rows),
-            iceberg=self.iceberg_for(target),
-        )
+        materialization executes it (see incremental/run.py). Under an `audit`, it
+        writes to the audit branch and keeps its recorded state for the publish."""
         return IncrementalRun(
             model_config,
-            target,
+            audit.relation if audit else target,
             model_sql,
-            warehouse,
+            self._warehouse(target),
+            keep_state=audit.keep_properties if audit else None,
             table_exists=existing is not None and not existing.is_view,
             full_refresh=bool(full_refresh),
             batch_start=batch_start,

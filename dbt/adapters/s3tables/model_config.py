@@ -329,6 +329,8 @@ class ModelConfig:
     tblproperties: dict[str, str]
     # Set for incremental models only.
     incremental: IncrementalConfig | None
+    # Write-audit-publish (see audit.py): stage on a branch until the model's tests pass.
+    audit_before_publish: bool = False
 
     def table_properties(self, catalog_defaults: Mapping[str, str]) -> dict[str, str]:
         """Table properties a new table gets: the catalog's table defaults, write-mode
@@ -369,4 +371,17 @@ def parse_model_config(
             if materialized == "incremental"
             else None
         ),
+        audit_before_publish=flag(model_name, config, "audit_before_publish"),
+    )
+
+
+def flag(model_name: str, config: Mapping[str, Any], key: str) -> bool:
+    """A true/false config (a string `true`/`false` too: vars render as strings)."""
+    value = config.get(key)
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if str(value).strip().lower() in ("true", "false"):
+        return str(value).strip().lower() == "true"
+    raise ModelConfigError(
+        model_name, key, f"`{value}` is not true or false", f"set `{key}: true` or `false`"
     )

@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from dbt.adapters.base.relation import BaseRelation, Policy
 from dbt.adapters.contracts.relation import ComponentName
 from dbt.adapters.spark.relation import SparkRelation
+from dbt_common.invocation import get_invocation_id
 
+from dbt.adapters.s3tables.audit import LEDGER
 from dbt.adapters.s3tables.sql_text import quote
 
 
@@ -36,13 +39,29 @@ class S3TablesRelation(SparkRelation):
     # Every table this adapter creates or lists is an Iceberg table.
     is_iceberg: bool | None = True
 
+    # The table's audit branch this relation reads and writes (see audit.py); None: main.
+    audit_branch: str | None = None
+
     def __post_init__(self) -> None:
         # dbt-spark refuses any database; here a database names a catalog.
         return None
 
     def render(self) -> str:
         # dbt-spark refuses to render a database and a schema together.
-        return BaseRelation.render(self)
+        rendered = BaseRelation.render(self)
+        if self.audit_branch:
+            return f"{rendered}.{quote('branch_' + self.audit_branch)}"
+        return rendered
+
+    @classmethod
+    def create_from(cls, quoting: Any, relation_config: Any, **kwargs: Any) -> S3TablesRelation:
+        """A node's relation, as `ref()` resolves it: a model staged on its audit branch in
+        this invocation and not published yet reads from that branch (its tests, and the
+        models built from it, see the staged data)."""
+        relation = super().create_from(quoting, relation_config, **kwargs)
+        unique_id = getattr(relation_config, "unique_id", None)
+        branch = unique_id and LEDGER.staged_branch(get_invocation_id(), unique_id)
+        return relation.incorporate(audit_branch=branch) if branch else relation
 
     def _is_exactish_match(self, field: ComponentName, value: str) -> bool:
         # Spark resolves names case-insensitively, so dbt must too: a model `MODEL` whose

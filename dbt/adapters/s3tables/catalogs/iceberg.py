@@ -32,6 +32,7 @@ from pyiceberg.exceptions import (
 from pyiceberg.io import load_file_io
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table
+from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRefType
 from pyiceberg.types import IcebergType
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError, OperationalError
@@ -336,12 +337,13 @@ class IcebergCatalog:
         except (NoSuchViewError, NoSuchNamespaceError, LookupError):
             return []
 
-    def table_state(self, namespace: str, name: str) -> TableState:
-        """Columns, properties and current snapshot (id and summary) from one load."""
+    def table_state(self, namespace: str, name: str, branch: str | None = None) -> TableState:
+        """Columns, properties and current snapshot (id and summary) from one load; the
+        snapshot of `branch` when given and the table has it (else main's)."""
 
         def load() -> TableState:
             table = self.load_table(namespace, name)
-            snapshot = table.current_snapshot()
+            snapshot = (branch and table.snapshot_by_name(branch)) or table.current_snapshot()
             summary = (
                 snapshot.summary.additional_properties if snapshot and snapshot.summary else {}
             )
@@ -397,6 +399,34 @@ class IcebergCatalog:
                     update.update_column(path, field_type)
 
         self.call(commit, f"schema of {namespace}.{name}")
+
+    def drop_columns(self, namespace: str, name: str, columns: list[str]) -> None:
+        """Remove top-level columns (names compare case-insensitively) in one schema
+        commit; those the table does not have are skipped."""
+
+        def commit() -> None:
+            table = self.load_table(namespace, name)
+            fields = {f.name.lower(): f.name for f in table.schema().fields}
+            present = [fields[c.lower()] for c in columns if c.lower() in fields]
+            if present:
+                with table.update_schema() as update:
+                    for column in present:
+                        update.delete_column(column)
+
+        self.call(commit, f"schema of {namespace}.{name}")
+
+    def branches(self, namespace: str, name: str) -> list[str]:
+        """The names of the table's branches other than main."""
+
+        def load() -> list[str]:
+            refs = self.load_table(namespace, name).metadata.refs
+            return [
+                n
+                for n, ref in refs.items()
+                if n != MAIN_BRANCH and ref.snapshot_ref_type == SnapshotRefType.BRANCH
+            ]
+
+        return self.call(load, f"branches of {namespace}.{name}")
 
     def last_modified(self, namespace: str, name: str) -> datetime | None:
         """When the table's current snapshot was committed (None before the first one);

@@ -183,11 +183,17 @@ class IncrementalRun:
         full_refresh: bool = False,
         batch_start: str | None = None,
         batch_end: str | None = None,
+        keep_state: Callable[[dict[str, str], tuple[str, ...]], None] | None = None,
     ) -> None:
         assert config.incremental is not None, "an incremental run needs an incremental model"
         self.config = config
         self.settings: IncrementalConfig = config.incremental
         self.target = target
+        # Write-audit-publish: the target is the table's audit branch, and the state the
+        # run records is handed to `keep_state` for the publish (properties are
+        # table-wide: main must not say it holds data it does not have yet).
+        self.branch: str | None = getattr(target, "audit_branch", None)
+        self.keep_state = keep_state
         self.warehouse = warehouse
         self.batch_start = batch_start
         self.batch_end = batch_end
@@ -199,6 +205,14 @@ class IncrementalRun:
         self.plan = SchemaDiff()
         self.target_columns: list[str] = []
         self.action = self._decide(table_exists and not full_refresh)
+        if self.branch and self.action in (Action.REBUILD_IN_CHUNKS, Action.RESUME_CHUNKS):
+            raise ModelConfigError(
+                self.name,
+                "audit_before_publish",
+                "a chunked rebuild (`full_incremental_refresh`) commits chunk by chunk, "
+                "and cannot be staged as one audited change",
+                "run this rebuild once with the audit off, then turn it back on",
+            )
         if self.action in (Action.BUILD, Action.RECREATE_EMPTY, Action.APPLY):
             check_against_columns(self.settings, self.model.columns)
         if self.action is Action.APPLY:
@@ -212,7 +226,7 @@ class IncrementalRun:
 
     def _state(self) -> TableState:
         return self.warehouse.iceberg.table_state(
-            str(self.target.schema), str(self.target.identifier)
+            str(self.target.schema), str(self.target.identifier), self.branch
         )
 
     def _decide(self, incremental: bool) -> Action:
@@ -555,11 +569,11 @@ class IncrementalRun:
             column = quote(self.settings.watermark_column)
             rows = self.warehouse.fetch(f"SELECT CAST(MAX({column}) AS STRING) FROM {self.target}")
             last_value = rows[0][0]
-        self._set_properties(
-            properties,
-            state_properties(self.settings, model_sql, last_value),
-            remove=(REBUILD_PLAN,),
-        )
+        state = state_properties(self.settings, model_sql, last_value)
+        if self.keep_state is not None:
+            self.keep_state(state, (REBUILD_PLAN,))
+            return
+        self._set_properties(properties, state, remove=(REBUILD_PLAN,))
 
     def _set_properties(
         self,

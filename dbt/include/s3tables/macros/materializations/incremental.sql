@@ -20,10 +20,13 @@
   {%- endif -%}
   {%- set compiled_code = s3tables_model_query(compiled_code) -%}
   {%- set batch = model.get('batch') -%}
+  {#-- Audited (`audit_before_publish`, see audit.py): every write goes to the table's
+       audit branch; a table to create is created empty and filled on the branch. --#}
+  {%- set audit = adapter.audit_build(model, target_relation, graph.nodes, selected_resources) -%}
   {%- set run = adapter.incremental_run(
         model_config, target_relation, compiled_code, existing_relation, full_refresh,
         batch_start=batch.event_time_start if batch else none,
-        batch_end=batch.event_time_end if batch else none) -%}
+        batch_end=batch.event_time_end if batch else none, audit=audit) -%}
   {% do adapter.check_target_rules(model['name'], target_relation, 'incremental', columns=run.columns) %}
   {% if run.needs_whole_history %}
     {% do run.use_whole_history(s3tables_model_query(s3tables_first_build_sql())) %}
@@ -34,11 +37,23 @@
     {% set existing_relation = none %}
   {% endif %}
 
-  {% if run.creates_table %}
+  {% if run.creates_table and audit %}
+    {% if existing_relation is none %}
+      {%- call statement('create_empty') -%}
+        {{ s3tables_create_or_replace_table(target_relation, audit.empty_sql(run.create_sql), properties=run.table_properties, typed=true, replace=false) }}
+      {%- endcall -%}
+    {% endif %}
+    {% do adapter.enforce_not_null(target_relation, model) %}
+    {%- call statement('main') -%}
+      {{ audit.replace_sql(run.create_sql) }}
+    {%- endcall -%}
+  {% elif run.creates_table %}
     {%- call statement('main') -%}
       {{ s3tables_create_or_replace_table(target_relation, run.create_sql, properties=run.table_properties, typed=true, replace=run.replaces_table) }}
     {%- endcall -%}
     {% do adapter.enforce_not_null(target_relation, model) %}
+  {% elif audit %}
+    {% do audit.prepare() %}
   {% endif %}
   {%- set response = run.write() -%}
   {% if response is not none %}
@@ -50,6 +65,7 @@
   {% do persist_docs(target_relation, model) %}
 
   {{ run_hooks(post_hooks) }}
+  {% if audit %}{% do audit.staged() %}{% endif %}
 
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}

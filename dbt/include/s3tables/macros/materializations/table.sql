@@ -1,5 +1,7 @@
 {#-- One atomic `CREATE OR REPLACE TABLE ... AS SELECT`: a failing query leaves the old
-     table readable and unchanged, and the table keeps its snapshot history. --#}
+     table readable and unchanged, and the table keeps its snapshot history. Audited
+     (`audit_before_publish`, see audit.py): the rows go to the table's audit branch
+     instead, created empty first if missing, and main moves when the tests pass. --#}
 {% materialization table, adapter='s3tables', supported_languages=['sql', 'python'] %}
   {% do adapter.parse_model_config(model) %}
   {%- set identifier = model['alias'] -%}
@@ -20,13 +22,29 @@
     {{ adapter.drop_relation(old_relation) }}
   {% endif %}
 
-  {%- call statement('main') -%}
-    {{ create_table_as(False, target_relation, s3tables_model_query(compiled_code)) }}
-  {%- endcall -%}
-  {% do adapter.enforce_not_null(target_relation, model) %}
-  {#-- REPLACE keeps table properties: an incremental model's state must not survive. --#}
-  {% if old_relation is not none and not old_relation.is_view %}
-    {% do adapter.forget_model_state(target_relation) %}
+  {%- set audit = adapter.audit_build(model, target_relation, graph.nodes, selected_resources) -%}
+  {%- set query = s3tables_model_query(compiled_code) -%}
+  {% if audit %}
+    {% if old_relation is none or old_relation.is_view %}
+      {%- call statement('create_empty') -%}
+        {{ create_table_as(False, target_relation, audit.empty_sql(query)) }}
+      {%- endcall -%}
+    {% else %}
+      {% do audit.forget_model_state() %}
+    {% endif %}
+    {% do adapter.enforce_not_null(target_relation, model) %}
+    {%- call statement('main') -%}
+      {{ audit.replace_sql(query) }}
+    {%- endcall -%}
+  {% else %}
+    {%- call statement('main') -%}
+      {{ create_table_as(False, target_relation, query) }}
+    {%- endcall -%}
+    {% do adapter.enforce_not_null(target_relation, model) %}
+    {#-- REPLACE keeps table properties: an incremental model's state must not survive. --#}
+    {% if old_relation is not none and not old_relation.is_view %}
+      {% do adapter.forget_model_state(target_relation) %}
+    {% endif %}
   {% endif %}
 
   {% set should_revoke = should_revoke(old_relation, full_refresh_mode=True) %}
@@ -34,6 +52,7 @@
   {% do persist_docs(target_relation, model) %}
 
   {{ run_hooks(post_hooks) }}
+  {% if audit %}{% do audit.staged() %}{% endif %}
 
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}

@@ -1,0 +1,218 @@
+"""One model build staged on its table's audit branch: the branch, the statement that
+writes a whole new table version to it, and the publish (see audit.py for when).
+
+Iceberg branches share the table's schema and properties; only snapshots are per branch.
+So what must be table-wide is done before the write and is harmless to readers of `main`
+(a new column reads as NULL there, a type widens), and what readers of `main` must not
+see yet is kept for the publish: an incremental model's recorded state, and the removal
+of columns the model no longer returns. A whole-table build is never
+`CREATE OR REPLACE ... AS SELECT` here: under a branch that left `main` empty (Iceberg 1.10
+on Spark 3.5); the table is created empty if missing and the branch gets an
+`INSERT OVERWRITE` of every row instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.s3tables.audit import LEDGER, LedgerUpdate, StagedBuild, is_audit_branch
+from dbt.adapters.s3tables.errors import ModelConfigError
+from dbt.adapters.s3tables.incremental.model_state import state_keys
+from dbt.adapters.s3tables.incremental.schema_evolution import SchemaDiff, schema_diff
+from dbt.adapters.s3tables.sql_text import procedure_call, quote, sql_string
+from dbt.adapters.s3tables.types import is_widening
+
+if TYPE_CHECKING:
+    from dbt.adapters.base.relation import BaseRelation
+
+    from dbt.adapters.s3tables.incremental.run import Warehouse
+
+logger = AdapterLogger("s3tables")
+
+
+@dataclass
+class AuditedBuild:
+    """What the materialization of an audited model writes through, and publishes."""
+
+    name: str
+    model_id: str
+    invocation_id: str
+    # The model's table (main), and the same table's audit branch.
+    target: BaseRelation
+    branch: str
+    warehouse: Warehouse
+    gating_tests: frozenset[str]
+    waiting_on: set[str]
+    # Kept for the publish: table properties to set and remove, columns to drop.
+    properties: dict[str, str] = field(default_factory=dict)
+    removed_properties: set[str] = field(default_factory=set)
+    dropped_columns: list[str] = field(default_factory=list)
+
+    @property
+    def relation(self) -> BaseRelation:
+        """The branch, as a relation: what the build writes and its tests read."""
+        return self.target.incorporate(audit_branch=self.branch)
+
+    @property
+    def _namespace(self) -> str:
+        return str(self.target.schema)
+
+    @property
+    def _table(self) -> str:
+        return str(self.target.identifier)
+
+    def empty_sql(self, sql: str) -> str:
+        """The model's query without rows: a missing table is created from it (empty)."""
+        return f"SELECT * FROM (\n{sql}\n) AS dbt_audit_rows WHERE false"
+
+    def prepare(self) -> None:
+        """Once the table exists: remove the branches of its earlier audits, then branch
+        off `main` (a later batch of the same build finds its branch there already)."""
+        iceberg = self.warehouse.iceberg
+        branches = iceberg.branches(self._namespace, self._table)
+        for old in [b for b in branches if is_audit_branch(b) and b != self.branch]:
+            self.warehouse.execute(f"ALTER TABLE {self.target} DROP BRANCH {quote(old)}")
+            logger.info(f"{self.name}: removed the branch of an earlier audit, {old}")
+        if self.branch not in branches:
+            self.warehouse.execute(f"ALTER TABLE {self.target} CREATE BRANCH {quote(self.branch)}")
+
+    def replace_sql(self, sql: str) -> str:
+        """The statement writing the query's rows as the branch's whole content, after
+        the table-wide schema changes it needs (new columns, widened types)."""
+        output = self.warehouse.engine.query_schema(sql)
+        state = self.warehouse.iceberg.table_state(self._namespace, self._table)
+        diff = schema_diff(state.schema, output)
+        narrowing = [c for c in diff.changed if not c.widening and not is_widening(c.new, c.old)]
+        if narrowing:
+            raise ModelConfigError(
+                self.name,
+                "audit_before_publish",
+                "the model changes a column's type in a way Iceberg cannot apply in place ("
+                + "; ".join(c.describe() for c in narrowing)
+                + "), and a table's schema is shared by all its branches",
+                "build it once without the audit (`audit_before_publish: false`, e.g. from a "
+                "var) so the table is replaced, then turn the audit back on",
+            )
+        widened = [(c.path, c.new) for c in diff.changed if c.widening]
+        if diff.added or widened:
+            self.warehouse.iceberg.evolve_schema(self._namespace, self._table, diff.added, widened)
+            logger.info(
+                f"{self.name}: schema evolved on the whole table (all branches): "
+                + "; ".join(SchemaDiff(added=diff.added, changed=diff.changed).describe())
+            )
+        self.dropped_columns = list(diff.removed)
+        self.prepare()
+        # The table's columns after the evolution, new ones last: computed, not re-read.
+        columns = [f.name for f in state.schema.fields]
+        columns += [path[0] for path, _ in diff.added if len(path) == 1]
+        removed = {c.lower() for c in diff.removed}
+        select = ", ".join("NULL" if c.lower() in removed else quote(c) for c in columns)
+        return (
+            f"INSERT OVERWRITE {self.relation}\nSELECT {select} FROM (\n{sql}\n) AS dbt_audit_rows"
+        )
+
+    def keep_properties(self, wanted: dict[str, str], remove: tuple[str, ...] = ()) -> None:
+        """Table properties to set (and remove) when the build publishes."""
+        self.properties.update(wanted)
+        self.removed_properties.update(remove)
+
+    def forget_model_state(self) -> None:
+        """A `table` build over an incremental model's table: its state goes at publish."""
+        state = self.warehouse.iceberg.table_state(self._namespace, self._table)
+        self.removed_properties.update(state_keys(state.properties))
+
+    # --- after the build ---
+
+    def staged(self) -> None:
+        """The build is on its branch: publish now if nothing gates it, else when its
+        tests (and staged parents) say so."""
+        build = StagedBuild(
+            self.model_id,
+            self.name,
+            self.branch,
+            pending_tests=set(self.gating_tests),
+            waiting_on=set(self.waiting_on),
+            payload=self,
+        )
+        logger.info(
+            f"{self.name}: staged on branch {self.branch}; published when its "
+            f"{len(self.gating_tests)} test(s) pass"
+            + (f" and {', '.join(sorted(self.waiting_on))} publish" if self.waiting_on else "")
+        )
+        settle(self.invocation_id, LEDGER.stage(self.invocation_id, build))
+
+    def publish(self) -> None:
+        """`main` fast-forwarded to the branch, then what was kept for the publish, then
+        the branch removed."""
+        iceberg = self.warehouse.iceberg
+        self.warehouse.execute(
+            procedure_call(
+                iceberg.config.name,
+                self._namespace,
+                self._table,
+                "fast_forward",
+                "branch => 'main'",
+                f"to => {sql_string(self.branch)}",
+            )
+        )
+        if self.properties or self.removed_properties:
+            iceberg.set_properties_if_changed(
+                self._namespace, self._table, self.properties, tuple(self.removed_properties)
+            )
+        if self.dropped_columns:
+            iceberg.drop_columns(self._namespace, self._table, self.dropped_columns)
+            logger.info(
+                f"{self.name}: column(s) {', '.join(self.dropped_columns)} no longer "
+                "returned by the model removed at publish"
+            )
+        self.warehouse.execute(f"ALTER TABLE {self.target} DROP BRANCH {quote(self.branch)}")
+
+    def inspect_hint(self) -> str:
+        return f"select * from {self.relation}"
+
+
+def settle(invocation_id: str, update: LedgerUpdate) -> None:
+    """Carry out what a ledger event settled: publish the builds that are ready (and
+    then those that waited for them), report the ones that cannot publish."""
+    pending = list(update.publish)
+    failed = list(update.failed)
+    while pending:
+        build = pending.pop(0)
+        audited: AuditedBuild = build.payload
+        try:
+            audited.publish()
+        except Exception as error:
+            reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+            logger.warning(
+                f"{build.name}: audit passed but the publish failed ({reason}); main is "
+                f"unchanged and the new data stays on branch {build.branch}: "
+                f"{audited.inspect_hint()}. Fix: rerun the model (if another writer moved "
+                "main meanwhile, the rerun stages on top of it)"
+            )
+            failed += LEDGER.publish_failed(invocation_id, build.model_id, reason).failed
+            continue
+        tests = len(audited.gating_tests)
+        logger.info(
+            f"{build.name}: audited ({tests} test(s) passed) and published: main now "
+            f"holds the new data; branch {build.branch} removed"
+        )
+        pending += LEDGER.published(invocation_id, build.model_id).publish
+    reported = set()
+    for build in failed:
+        if build.model_id in reported:
+            continue
+        reported.add(build.model_id)
+        audited = build.payload
+        why = (
+            f"its parent {build.failed_parent} did not publish"
+            if build.failed_parent
+            else f"failing test(s): {', '.join(build.failed_tests)}"
+        )
+        logger.warning(
+            f"{build.name}: not published ({why}); main is unchanged and the new data "
+            f"stays on branch {build.branch} until the model's next audited build: "
+            f"{audited.inspect_hint()}"
+        )

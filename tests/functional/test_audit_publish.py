@@ -1,0 +1,176 @@
+"""Write-audit-publish in `dbt build` on the embedded catalog: an audited model's new data
+goes to an Iceberg branch, its tests read the branch, and main moves only when they all
+pass. A failing test leaves main at the same snapshot with the same rows, the data on a
+named branch, and the child unbuilt; a child built while its parent is still staged reads
+the staged data and publishes after it; incremental models keep their recorded state
+until the publish; `dbt run` writes to main directly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from dbt.tests.util import run_dbt, run_dbt_and_capture
+
+from dbt.adapters.s3tables.audit import audit_branch
+
+# `round` changes the data; `bad` puts a NULL id in it (the not_null test fails).
+ORDERS_SQL = """
+{{ config(materialized='table', audit_before_publish=true) }}
+select id, {{ var('round', 1) }} as round
+from range({{ var('round', 1) }} * 3) as r(id)
+{% if var('bad', false) %} union all select cast(null as bigint), {{ var('round', 1) }} {% endif %}
+"""
+TOTALS_SQL = """
+{{ config(materialized='table') }}
+select max(round) as round, count(*) as n from {{ ref('orders') }}
+"""
+EVENTS_SQL = """
+{{ config(materialized='incremental', unique_key='id', incremental_strategy='merge',
+          audit_before_publish=true) }}
+select id, {{ var('round', 1) }} as round from range({{ var('round', 1) }} * 2) as r(id)
+{% if var('bad', false) %} union all select cast(null as bigint), {{ var('round', 1) }} {% endif %}
+"""
+SCHEMA_YML = """
+version: 2
+models:
+  - name: orders
+    columns:
+      - name: id
+        data_tests: [not_null]
+  - name: events
+    columns:
+      - name: id
+        data_tests: [not_null]
+"""
+
+
+def last_invocation(project) -> str:
+    results = json.loads(Path(project.project_root, "target", "run_results.json").read_text())
+    return results["metadata"]["invocation_id"]
+
+
+def table_rows(project, name: str, branch: str | None = None) -> list[tuple]:
+    suffix = f".`branch_{branch}`" if branch else ""
+    sql = f"select * from `{project.test_schema}`.`{name}`{suffix} order by 1, 2"
+    return [tuple(r) for r in project.run_sql(sql, fetch="all")]
+
+
+def main_snapshot(project, name: str) -> int | None:
+    return project.adapter.iceberg.table_state(project.test_schema, name).snapshot_id
+
+
+def branches(project, name: str) -> list[str]:
+    return project.adapter.iceberg.branches(project.test_schema, name)
+
+
+def statuses(results) -> dict[str, str]:
+    return {r.node.name: str(r.status) for r in results}
+
+
+class TestAuditBeforePublish:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "orders.sql": ORDERS_SQL,
+            "totals.sql": TOTALS_SQL,
+            "events.sql": EVENTS_SQL,
+            "schema.yml": SCHEMA_YML,
+        }
+
+    def test_passing_tests_publish(self, project) -> None:
+        _, output = run_dbt_and_capture(["build", "--vars", "{round: 1}"])
+        assert "orders: staged on branch" in output and "orders: audited" in output
+        assert table_rows(project, "orders") == [(i, 1) for i in range(3)]
+        assert table_rows(project, "totals") == [(1, 3)]
+        assert table_rows(project, "events") == [(i, 1) for i in range(2)]
+        # Published: the branches are gone, main holds the data.
+        assert branches(project, "orders") == [] and branches(project, "events") == []
+
+    def test_a_failing_test_leaves_main_unchanged(self, project) -> None:
+        run_dbt(["build", "--vars", "{round: 1}"])
+        before = {
+            n: (main_snapshot(project, n), table_rows(project, n)) for n in ("orders", "events")
+        }
+        totals_before = table_rows(project, "totals")
+        state_before = project.adapter.iceberg.table_state(project.test_schema, "events").properties
+
+        results, output = run_dbt_and_capture(
+            ["build", "--vars", "{round: 2, bad: true}"], expect_pass=False
+        )
+        branch = audit_branch(last_invocation(project))
+        for name in ("orders", "events"):
+            # Main: the same snapshot and the same rows; the staged data is on the branch.
+            assert (main_snapshot(project, name), table_rows(project, name)) == before[name]
+            assert branch in branches(project, name)
+            staged = table_rows(project, name, branch)
+            assert (None, 2) in staged and {r[1] for r in staged} == {2}
+        assert statuses(results)["totals"] == "skipped"
+        assert table_rows(project, "totals") == totals_before
+        assert f"orders: not published (failing test(s): test.test.not_null_orders_id" in output
+        assert f"branch_{branch}" in output  # the log says how to read the staged data
+        # The incremental state did not move: the next run compares with the last published.
+        after = project.adapter.iceberg.table_state(project.test_schema, "events").properties
+        assert {k: v for k, v in after.items() if k.startswith("dbt.s3tables.")} == {
+            k: v for k, v in state_before.items() if k.startswith("dbt.s3tables.")
+        }
+
+        # The next run starts from main (not from the failed data) and removes the branch.
+        run_dbt(["build", "--vars", "{round: 3}"])
+        assert table_rows(project, "orders") == [(i, 3) for i in range(9)]
+        assert table_rows(project, "totals") == [(3, 9)]
+        assert sorted(table_rows(project, "events")) == [(i, 3) for i in range(6)]
+        assert branches(project, "orders") == [] and branches(project, "events") == []
+
+    def test_dbt_run_writes_main_directly(self, project) -> None:
+        _, output = run_dbt_and_capture(["run", "--vars", "{round: 4}"])
+        assert "orders: audit_before_publish: no test of it runs in this invocation" in output
+        assert table_rows(project, "orders") == [(i, 4) for i in range(12)]
+        assert branches(project, "orders") == []
+
+
+# A test reading both models: the parent is still staged when the child builds.
+CHILD_SQL = """
+{{ config(materialized='table', audit_before_publish=true) }}
+select id as order_id, round from {{ ref('orders') }}
+{% if var('orphan', false) %} union all select 999, 0 {% endif %}
+"""
+RELATIONSHIP_YML = """
+version: 2
+models:
+  - name: orders
+    columns:
+      - name: id
+        data_tests: [not_null]
+  - name: child
+    columns:
+      - name: order_id
+        data_tests:
+          - relationships: {to: ref('orders'), field: id}
+"""
+
+
+class TestChildOfAStagedParent:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"orders.sql": ORDERS_SQL, "child.sql": CHILD_SQL, "schema.yml": RELATIONSHIP_YML}
+
+    def test_child_reads_the_staged_parent_and_publishes_after_it(self, project) -> None:
+        _, output = run_dbt_and_capture(["build", "--vars", "{round: 1}"])
+        # The relationships test reads both: orders is staged when child builds.
+        assert "child: staged on branch" in output and "model.test.orders publish" in output
+        assert table_rows(project, "child") == [(i, 1) for i in range(3)]
+        assert table_rows(project, "orders") == [(i, 1) for i in range(3)]
+        assert branches(project, "orders") == [] and branches(project, "child") == []
+
+        before = {n: main_snapshot(project, n) for n in ("orders", "child")}
+        _, output = run_dbt_and_capture(
+            ["build", "--vars", "{round: 2, orphan: true}"], expect_pass=False
+        )
+        # The relationships test failed: neither publishes; the child was built from the
+        # parent's staged rows (round 2), which it holds on its own branch.
+        assert {n: main_snapshot(project, n) for n in ("orders", "child")} == before
+        branch = audit_branch(last_invocation(project))
+        assert {r[1] for r in table_rows(project, "child", branch)} == {0, 2}
+        assert "orders: not published" in output and "child: not published" in output

@@ -108,7 +108,7 @@ class TestAuditBeforePublish:
             assert (None, 2) in staged and {r[1] for r in staged} == {2}
         assert statuses(results)["totals"] == "skipped"
         assert table_rows(project, "totals") == totals_before
-        assert f"orders: not published (failing test(s): test.test.not_null_orders_id" in output
+        assert "orders: not published (failing test(s): test.test.not_null_orders_id" in output
         assert f"branch_{branch}" in output  # the log says how to read the staged data
         # The incremental state did not move: the next run compares with the last published.
         after = project.adapter.iceberg.table_state(project.test_schema, "events").properties
@@ -151,10 +151,21 @@ models:
 """
 
 
+VIEW_SQL = """
+{{ config(materialized='view') }}
+select * from {{ ref('orders') }}
+"""
+
+
 class TestChildOfAStagedParent:
     @pytest.fixture(scope="class")
     def models(self):
-        return {"orders.sql": ORDERS_SQL, "child.sql": CHILD_SQL, "schema.yml": RELATIONSHIP_YML}
+        return {
+            "orders.sql": ORDERS_SQL,
+            "child.sql": CHILD_SQL,
+            "orders_view.sql": VIEW_SQL,
+            "schema.yml": RELATIONSHIP_YML,
+        }
 
     def test_child_reads_the_staged_parent_and_publishes_after_it(self, project) -> None:
         _, output = run_dbt_and_capture(["build", "--vars", "{round: 1}"])
@@ -174,3 +185,41 @@ class TestChildOfAStagedParent:
         branch = audit_branch(last_invocation(project))
         assert {r[1] for r in table_rows(project, "child", branch)} == {0, 2}
         assert "orders: not published" in output and "child: not published" in output
+        # The view, built while orders was staged, reads main (a view keeps its query;
+        # the branch is not for it): the published rows, not the staged ones.
+        assert table_rows(project, "orders_view") == [(i, 1) for i in range(3)]
+
+
+SEED_CSV = "code,name\nA,alpha\nB,beta\n"
+SEED_YML = """
+version: 2
+seeds:
+  - name: codes
+    config: {audit_before_publish: true}
+    columns:
+      - name: name
+        data_tests: [not_null]
+"""
+
+
+class TestAuditedSeed:
+    @pytest.fixture(scope="class")
+    def seeds(self):
+        return {"codes.csv": SEED_CSV}
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"schema.yml": SEED_YML}
+
+    def test_a_seed_publishes_only_when_its_tests_pass(self, project) -> None:
+        run_dbt(["build"])
+        assert table_rows(project, "codes") == [("A", "alpha"), ("B", "beta")]
+        snapshot = main_snapshot(project, "codes")
+
+        Path(project.project_root, "seeds", "codes.csv").write_text("code,name\nC,\n")
+        _, output = run_dbt_and_capture(["build"], expect_pass=False)
+        assert "codes: not published" in output
+        assert main_snapshot(project, "codes") == snapshot
+        assert table_rows(project, "codes") == [("A", "alpha"), ("B", "beta")]
+        branch = audit_branch(last_invocation(project))
+        assert table_rows(project, "codes", branch) == [("C", None)]

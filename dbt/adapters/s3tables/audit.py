@@ -46,7 +46,7 @@ def gating_tests(
     )
 
 
-def test_failed(severity: str, result_row: Iterable[Any] | None) -> bool:
+def is_failing_test(severity: str, result_row: Iterable[Any] | None) -> bool:
     """Whether a test's result row `(failures, should_warn, should_error)` fails it as dbt
     judges it (only an error-severity test with `should_error` fails)."""
     if result_row is None:
@@ -115,6 +115,11 @@ class AuditLedger:
         with self._lock:
             build = self._for(invocation_id).get(model_id)
             return build.branch if build is not None and not build.published else None
+
+    def staged_builds(self, invocation_id: str) -> list[StagedBuild]:
+        """The builds staged in this invocation and not published."""
+        with self._lock:
+            return [b for b in self._for(invocation_id).values() if not b.published]
 
     def get(self, invocation_id: str, model_id: str) -> StagedBuild | None:
         with self._lock:

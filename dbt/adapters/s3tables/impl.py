@@ -31,7 +31,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt_common.invocation import get_invocation_id
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
-from dbt.adapters.s3tables.audit import LEDGER, audit_branch, gating_tests, test_failed
+from dbt.adapters.s3tables.audit import LEDGER, audit_branch, gating_tests, is_failing_test
 from dbt.adapters.s3tables.audited_build import AuditedBuild, settle
 from dbt.adapters.s3tables.catalog_ddl import CatalogDdl
 from dbt.adapters.s3tables.catalogs import catalog_type_named
@@ -562,12 +562,22 @@ class S3TablesAdapter(SparkAdapter):
         )
 
     @available
+    def reading_main(self, sql: str) -> str:
+        """A view's query reading its parents' main even where a parent is still staged
+        on a branch: a view stores its query, and the branch goes away at the publish
+        (from then on the view shows the published data)."""
+        for build in LEDGER.staged_builds(get_invocation_id()):
+            audited: AuditedBuild = build.payload
+            sql = sql.replace(str(audited.relation), str(audited.target))
+        return sql
+
+    @available
     def audit_test_done(self, test: Any, result: Any) -> None:
         """A test finished (its result table: failures, should_warn, should_error): the
         staged builds it gates publish, or stay staged, as it settles."""
         rows = list(result["table"].rows) if result and result.get("table") else []
         severity = str((test.get("config") or {}).get("severity") or "error")
-        failed = test_failed(severity, rows[0] if len(rows) == 1 else None)
+        failed = is_failing_test(severity, rows[0] if len(rows) == 1 else None)
         invocation = get_invocation_id()
         depends_on = (test.get("depends_on") or {}).get("nodes") or []
         settle(invocation, LEDGER.test_done(invocation, test["unique_id"], depends_on, failed))

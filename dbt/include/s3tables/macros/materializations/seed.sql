@@ -30,7 +30,17 @@
   {%- set select_sql = adapter.seed_select_sql(rows_view, columns, model['original_file_path'], flags.EMPTY) -%}
   {%- set loaded = 0 if flags.EMPTY else (agate_table.rows | length) -%}
 
-  {%- set load_sql = s3tables_create_or_replace_table(target_relation, select_sql, typed=true) -%}
+  {#-- Audited (`audit_before_publish`, see audit.py): the rows go to the table's audit
+       branch, the table created empty first if missing. --#}
+  {%- set audit = adapter.audit_build(model, target_relation, graph.nodes, selected_resources) -%}
+  {% if audit %}
+    {% if old_relation is none or old_relation.is_view %}
+      {% call statement('create_empty') %}{{ s3tables_create_or_replace_table(target_relation, audit.empty_sql(select_sql), typed=true, replace=false) }}{% endcall %}
+    {% endif %}
+    {%- set load_sql = audit.replace_sql(select_sql) -%}
+  {% else %}
+    {%- set load_sql = s3tables_create_or_replace_table(target_relation, select_sql, typed=true) -%}
+  {% endif %}
   {% call statement('load_seed') %}{{ load_sql }}{% endcall %}
   {#-- Report the row count as dbt's seed output expects (`INSERT n`). --#}
   {% call noop_statement('main', 'INSERT ' ~ loaded, code='INSERT', rows_affected=loaded) %}{{ load_sql }}{% endcall %}
@@ -41,6 +51,7 @@
   {% do persist_docs(target_relation, model) %}
 
   {{ run_hooks(post_hooks) }}
+  {% if audit %}{% do audit.staged() %}{% endif %}
 
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}

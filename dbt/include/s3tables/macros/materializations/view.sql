@@ -12,8 +12,9 @@
     {{ adapter.drop_relation(old_relation) }}
   {% endif %}
 
+  {#-- A view never audits (it holds no data) and never reads an audit branch. --#}
   {%- call statement('main') -%}
-    {{ get_create_view_as_sql(target_relation, sql) }}
+    {{ get_create_view_as_sql(target_relation, adapter.reading_main(sql)) }}
   {%- endcall -%}
 
   {% do persist_docs(target_relation, model, for_columns=false) %}

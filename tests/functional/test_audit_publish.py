@@ -223,3 +223,35 @@ class TestAuditedSeed:
         assert table_rows(project, "codes") == [("A", "alpha"), ("B", "beta")]
         branch = audit_branch(last_invocation(project))
         assert table_rows(project, "codes", branch) == [("C", None)]
+
+
+# A post-hook writes to main after the staged write: main is no longer the branch's ancestor.
+MOVED_SQL = """
+{{ config(materialized='table', audit_before_publish=true,
+          post_hook="insert into " ~ this ~ " select -1, -1") }}
+select id, 1 as round from range(3) as r(id)
+"""
+MOVED_YML = """
+version: 2
+models:
+  - name: moved
+    columns:
+      - name: id
+        data_tests: [not_null]
+"""
+
+
+class TestMainMovedBeforeThePublish:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"moved.sql": MOVED_SQL, "schema.yml": MOVED_YML}
+
+    def test_the_publish_fails_the_test_node_naming_the_branch(self, project) -> None:
+        results, output = run_dbt_and_capture(["build"], expect_pass=False)
+        assert statuses(results) == {"moved": "success", "not_null_moved_id": "error"}
+        assert "moved: its tests passed but the publish failed" in output
+        branch = audit_branch(last_invocation(project))
+        assert f"branch {branch}" in output and "Fix: rerun the model" in output
+        # main holds what the other writer committed, the branch the staged rows.
+        assert table_rows(project, "moved") == [(-1, -1)]
+        assert table_rows(project, "moved", branch) == [(i, 1) for i in range(3)]

@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.audit import LEDGER, LedgerUpdate, StagedBuild, is_audit_branch
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.incremental.model_state import state_keys
 from dbt.adapters.s3tables.incremental.schema_evolution import SchemaDiff, schema_diff
 from dbt.adapters.s3tables.sql_text import procedure_call, quote, sql_string
-from dbt.adapters.s3tables.types import is_widening
+from dbt.adapters.s3tables.types import is_widening, without_void
 
 if TYPE_CHECKING:
     from dbt.adapters.base.relation import BaseRelation
@@ -82,7 +83,8 @@ class AuditedBuild:
     def replace_sql(self, sql: str) -> str:
         """The statement writing the query's rows as the branch's whole content, after
         the table-wide schema changes it needs (new columns, widened types)."""
-        output = self.warehouse.engine.query_schema(sql)
+        # Untyped (NULL) columns are stored as string, as a created table stores them.
+        output = without_void(self.warehouse.engine.query_schema(sql))
         state = self.warehouse.iceberg.table_state(self._namespace, self._table)
         diff = schema_diff(state.schema, output)
         narrowing = [c for c in diff.changed if not c.widening and not is_widening(c.new, c.old)]
@@ -176,9 +178,11 @@ class AuditedBuild:
 
 def settle(invocation_id: str, update: LedgerUpdate) -> None:
     """Carry out what a ledger event settled: publish the builds that are ready (and
-    then those that waited for them), report the ones that cannot publish."""
+    then those that waited for them), report the ones that cannot publish; a publish that
+    failed fails the node that ran it (after the others were carried out)."""
     pending = list(update.publish)
     failed = list(update.failed)
+    publish_errors = []
     while pending:
         build = pending.pop(0)
         audited: AuditedBuild = build.payload
@@ -186,8 +190,8 @@ def settle(invocation_id: str, update: LedgerUpdate) -> None:
             audited.publish()
         except Exception as error:
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-            logger.warning(
-                f"{build.name}: audit passed but the publish failed ({reason}); main is "
+            publish_errors.append(
+                f"{build.name}: its tests passed but the publish failed ({reason}); main is "
                 f"unchanged and the new data stays on branch {build.branch}: "
                 f"{audited.inspect_hint()}. Fix: rerun the model (if another writer moved "
                 "main meanwhile, the rerun stages on top of it)"
@@ -216,3 +220,5 @@ def settle(invocation_id: str, update: LedgerUpdate) -> None:
             f"stays on branch {build.branch} until the model's next audited build: "
             f"{audited.inspect_hint()}"
         )
+    if publish_errors:
+        raise DbtRuntimeError("; ".join(publish_errors))

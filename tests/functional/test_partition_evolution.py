@@ -15,7 +15,7 @@ import datetime
 import json
 
 import pytest
-from dbt.tests.util import run_dbt_and_capture
+from dbt.tests.util import run_dbt, run_dbt_and_capture
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import ancestors_of
 
@@ -141,6 +141,16 @@ class TestAppendAcrossAPartitionChange:
         table = iceberg_table(project, "evolving_append")
         assert fields(table) == MONTH_BUCKET
         assert records_by_spec(table) == {tuple(DAY): 3, tuple(MONTH_BUCKET): 3}
+
+        # Compaction rewrites the old files under the current spec, rows unchanged.
+        arguments = "{models: [evolving_append], operations: [compact]}"
+        run_dbt(["run-operation", "s3tables_maintain", "--args", arguments])
+        assert records_by_spec(iceberg_table(project, "evolving_append")) == {
+            tuple(MONTH_BUCKET): 6
+        }
+        assert rows(project, "evolving_append") == sorted(
+            (i, ts(t), label) for i, t, label in APPEND_ROWS[1] + APPEND_ROWS[2] + APPEND_ROWS[3]
+        )
 
 
 OVERWRITE_ROWS = {

@@ -104,6 +104,25 @@ def test_an_entry_that_cannot_be_mapped_names_model_key_value_and_fix(entry: str
     assert "Fix:" in message and "bucket(16, id)" in message
 
 
+def test_one_string_listing_several_fields_gives_each() -> None:
+    terms = parse_partition_by("m", ["day, bucket(4, id)", "`a,b`"])
+    assert [(t.source, t.transform) for t in terms] == [
+        ("day", IdentityTransform()),
+        ("id", BucketTransform(4)),
+        ("a,b", IdentityTransform()),
+    ]
+
+
+def test_two_time_transforms_of_one_column_are_refused() -> None:
+    with pytest.raises(ModelConfigError) as raised:
+        parse_partition_by("orders", ["days(ts)", "bucket(4, id)", "months(TS)"])
+    message = str(raised.value)
+    assert "Model `orders`, config `partition_by`" in message
+    assert "`days(ts)` and `months(TS)` both partition column `TS` by time" in message
+    assert "Fix: keep one of them" in message
+    assert len(parse_partition_by("orders", ["days(ts)", "day(ts)", "months(other)"])) == 3
+
+
 def test_a_bad_entry_fails_when_the_config_is_parsed_before_any_build() -> None:
     with pytest.raises(ModelConfigError, match="zorder"):
         incremental_config("orders", {"partition_by": ["days(ts)", "zorder(ts, id)"]})

@@ -22,6 +22,7 @@ from pyiceberg.transforms import (
     HourTransform,
     IdentityTransform,
     MonthTransform,
+    TimeTransform,
     Transform,
     TruncateTransform,
     VoidTransform,
@@ -112,18 +113,21 @@ def _unquote(name: str) -> str:
     return name
 
 
-def _arguments(text: str) -> list[str]:
-    """Comma-separated arguments; a comma inside a backtick-quoted name is not a separator."""
-    arguments, current, quoted = [], "", False
+def _split_commas(text: str) -> list[str]:
+    """`text` split at its commas, except those inside parentheses or a backtick-quoted
+    name."""
+    parts, current, quoted, depth = [], "", False, 0
     for char in text:
         if char == "`":
             quoted = not quoted
-        if char == "," and not quoted:
-            arguments.append(current)
+        elif not quoted and char in "()":
+            depth += 1 if char == "(" else -1
+        if char == "," and not quoted and depth == 0:
+            parts.append(current)
             current = ""
         else:
             current += char
-    return [*arguments, current]
+    return [*parts, current]
 
 
 def parse_partition_term(model_name: str, entry: str) -> PartitionTerm:
@@ -136,7 +140,7 @@ def parse_partition_term(model_name: str, entry: str) -> PartitionTerm:
         if source and (quoted or not re.search(r"[(),]", source)):
             return PartitionTerm(source, IdentityTransform(), entry)
     else:
-        name, arguments = call.group(1).lower(), [a.strip() for a in _arguments(call.group(2))]
+        name, arguments = call.group(1).lower(), [a.strip() for a in _split_commas(call.group(2))]
         if name in ONE_COLUMN_TRANSFORMS and len(arguments) == 1 and arguments[0]:
             return PartitionTerm(_unquote(arguments[0]), ONE_COLUMN_TRANSFORMS[name], entry)
         if name in SIZED_TRANSFORMS and len(arguments) == 2:
@@ -155,7 +159,27 @@ def parse_partition_term(model_name: str, entry: str) -> PartitionTerm:
 
 
 def parse_partition_by(model_name: str, entries: Sequence[str]) -> tuple[PartitionTerm, ...]:
-    return tuple(parse_partition_term(model_name, entry) for entry in entries)
+    """Every entry's partition field; an entry listing several (`'day, bucket(4, id)'`,
+    which CREATE TABLE's `PARTITIONED BY (...)` takes as written) gives each of them."""
+    terms = tuple(
+        parse_partition_term(model_name, part.strip())
+        for entry in entries
+        for part in _split_commas(entry)
+    )
+    time_terms: dict[str, PartitionTerm] = {}
+    for term in terms:
+        if not isinstance(term.transform, TimeTransform):
+            continue
+        other = time_terms.setdefault(term.source.lower(), term)
+        if other.key != term.key:
+            raise ModelConfigError(
+                model_name,
+                "partition_by",
+                f"`{other.entry}` and `{term.entry}` both partition column `{term.source}` "
+                "by time; Iceberg allows one time transform per column",
+                "keep one of them",
+            )
+    return terms
 
 
 def describe_terms(terms: Sequence[PartitionTerm]) -> str:

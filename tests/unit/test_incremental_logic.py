@@ -1,5 +1,5 @@
 """Pure pieces of the incremental path: use_merge, write modes, commit counts, model
-state, partition columns, and the statements of the newer strategies."""
+state, and the statements of the newer strategies."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from dbt.adapters.s3tables.incremental.strategies import (
 )
 from dbt.adapters.s3tables.model_config import (
     incremental_config,
-    partition_source_column,
     resolve_use_merge,
     write_mode_properties,
 )
@@ -60,14 +59,6 @@ def test_counts_from_merge_on_read_summaries() -> None:
 def test_copy_on_write_update_count_is_unknown_not_guessed() -> None:
     counts = commit_counts("merge", {"added-records": "1003", "deleted-records": "1000"})
     assert counts.updated is None and counts.inserted == 3
-
-
-@pytest.mark.parametrize(
-    ("expression", "column"),
-    [("day", "day"), ("days(ts)", "ts"), ("bucket(16, id)", "id"), ("truncate(4, `s`)", "s")],
-)
-def test_partition_source_column(expression: str, column: str) -> None:
-    assert partition_source_column(expression) == column
 
 
 def test_insert_overwrite_without_partition_by_is_refused() -> None:

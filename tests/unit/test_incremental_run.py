@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
+from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import IntegerType, NestedField, StringType
 from pyspark.sql import types as spark
 
@@ -50,6 +52,7 @@ class FakeEngine:
     def __init__(self, schemas: dict[str, spark.StructType]) -> None:
         self.schemas = schemas
         self.analysed: list[str] = []
+        self.scoped_settings: list[dict[str, str]] = []
 
     def query_schema(self, sql: str) -> spark.StructType:
         self.analysed.append(sql)
@@ -60,11 +63,14 @@ class FakeEngine:
 
     @contextmanager
     def settings(self, values: dict[str, str]) -> Iterator[None]:
+        self.scoped_settings.append(values)
         yield
 
 
 @dataclass
 class FakeCatalogConfig:
+    name: str = "local"
+
     def table_defaults(self) -> dict[str, str]:
         return {}
 
@@ -78,9 +84,12 @@ class FakeIceberg:
     snapshot_id: int = 1
     config: FakeCatalogConfig = field(default_factory=FakeCatalogConfig)
     commits: list[str] = field(default_factory=list)
+    spec: PartitionSpec = UNPARTITIONED_PARTITION_SPEC
+    # Whether data files of an earlier partition spec are live.
+    older_spec_files: bool = False
 
     def table_state(self, namespace: str, name: str) -> TableState:
-        return TableState(self.schema, dict(self.properties), self.snapshot_id, {})
+        return TableState(self.schema, dict(self.properties), self.snapshot_id, {}, self.spec)
 
     def set_properties_if_changed(
         self, namespace: str, name: str, properties: dict[str, str], remove: tuple[str, ...] = ()
@@ -94,6 +103,15 @@ class FakeIceberg:
     def evolve_schema(self, namespace: str, name: str, added: Any, widened: Any) -> None:
         self.commits.append(f"schema: added {[path for path, _ in added]}")
 
+    def evolve_partition_spec(
+        self, namespace: str, name: str, removed: list[str], added: list[tuple[str, Any]]
+    ) -> None:
+        self.commits.append(f"spec: removed {removed}, added {[str(t) for _, t in added]}")
+        self.older_spec_files = True
+
+    def holds_files_of_other_specs(self, namespace: str, name: str) -> bool:
+        return self.older_spec_files
+
 
 class FakeWarehouse:
     def __init__(self, schemas: dict[str, spark.StructType], iceberg: FakeIceberg) -> None:
@@ -105,6 +123,7 @@ class FakeWarehouse:
         self.statements.append(sql)
         if sql.startswith(("MERGE", "INSERT")):
             self.iceberg.snapshot_id += 1
+            self.iceberg.commits.append(f"data: {sql.split()[0]}")
 
     def fetch(self, sql: str) -> list[Any]:
         self.statements.append(sql)
@@ -236,3 +255,70 @@ def test_first_build_rendering_is_scoped_to_the_call_even_when_it_fails() -> Non
     with pytest.raises(RuntimeError):
         render_as_first_build("a.b", failing)
     assert not renders_as_first_build("a.b")
+
+
+BY_ID = PartitionSpec(PartitionField(1, 1000, IdentityTransform(), "id"), spec_id=0)
+
+
+def test_a_partition_by_change_evolves_the_spec_after_the_schema_before_the_data() -> None:
+    iceberg = FakeIceberg(spec=BY_ID)
+    with_new = spark.StructType([*ID_NAME.fields, spark.StructField("n", spark.LongType())])
+    run, _ = incremental_run(
+        {
+            "unique_key": "id",
+            "on_schema_change": "append_new_columns",
+            "partition_by": ["bucket(4, id)", "n"],
+        },
+        schemas={"": with_new},
+        iceberg=iceberg,
+    )
+    assert run.spec_change.describe() == "id -> bucket(4, id), n"
+    run.write()
+    assert [c for c in iceberg.commits if c != "properties"] == [
+        "schema: added [('n',)]",
+        "spec: removed ['id'], added ['bucket[4]', 'identity']",
+        "data: MERGE",
+    ]
+
+
+def test_an_unchanged_partitioning_commits_no_spec() -> None:
+    iceberg = FakeIceberg(spec=BY_ID)
+    run, _ = incremental_run({"unique_key": "id", "partition_by": "`ID`"}, iceberg=iceberg)
+    run.write()
+    assert not [c for c in iceberg.commits if c.startswith("spec")]
+
+
+def test_a_new_partition_column_the_table_will_not_have_fails_before_any_commit() -> None:
+    iceberg = FakeIceberg(spec=BY_ID)
+    with_new = spark.StructType([*ID_NAME.fields, spark.StructField("n", spark.LongType())])
+    with pytest.raises(ModelConfigError, match="partitions by column `n`"):
+        incremental_run(
+            {"unique_key": "id", "partition_by": ["n"]}, schemas={"": with_new}, iceberg=iceberg
+        )
+    assert iceberg.commits == []
+
+
+def test_insert_overwrite_is_dynamic_while_every_file_has_the_current_spec() -> None:
+    run, warehouse = incremental_run(
+        {"incremental_strategy": "insert_overwrite", "partition_by": "id"},
+        iceberg=FakeIceberg(spec=BY_ID),
+    )
+    run.write()
+    assert [s for s in warehouse.statements if s.startswith("INSERT OVERWRITE")]
+    assert warehouse.engine.scoped_settings == [
+        {"spark.sql.sources.partitionOverwriteMode": "dynamic"}
+    ]
+
+
+def test_insert_overwrite_after_a_spec_change_replaces_partitions_by_value() -> None:
+    iceberg = FakeIceberg(spec=BY_ID)
+    run, warehouse = incremental_run(
+        {"incremental_strategy": "insert_overwrite", "partition_by": "bucket(4, id)"},
+        iceberg=iceberg,
+    )
+    response = run.write()
+    merges = [s for s in warehouse.statements if s.startswith("MERGE")]
+    assert len(merges) == 1 and "`local`.system.bucket(4, DBT_INTERNAL_DEST.`id`)" in merges[0]
+    assert not [s for s in warehouse.statements if s.startswith("INSERT")]
+    assert warehouse.engine.scoped_settings == [{}]
+    assert response is not None and response.code == "INSERT_OVERWRITE"

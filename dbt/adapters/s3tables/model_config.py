@@ -15,6 +15,10 @@ from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.incremental.chunked_refresh import CONFIG_KEY as CHUNK_CONFIG_KEY
 from dbt.adapters.s3tables.incremental.chunked_refresh import ChunkPlan, chunk_plan
 from dbt.adapters.s3tables.incremental.model_state import HASHED_CONFIG_KEYS, digest
+from dbt.adapters.s3tables.incremental.partition_evolution import (
+    PartitionTerm,
+    parse_partition_by,
+)
 from dbt.adapters.s3tables.incremental.schema_evolution import (
     WHOLE_HISTORY_MODES,
     check_mode_for_strategy,
@@ -109,7 +113,8 @@ class IncrementalConfig:
     update_columns: list[str] | None
     exclude_columns: list[str] | None
     watermark_column: str | None
-    partition_by: list[str]
+    # `partition_by` as Iceberg partition fields (what the table's spec evolves to).
+    partitioning: tuple[PartitionTerm, ...]
     check_columns: list[str] | None
     valid_from: str
     valid_to: str
@@ -184,7 +189,7 @@ def incremental_config(
         update_columns=update_columns,
         exclude_columns=exclude_columns,
         watermark_column=config.get("watermark_column"),
-        partition_by=partition_by,
+        partitioning=parse_partition_by(model_name, partition_by),
         check_columns=normalize_columns(config.get("scd_check_cols")),
         valid_from=config.get("scd_valid_from") or "valid_from",
         valid_to=config.get("scd_valid_to") or "valid_to",
@@ -209,20 +214,12 @@ def check_against_columns(settings: IncrementalConfig, source_columns: Sequence[
         check_columns_exist(name, "scd_check_cols", settings.check_columns, source_columns)
     if settings.event_time:
         check_columns_exist(name, "event_time", [settings.event_time], source_columns)
-    partition_columns = [partition_source_column(p) for p in settings.partition_by]
+    partition_columns = [term.source for term in settings.partitioning]
     check_columns_exist(name, "partition_by", partition_columns, source_columns)
     if settings.chunk_plan:
         check_columns_exist(
             name, f"{CHUNK_CONFIG_KEY}.event_time", [settings.chunk_plan.event_time], source_columns
         )
-
-
-def partition_source_column(expression: str) -> str:
-    """The column a partition field reads: `id`, `days(ts)` -> ts, `bucket(16, id)` -> id."""
-    if "(" not in expression:
-        return expression.strip().strip("`")
-    inner = expression[expression.index("(") + 1 : expression.rindex(")")]
-    return inner.split(",")[-1].strip().strip("`")
 
 
 WRITE_MODES = {"merge_on_read": "merge-on-read", "copy_on_write": "copy-on-write"}

@@ -30,9 +30,12 @@ from pyiceberg.exceptions import (
     NoSuchViewError,
 )
 from pyiceberg.io import load_file_io
+from pyiceberg.manifest import ManifestContent
+from pyiceberg.partitioning import PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table
 from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRefType
+from pyiceberg.transforms import Transform
 from pyiceberg.types import IcebergType
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError, OperationalError
@@ -86,6 +89,7 @@ class TableState:
     properties: dict[str, str]
     snapshot_id: int | None
     summary: dict[str, str]
+    spec: PartitionSpec
 
     @property
     def columns(self) -> list[ColumnInfo]:
@@ -352,6 +356,7 @@ class IcebergCatalog:
                 properties=dict(table.properties),
                 snapshot_id=snapshot.snapshot_id if snapshot else None,
                 summary=dict(summary),
+                spec=table.spec(),
             )
 
         return self.call(load, f"state of {namespace}.{name}")
@@ -427,6 +432,47 @@ class IcebergCatalog:
             ]
 
         return self.call(load, f"branches of {namespace}.{name}")
+
+    def evolve_partition_spec(
+        self,
+        namespace: str,
+        name: str,
+        removed: list[str],
+        added: list[tuple[str, Transform]],
+    ) -> None:
+        """Remove partition fields (by name) and add fields (source column, transform) in
+        one metadata commit. Data files keep the spec they were written with; new writes
+        use the new one."""
+
+        def commit() -> None:
+            table = self.load_table(namespace, name)
+            # Spark resolves column names case-insensitively; so must the spec's sources.
+            with table.update_spec(case_sensitive=False) as update:
+                for field_name in removed:
+                    update.remove_field(field_name)
+                for source, transform in added:
+                    update.add_field(source, transform)
+
+        self.call(commit, f"partition spec of {namespace}.{name}")
+
+    def holds_files_of_other_specs(self, namespace: str, name: str) -> bool:
+        """Whether the table's current snapshot has live data files written under a
+        partition spec other than the current one; from its manifest list alone."""
+
+        def read() -> bool:
+            table = self.load_table(namespace, name)
+            snapshot = table.current_snapshot()
+            if snapshot is None:
+                return False
+            current = table.spec().spec_id
+            return any(
+                manifest.content == ManifestContent.DATA
+                and manifest.partition_spec_id != current
+                and (manifest.has_added_files() or manifest.has_existing_files())
+                for manifest in snapshot.manifests(table.io)
+            )
+
+        return self.call(read, f"partition specs of {namespace}.{name}'s files")
 
     def last_modified(self, namespace: str, name: str) -> datetime | None:
         """When the table's current snapshot was committed (None before the first one);

@@ -7,6 +7,8 @@
 - `strategies.py`: the one statement of each strategy, a pure function of names, in a
   registry (`STRATEGY_BUILDERS`; `FALLBACK_BUILDERS` without Iceberg's SQL extensions).
 - `schema_evolution.py`: what `on_schema_change` asks of the table for a schema diff.
+- `partition_evolution.py`: `partition_by` as Iceberg partition fields, and what the
+  table's spec drops and adds to match them.
 - `chunked_refresh.py`: `full_incremental_refresh`, the whole history in time chunks.
 - `model_state.py`: what the last run looked like, kept as table properties.
 - `commit_counts.py`: the rows a commit inserted, updated and deleted, from its summary.

@@ -2,6 +2,8 @@
 table properties on the table itself (pure functions; the adapter reads and writes them).
 
 Properties change no data and add no snapshot: a run's data still lands in one snapshot.
+Partitioning is not kept here: the table's own partition spec is the record, and a run
+evolves it to `partition_by` (partition_evolution.py).
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ if TYPE_CHECKING:
 PREFIX = "dbt.s3tables."
 STRATEGY = PREFIX + "incremental_strategy"
 UNIQUE_KEY = PREFIX + "unique_key"
-PARTITION_BY = PREFIX + "partition_by"
 SQL_HASH = PREFIX + "model_sql_hash"
 CONFIG_HASH = PREFIX + "incremental_config_hash"
 LAST_PROCESSED_VALUE = PREFIX + "last_processed_value"
 # The chunk plan of a `full_incremental_refresh` rebuild still in progress (see
 # chunked_refresh.py); set in the commit that replaces the table, removed by the last chunk.
 REBUILD_PLAN = PREFIX + "full_incremental_refresh"
+# Properties earlier versions kept that nothing reads any more; a run removes them.
+RETIRED = (PREFIX + "partition_by",)
 # Config keys whose change alters what an incremental run does.
 HASHED_CONFIG_KEYS = (
     "incremental_strategy",
@@ -53,7 +56,6 @@ def state_properties(
     properties = {
         STRATEGY: settings.strategy,
         UNIQUE_KEY: json.dumps(settings.unique_key),
-        PARTITION_BY: json.dumps(settings.partition_by),
         SQL_HASH: digest(model_sql),
         CONFIG_HASH: settings.config_hash,
     }
@@ -92,10 +94,7 @@ def compare_state(settings: IncrementalConfig, previous: Mapping[str, str]) -> l
         warnings.append(
             f"incremental_strategy changed from `{old_strategy}` to `{settings.strategy}`"
         )
-    for key, label, value in (
-        (UNIQUE_KEY, "unique_key", settings.unique_key),
-        (PARTITION_BY, "partition_by", settings.partition_by),
-    ):
-        if _changed(previous, key, json.dumps(value)):
-            warnings.append(f"{label} changed from {previous[key]} to {json.dumps(value)}")
+    unique_key = json.dumps(settings.unique_key)
+    if _changed(previous, UNIQUE_KEY, unique_key):
+        warnings.append(f"unique_key changed from {previous[UNIQUE_KEY]} to {unique_key}")
     return warnings

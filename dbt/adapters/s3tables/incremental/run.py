@@ -18,7 +18,8 @@ State machine (`Action`):
 - the model's columns differ and `on_schema_change` replaces the table: REBUILD (from the
   whole history), RECREATE_EMPTY (from this run's rows) or REBUILD_IN_CHUNKS (an empty
   table, then one commit per time chunk);
-- otherwise APPLY: schema evolution through PyIceberg, then the strategy's one statement.
+- otherwise APPLY: schema and partition evolution through PyIceberg, then the strategy's
+  one statement.
 """
 
 from __future__ import annotations
@@ -51,8 +52,14 @@ from dbt.adapters.s3tables.incremental.commit_counts import (
 )
 from dbt.adapters.s3tables.incremental.model_state import (
     REBUILD_PLAN,
+    RETIRED,
     compare_state,
     state_properties,
+)
+from dbt.adapters.s3tables.incremental.partition_evolution import (
+    SpecChange,
+    check_added_sources,
+    spec_change,
 )
 from dbt.adapters.s3tables.incremental.schema_evolution import (
     REPLACING_MODES,
@@ -66,6 +73,8 @@ from dbt.adapters.s3tables.incremental.strategies import (
     STRATEGY_BUILDERS,
     IncrementalWrite,
     append_sql,
+    partition_values_overwrite_fallback_sql,
+    partition_values_overwrite_sql,
 )
 from dbt.adapters.s3tables.model_config import (
     IncrementalConfig,
@@ -80,6 +89,7 @@ from dbt.adapters.s3tables.types import spark_type_name, typed_query, without_vo
 
 if TYPE_CHECKING:
     from dbt.adapters.base.relation import BaseRelation
+    from pyiceberg.types import IcebergType
     from pyspark.sql.types import StructType
 
     from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog, TableState
@@ -148,6 +158,19 @@ class Warehouse:
 
 
 @dataclass(frozen=True)
+class Statement:
+    """The one statement a run commits with, and how it runs and is counted."""
+
+    sql: str
+    # The strategy whose reading of a snapshot summary gives this statement's counts.
+    counted_as: str
+    # Spark settings for this statement only.
+    settings: dict[str, str]
+    # A whole-table INSERT OVERWRITE removes and re-adds every row: no logical counts.
+    rewrites_table: bool = False
+
+
+@dataclass(frozen=True)
 class AnalysedQuery:
     """A query and its output schema as the engine analysed it."""
 
@@ -201,9 +224,11 @@ class IncrementalRun:
         self.whole_history: AnalysedQuery | None = None
         self.table_exists = table_exists
         self.before: TableState | None = None
-        # APPLY: the schema changes to commit, and the table's columns after them.
+        # APPLY: the schema changes to commit, and the table's columns after them; the
+        # partition spec change to commit.
         self.plan = SchemaDiff()
         self.target_columns: list[str] = []
+        self.spec_change = SpecChange()
         self.action = self._decide(table_exists and not full_refresh)
         if self.branch and self.action in (Action.REBUILD_IN_CHUNKS, Action.RESUME_CHUNKS):
             raise ModelConfigError(
@@ -274,8 +299,21 @@ class IncrementalRun:
         self.target_columns = [c.name for c in self.before.columns]
         self.target_columns += [path[0] for path, _ in self.plan.added if len(path) == 1]
         check_columns_exist(self.name, "unique_key", self.settings.unique_key, self.target_columns)
+        self.spec_change = spec_change(
+            self.before.spec, self.before.schema, self.settings.partitioning
+        )
+        check_added_sources(self.name, self.spec_change.added, self._column_type)
         for change in compare_state(self.settings, self.before.properties):
             logger.warning(f"{self.name}: {change} since the last run")
+
+    def _column_type(self, name: str) -> IcebergType | None:
+        """A column's type in the table after the planned schema changes (None: none)."""
+        assert self.before is not None
+        try:
+            return self.before.schema.find_field(name, case_sensitive=False).field_type
+        except ValueError:
+            added = {path[0].lower(): t for path, t in self.plan.added if len(path) == 1}
+            return added.get(name.lower())
 
     # --- what the materialization asks ---
 
@@ -381,6 +419,7 @@ class IncrementalRun:
         statement (one commit), reported with the exact row counts of that commit."""
         assert self.before is not None
         self._evolve_schema()
+        self._evolve_partitioning()
         self._apply_write_mode()
         write = IncrementalWrite(
             target=str(self.target),
@@ -430,6 +469,20 @@ class IncrementalRun:
         for line in self.plan.describe():
             logger.info(f"{self.name}: schema evolved: {line}")
 
+    def _evolve_partitioning(self) -> None:
+        """Commit the partition spec change with PyIceberg (one metadata commit, after the
+        schema's: a new field may read a column just added), so the data commit uses it."""
+        change = self.spec_change
+        if change.empty:
+            return
+        self.warehouse.iceberg.evolve_partition_spec(
+            str(self.target.schema),
+            str(self.target.identifier),
+            list(change.removed),
+            [(term.source, term.transform) for term in change.added],
+        )
+        logger.info(f"{self.name}: partition spec evolved: {change.describe()}")
+
     def _apply_write_mode(self) -> None:
         """Bring the table's row-level write properties in line with `write_mode` (and the
         catalog's table defaults the model does not set itself); a change is one metadata
@@ -455,36 +508,55 @@ class IncrementalRun:
     def _is_empty(self, rows_sql: str) -> bool:
         return not self.warehouse.fetch(f"SELECT 1 FROM ({rows_sql}) LIMIT 1")
 
-    def _commit(self, write: IncrementalWrite) -> IncrementalResponse:
-        """The strategy's one statement (one commit) and the exact counts of that commit."""
-        assert self.before is not None
+    def _statement(self, write: IncrementalWrite) -> Statement:
+        """The strategy's one statement: its MERGE or, without MERGE, its fallback; for
+        insert_overwrite, dynamic overwrite unless files of an earlier partition spec are
+        live (Iceberg's dynamic overwrite would leave their rows beside the new ones)."""
         strategy = self.settings.strategy
-        engine = self.warehouse.engine
-        sql = STRATEGY_BUILDERS[strategy](write)
-        rewrites_table = False
-        if strategy in FALLBACK_BUILDERS:
+        builder, fallback = STRATEGY_BUILDERS[strategy], FALLBACK_BUILDERS.get(strategy)
+        counted_as = strategy
+        settings: dict[str, str] = {}
+        if strategy == "insert_overwrite":
+            target = (str(self.target.schema), str(self.target.identifier))
+            if self.warehouse.iceberg.holds_files_of_other_specs(*target):
+                logger.info(
+                    f"{self.name}: the table holds files written under an earlier partition "
+                    "spec, which Iceberg's dynamic overwrite would leave in place: the new "
+                    "rows' partitions are replaced by their partition values instead"
+                )
+                builder = partition_values_overwrite_sql
+                fallback = partition_values_overwrite_fallback_sql
+                write = replace(
+                    write,
+                    partitioning=self.settings.partitioning,
+                    function_catalog=quote(self.warehouse.iceberg.config.name),
+                )
+                counted_as = "delete+insert"
+            else:
+                settings = {"spark.sql.sources.partitionOverwriteMode": "dynamic"}
+        if fallback is not None:
             use_merge, reason = resolve_use_merge(
-                self.name, self.settings.use_merge, engine.has_iceberg_extensions()
+                self.name, self.settings.use_merge, self.warehouse.engine.has_iceberg_extensions()
             )
             path = "MERGE INTO" if use_merge else "INSERT OVERWRITE of the whole table"
             logger.info(f"{self.name}: {strategy} writes with {path} ({reason})")
             if not use_merge:
-                sql = FALLBACK_BUILDERS[strategy](write)
-                rewrites_table = True
-        session_settings = (
-            {"spark.sql.sources.partitionOverwriteMode": "dynamic"}
-            if strategy == "insert_overwrite"
-            else {}
-        )
-        with engine.settings(session_settings):
-            self.warehouse.execute(sql)
+                return Statement(fallback(write), counted_as, settings, rewrites_table=True)
+        return Statement(builder(write), counted_as, settings)
+
+    def _commit(self, write: IncrementalWrite) -> IncrementalResponse:
+        """The strategy's one statement (one commit) and the exact counts of that commit."""
+        assert self.before is not None
+        strategy = self.settings.strategy
+        statement = self._statement(write)
+        with self.warehouse.engine.settings(statement.settings):
+            self.warehouse.execute(statement.sql)
         after = self._state()
         committed = after.snapshot_id != self.before.snapshot_id
-        # A whole-table rewrite removes and re-adds every row: no logical counts.
         counts = (
             CommitCounts(None, None, None)
-            if rewrites_table
-            else commit_counts(strategy, after.summary if committed else None)
+            if statement.rewrites_table
+            else commit_counts(statement.counted_as, after.summary if committed else None)
         )
         self._record_state(self.model.sql, after.properties)
         logger.debug(f"{self.name}: {strategy} committed {after.snapshot_id}")
@@ -571,9 +643,9 @@ class IncrementalRun:
             last_value = rows[0][0]
         state = state_properties(self.settings, model_sql, last_value)
         if self.keep_state is not None:
-            self.keep_state(state, (REBUILD_PLAN,))
+            self.keep_state(state, (REBUILD_PLAN, *RETIRED))
             return
-        self._set_properties(properties, state, remove=(REBUILD_PLAN,))
+        self._set_properties(properties, state, remove=(REBUILD_PLAN, *RETIRED))
 
     def _set_properties(
         self,

@@ -7,8 +7,9 @@ commit: a failure anywhere leaves the target at its previous snapshot.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from dbt.adapters.s3tables.incremental.partition_evolution import PartitionTerm
 from dbt.adapters.s3tables.sql_text import quote
 
 # dbt's documented aliases, which users write in `incremental_predicates`.
@@ -17,6 +18,8 @@ TARGET_ALIAS = "DBT_INTERNAL_DEST"
 # Marks, in a MERGE source, which rows delete target rows and which rows are inserted.
 ACTION_COLUMN = "dbt_internal_action"
 ROW_NUMBER_COLUMN = "dbt_internal_row_number"
+# The value of the i-th partition field, in a MERGE source's delete rows.
+PARTITION_VALUE_COLUMN = "dbt_internal_partition_{}"
 
 
 def column_list(columns: Sequence[str], alias: str | None = None) -> str:
@@ -51,6 +54,10 @@ class IncrementalWrite:
     event_time: str | None = None
     window_start: str | None = None
     window_end: str | None = None
+    # insert_overwrite by partition values: the table's partition fields, and the quoted
+    # catalog whose Iceberg functions compute their values.
+    partitioning: Sequence[PartitionTerm] = ()
+    function_catalog: str = ""
 
     def source_column(self, target_column: str) -> str | None:
         """The source column feeding `target_column` (names match case-insensitively)."""
@@ -92,6 +99,15 @@ class IncrementalWrite:
     def on_clause(self, condition: str) -> str:
         return " AND ".join(f"({c})" for c in [condition, *self.predicates])
 
+    def partition_values(self, alias: str) -> list[str]:
+        """The value of each partition field for the rows of `alias`."""
+        return [
+            term.spark_sql(
+                f"{alias}.{quote(self.target_column(term.source))}", self.function_catalog
+            )
+            for term in self.partitioning
+        ]
+
 
 def append_sql(write: IncrementalWrite) -> str:
     columns = column_list(write.target_columns)
@@ -130,12 +146,19 @@ def merge_sql(write: IncrementalWrite) -> str:
     )
 
 
-def delete_and_insert_merge(write: IncrementalWrite, delete_rows: str, condition: str) -> str:
+def delete_and_insert_merge(
+    write: IncrementalWrite,
+    delete_rows: str,
+    condition: str,
+    match_columns: Sequence[str] = (),
+) -> str:
     """One MERGE that deletes and inserts: its source is `delete_rows` (tagged 'delete',
     matched to target rows by `condition`) plus every model row (tagged 'insert', never
-    matched, so always inserted). A failure leaves both halves undone."""
+    matched, so always inserted). A failure leaves both halves undone. `match_columns`:
+    columns the delete rows carry after the target's (NULL in the insert rows)."""
+    nulls = "".join(f", NULL AS {quote(c)}" for c in match_columns)
     insert_rows = (
-        f"SELECT {column_list(write.target_columns)}, 'insert' AS {ACTION_COLUMN} "
+        f"SELECT {column_list(write.target_columns)}{nulls}, 'insert' AS {ACTION_COLUMN} "
         f"FROM ({write.aligned_select()}) AS {SOURCE_ALIAS}_rows"
     )
     action = f"{SOURCE_ALIAS}.{ACTION_COLUMN}"
@@ -161,6 +184,30 @@ def delete_insert_sql(write: IncrementalWrite) -> str:
     return delete_and_insert_merge(
         write, delete_rows, null_safe_equal(keys, TARGET_ALIAS, SOURCE_ALIAS)
     )
+
+
+def partition_values_overwrite_sql(write: IncrementalWrite) -> str:
+    """insert_overwrite on a table holding files of earlier partition specs. Iceberg's
+    dynamic overwrite drops only the current spec's files of a partition, so rows written
+    under another spec would stay beside the new ones. This one MERGE deletes every target
+    row whose partition value (each field of the current spec) is one of the new rows',
+    whatever spec its file has, and inserts the new rows."""
+    rows = f"{SOURCE_ALIAS}_keys"
+    names = [PARTITION_VALUE_COLUMN.format(i) for i in range(len(write.partitioning))]
+    values = [
+        f"{v} AS {quote(n)}" for v, n in zip(write.partition_values(rows), names, strict=True)
+    ]
+    nulls = [f"NULL AS {quote(c)}" for c in write.target_columns]
+    delete_rows = (
+        f"SELECT DISTINCT {', '.join([*nulls, *values])}, 'delete' AS {ACTION_COLUMN} "
+        f"FROM ({write.aligned_select()}) AS {rows}"
+    )
+    condition = " AND ".join(
+        f"{value} <=> {SOURCE_ALIAS}.{quote(name)}"
+        for value, name in zip(write.partition_values(TARGET_ALIAS), names, strict=True)
+    )
+    # insert_overwrite takes no incremental_predicates (its dynamic overwrite has no ON).
+    return delete_and_insert_merge(replace(write, predicates=()), delete_rows, condition, names)
 
 
 def microbatch_sql(write: IncrementalWrite) -> str:
@@ -281,6 +328,24 @@ def rows_without_source_keys(write: IncrementalWrite, source: str) -> str:
         f"FROM {write.target} AS {TARGET_ALIAS}\n"
         f"WHERE NOT EXISTS (SELECT 1 FROM ({source}) AS {SOURCE_ALIAS} WHERE {match})"
     )
+
+
+def partition_values_overwrite_fallback_sql(write: IncrementalWrite) -> str:
+    """partition_values_overwrite_sql without MERGE: the target rows outside the new rows'
+    partition values, plus the new rows."""
+    source = write.aligned_select()
+    same_partition = " AND ".join(
+        f"{target} <=> {source_value}"
+        for target, source_value in zip(
+            write.partition_values(TARGET_ALIAS), write.partition_values(SOURCE_ALIAS), strict=True
+        )
+    )
+    kept = (
+        f"SELECT {column_list(write.target_columns, TARGET_ALIAS)} "
+        f"FROM {write.target} AS {TARGET_ALIAS}\n"
+        f"WHERE NOT EXISTS (SELECT 1 FROM ({source}) AS {SOURCE_ALIAS} WHERE {same_partition})"
+    )
+    return overwrite_table(write, f"{kept}\nUNION ALL\n{source}")
 
 
 def merge_fallback_sql(write: IncrementalWrite) -> str:

@@ -216,13 +216,13 @@ class TestAuditedSeed:
         assert table_rows(project, "codes") == [("A", "alpha"), ("B", "beta")]
         snapshot = main_snapshot(project, "codes")
 
-        Path(project.project_root, "seeds", "codes.csv").write_text("code,name\nC,\n")
+        Path(project.project_root, "seeds", "codes.csv").write_text("code,name\nC,gamma\nD,\n")
         _, output = run_dbt_and_capture(["build"], expect_pass=False)
         assert "codes: not published" in output
         assert main_snapshot(project, "codes") == snapshot
         assert table_rows(project, "codes") == [("A", "alpha"), ("B", "beta")]
         branch = audit_branch(last_invocation(project))
-        assert table_rows(project, "codes", branch) == [("C", None)]
+        assert table_rows(project, "codes", branch) == [("C", "gamma"), ("D", None)]
 
 
 # A post-hook writes to main after the staged write: main is no longer the branch's ancestor.

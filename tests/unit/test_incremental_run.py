@@ -88,7 +88,7 @@ class FakeIceberg:
     # Whether data files of an earlier partition spec are live.
     older_spec_files: bool = False
 
-    def table_state(self, namespace: str, name: str) -> TableState:
+    def table_state(self, namespace: str, name: str, branch: str | None = None) -> TableState:
         return TableState(self.schema, dict(self.properties), self.snapshot_id, {}, self.spec)
 
     def set_properties_if_changed(

@@ -51,5 +51,6 @@
 
   {{ run_hooks(post_hooks) }}
 
+  {% do adapter.maintain_after_build(target_relation, model_config) %}
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}

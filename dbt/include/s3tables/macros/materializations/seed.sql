@@ -3,7 +3,7 @@
      and a failed load leaves the previous seed table untouched. A value that does not fit
      its type fails the load (see seeds.py). --#}
 {% materialization seed, adapter='s3tables' %}
-  {% do adapter.parse_model_config(model) %}
+  {%- set model_config = adapter.parse_model_config(model) -%}
   {%- set identifier = model['alias'] -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
@@ -42,5 +42,6 @@
 
   {{ run_hooks(post_hooks) }}
 
+  {% do adapter.maintain_after_build(target_relation, model_config) %}
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}

@@ -35,5 +35,6 @@
 
   {{ run_hooks(post_hooks) }}
 
+  {% do adapter.maintain_after_build(target_relation, adapter.parse_model_config(model)) %}
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}

@@ -195,7 +195,14 @@ SEED_YML = """
 version: 2
 seeds:
   - name: codes
-    config: {audit_before_publish: true}
+    config:
+      audit_before_publish: true
+      # Maintenance follows the publish (never a failed audit).
+      maintenance:
+        when: {snapshots_above: 1}
+        operations: [expire_snapshots]
+        snapshots_older_than_days: 0
+        retain_last: 1
     columns:
       - name: name
         data_tests: [not_null]
@@ -212,13 +219,16 @@ class TestAuditedSeed:
         return {"schema.yml": SEED_YML}
 
     def test_a_seed_publishes_only_when_its_tests_pass(self, project) -> None:
-        run_dbt(["build"])
+        _, output = run_dbt_and_capture(["build"])
         assert table_rows(project, "codes") == [("A", "alpha"), ("B", "beta")]
         snapshot = main_snapshot(project, "codes")
+        # Created empty, then filled on the branch: 2 snapshots, 1 kept by the maintenance.
+        assert output.index("codes: audited") < output.index("(snapshots 2 > 1)")
+        assert project.adapter.iceberg.table_health(project.test_schema, "codes").snapshots == 1
 
         Path(project.project_root, "seeds", "codes.csv").write_text("code,name\nC,gamma\nD,\n")
         _, output = run_dbt_and_capture(["build"], expect_pass=False)
-        assert "codes: not published" in output
+        assert "codes: not published" in output and "(snapshots" not in output
         assert main_snapshot(project, "codes") == snapshot
         assert table_rows(project, "codes") == [("A", "alpha"), ("B", "beta")]
         branch = audit_branch(last_invocation(project))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -13,6 +13,7 @@ from dbt.adapters.s3tables.maintenance import (
     MaintenanceOptions,
     TableHealth,
     describe_change,
+    operations_in_order,
     parse_maintenance_options,
     procedure_calls,
 )
@@ -27,10 +28,18 @@ def test_defaults_run_every_operation_with_a_safe_orphan_window() -> None:
     assert options.orphans_older_than_days >= 1
 
 
+def calls(options: MaintenanceOptions) -> list[tuple[str, str]]:
+    return [
+        (operation, sql)
+        for operation in operations_in_order(options)
+        for sql in procedure_calls("local", "analytics", "my events", operation, options, NOW)
+    ]
+
+
 def test_the_calls_in_order() -> None:
     options = parse_maintenance_options({"retain_last": 2, "snapshots_older_than_days": 1})
-    calls = procedure_calls("local", "analytics", "my events", options, NOW)
-    assert [operation for operation, _ in calls] == [
+    made = calls(options)
+    assert [operation for operation, _ in made] == [
         "compact",
         "compact",
         "rewrite_manifests",
@@ -38,28 +47,34 @@ def test_the_calls_in_order() -> None:
         "remove_orphan_files",
     ]
     table = "table => '`analytics`.`my events`'"
-    assert calls[0][1] == (
+    assert made[0][1] == (
         f"CALL `local`.system.rewrite_data_files({table}, options => "
         "map('min-input-files', '2', 'delete-file-threshold', '1'))"
     )
-    assert calls[1][1] == (
+    assert made[1][1] == (
         f"CALL `local`.system.rewrite_position_delete_files({table}, options => "
         "map('rewrite-all', 'true'))"
     )
-    assert calls[3][1] == (
+    assert made[3][1] == (
         f"CALL `local`.system.expire_snapshots({table}, older_than => "
-        "TIMESTAMP '2026-11-25T12:00:00Z', retain_last => 2)"
+        "TIMESTAMP '2026-11-25T12:00:00.000Z', retain_last => 2)"
     )
-    assert calls[4][1] == (
+    assert made[4][1] == (
         f"CALL `local`.system.remove_orphan_files({table}, older_than => "
-        "TIMESTAMP '2026-11-23T12:00:00Z')"
+        "TIMESTAMP '2026-11-23T12:00:00.000Z')"
     )
+
+
+def test_cutoffs_to_the_millisecond_in_utc() -> None:
+    options = parse_maintenance_options({"operations": "expire_snapshots"})
+    now = datetime(2026, 11, 26, 13, 0, 0, 123_987, tzinfo=timezone(timedelta(hours=1)))
+    (sql,) = procedure_calls("c", "n", "t", "expire_snapshots", options, now)
+    assert "older_than => TIMESTAMP '2026-11-21T12:00:00.123Z'" in sql
 
 
 def test_only_the_operations_asked_for() -> None:
-    options = parse_maintenance_options({"operations": "expire_snapshots"})
-    calls = procedure_calls("c", "n", "t", options, NOW)
-    assert [operation for operation, _ in calls] == ["expire_snapshots"]
+    options = parse_maintenance_options({"operations": ["expire_snapshots", "compact"]})
+    assert operations_in_order(options) == ["compact", "expire_snapshots"]
 
 
 @pytest.mark.parametrize(
@@ -93,4 +108,18 @@ def test_the_change_in_one_line() -> None:
     assert line == (
         "maintained analytics.events: data files 31 -> 1, delete files 30 -> 0, bytes 9000 "
         "-> 2000, snapshots 32 -> 2, orphan files removed 1"
+    )
+
+
+def test_the_change_after_a_build_says_why_and_omits_orphans_not_looked_for() -> None:
+    line = describe_change(
+        "analytics.events",
+        TableHealth(5, 4, 9000, 6),
+        TableHealth(1, 0, 2000, 2),
+        None,
+        because="delete files 4 > 3",
+    )
+    assert line == (
+        "maintained analytics.events (delete files 4 > 3): data files 5 -> 1, delete files "
+        "4 -> 0, bytes 9000 -> 2000, snapshots 6 -> 2"
     )

@@ -13,6 +13,7 @@ on Spark 3.5); the table is created empty if missing and the branch gets an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -51,6 +52,8 @@ class AuditedBuild:
     properties: dict[str, str] = field(default_factory=dict)
     removed_properties: set[str] = field(default_factory=set)
     dropped_columns: list[str] = field(default_factory=list)
+    # Run once published (the table's threshold maintenance).
+    after_publish: Callable[[], object] | None = None
 
     @property
     def relation(self) -> BaseRelation:
@@ -204,6 +207,11 @@ def settle(invocation_id: str, update: LedgerUpdate) -> None:
             f"holds the new data; branch {build.branch} removed"
         )
         pending += LEDGER.published(invocation_id, build.model_id).publish
+        if audited.after_publish is not None:
+            try:
+                audited.after_publish()
+            except Exception as error:
+                publish_errors.append(f"{build.name}: published; then {error}")
     reported = set()
     for build in failed:
         if build.model_id in reported:

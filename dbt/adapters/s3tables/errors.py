@@ -34,10 +34,12 @@ class UnknownCatalogError(CompilationError):
 
 
 class MaintenanceError(CompilationError):
-    """An argument of `s3tables_maintain` that cannot work; nothing was run."""
+    """An argument of `s3tables_maintain` (or an option of a model's `maintenance` config)
+    that cannot work; nothing was run."""
 
     def __init__(self, key: str, problem: str, fix: str) -> None:
         super().__init__(f"s3tables_maintain argument `{key}`: {problem}. Fix: {fix}")
+        self.key, self.problem, self.fix = key, problem, fix
 
 
 class MissingDependencyError(DbtRuntimeError):

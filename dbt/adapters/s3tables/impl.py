@@ -64,7 +64,10 @@ from dbt.adapters.s3tables.incremental.run import (
 )
 from dbt.adapters.s3tables.like_patterns import ilike
 from dbt.adapters.s3tables.maintenance import (
+    MaintenanceOptions,
+    TableHealth,
     describe_change,
+    operations_in_order,
     parse_maintenance_options,
     procedure_calls,
 )
@@ -490,28 +493,88 @@ class S3TablesAdapter(SparkAdapter):
         line logged: its health before and after, or why nothing was done."""
         options = parse_maintenance_options(arguments)
         iceberg = self.iceberg_for(relation)
+        left_to_catalog = self._left_to_catalog(relation, iceberg, options)
+        if left_to_catalog:
+            return left_to_catalog
+        before = iceberg.table_health(str(relation.schema), str(relation.identifier))
+        return self._run_maintenance(relation, iceberg, options, before)
+
+    @available
+    def after_build(
+        self, relation: BaseRelation, model_config: ModelConfig, audit: AuditedBuild | None
+    ) -> None:
+        """The end of a successful build: a staged (audited) build waits for its tests,
+        and the table's maintenance (see maintain_after_build) follows its publish, since
+        a maintenance commit on main before it would stop main's fast-forward."""
+        if audit is None:
+            self.maintain_after_build(relation, model_config)
+            return
+        audit.after_publish = lambda: self.maintain_after_build(relation, model_config)
+        audit.staged()
+
+    @available
+    def maintain_after_build(self, relation: BaseRelation, model_config: ModelConfig) -> str | None:
+        """After a successful build of a table or incremental model, a seed or a snapshot:
+        run the maintenance of its `maintenance` config (see maintenance_config.py) when
+        the table's health crosses one of its thresholds. Returns the line logged at info
+        level, if any."""
+        settings = model_config.maintenance
+        if settings is None:
+            return None
+        iceberg = self.iceberg_for(relation)
+        left_to_catalog = self._left_to_catalog(relation, iceberg, settings.options)
+        if left_to_catalog:
+            return left_to_catalog
+        health = iceberg.table_health(str(relation.schema), str(relation.identifier))
+        crossed = settings.crossed(health)
+        if not crossed:
+            logger.debug(f"{relation}: no maintenance threshold crossed ({health})")
+            return None
+        return self._run_maintenance(
+            relation, iceberg, settings.options, health, because=", ".join(crossed)
+        )
+
+    def _left_to_catalog(
+        self, relation: BaseRelation, iceberg: IcebergCatalog, options: MaintenanceOptions
+    ) -> str | None:
+        """The line logged when the table's catalog maintains its tables itself and
+        `force` is not set (nothing is to be done), else None."""
+        if not iceberg.config.kind.maintains_its_tables or options.force:
+            return None
+        message = (
+            f"{relation}: catalog `{iceberg.config.name}` ({iceberg.config.catalog_type}) "
+            "maintains its own tables (compaction, snapshot expiry, unreferenced file "
+            "removal are settings of the bucket and table); nothing done. Pass "
+            "`force: true` to run the maintenance all the same"
+        )
+        logger.info(message)
+        return message
+
+    def _run_maintenance(
+        self,
+        relation: BaseRelation,
+        iceberg: IcebergCatalog,
+        options: MaintenanceOptions,
+        before: TableHealth,
+        because: str | None = None,
+    ) -> str:
+        """Run the procedures of `options` on the table; logs and returns one line: its
+        health `before` and after."""
         namespace, name = str(relation.schema), str(relation.identifier)
-        if iceberg.config.kind.maintains_its_tables and not options.force:
-            message = (
-                f"{relation}: catalog `{iceberg.config.name}` ({iceberg.config.catalog_type}) "
-                "maintains its own tables (compaction, snapshot expiry, unreferenced file "
-                "removal are settings of the bucket and table); nothing done. Pass "
-                "`force: true` to run the maintenance all the same"
-            )
-            logger.info(message)
-            return message
-        before = iceberg.table_health(namespace, name)
-        now = datetime.now(timezone.utc)
         orphans = 0
-        calls = procedure_calls(iceberg.config.name, namespace, name, options, now)
-        for operation, sql in calls:
-            _, result = self.execute(sql, fetch=True)
-            rows = [dict(zip(result.column_names, row, strict=True)) for row in result.rows]
-            logger.debug(f"{relation} {operation}: {rows}")
-            if operation == "remove_orphan_files":
-                orphans += len(rows)
+        for operation in operations_in_order(options):
+            now = datetime.now(timezone.utc)
+            for sql in procedure_calls(
+                iceberg.config.name, namespace, name, operation, options, now
+            ):
+                _, result = self.execute(sql, fetch=True)
+                rows = [dict(zip(result.column_names, row, strict=True)) for row in result.rows]
+                logger.debug(f"{relation} {operation}: {rows}")
+                if operation == "remove_orphan_files":
+                    orphans += len(rows)
         after = iceberg.table_health(namespace, name)
-        message = describe_change(str(relation), before, after, orphans)
+        removed = orphans if "remove_orphan_files" in options.operations else None
+        message = describe_change(str(relation), before, after, removed, because)
         logger.info(message)
         return message
 

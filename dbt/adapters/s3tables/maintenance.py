@@ -3,8 +3,9 @@ their effect is reported.
 
 Merge-on-read writes leave delete files, every commit a snapshot, and failed writes orphan
 files. S3 Tables buckets maintain their tables themselves; the embedded, REST and Glue
-catalogs do not, so `s3tables_maintain` runs these (pure SQL builders here; the adapter
-runs them and reads the table's health before and after through PyIceberg):
+catalogs do not, so `s3tables_maintain` runs these, and so does a model's `maintenance`
+config after its build (see maintenance_config.py); pure SQL builders here, the adapter
+runs them and reads the table's health before and after through PyIceberg:
 
 - `compact`: small data files rewritten together, and every data file that has deletes
   rewritten without them (`rewrite_data_files`), then the delete files left dangling
@@ -93,8 +94,10 @@ def _number(values: dict[str, Any], key: str, default: float) -> float:
 
 
 def _timestamp(moment: datetime) -> str:
-    # In UTC, said so in the literal: right whatever the session's time zone.
-    return f"TIMESTAMP '{moment.astimezone(timezone.utc):%Y-%m-%dT%H:%M:%S}Z'"
+    # In UTC, said so in the literal: right whatever the session's time zone. To the
+    # millisecond, as snapshot times are: a snapshot committed a moment before is older.
+    utc = moment.astimezone(timezone.utc)
+    return f"TIMESTAMP '{utc:%Y-%m-%dT%H:%M:%S}.{utc.microsecond // 1000:03d}Z'"
 
 
 def _options_map(options: dict[str, str]) -> str:
@@ -102,43 +105,48 @@ def _options_map(options: dict[str, str]) -> str:
     return f"map({pairs})"
 
 
+def operations_in_order(options: MaintenanceOptions) -> list[str]:
+    """The operations `options` ask for, in the order they run."""
+    return [operation for operation in OPERATIONS if operation in options.operations]
+
+
 def procedure_calls(
-    catalog: str, namespace: str, table: str, options: MaintenanceOptions, now: datetime
-) -> list[tuple[str, str]]:
-    """(operation, CALL statement) for each operation, in the order they run (`now`: an
-    aware datetime)."""
+    catalog: str,
+    namespace: str,
+    table: str,
+    operation: str,
+    options: MaintenanceOptions,
+    now: datetime,
+) -> list[str]:
+    """The CALL statements of one operation; `now` (an aware datetime) is the moment it
+    starts, from which its cutoffs count: taken after the rewrites, the snapshots they
+    committed are older than expiry's cutoff, so `retain_last` is what remains."""
 
     def call(name: str, *arguments: str) -> str:
         return procedure_call(catalog, namespace, table, name, *arguments)
 
-    snapshots_cutoff = _timestamp(now - timedelta(days=options.snapshots_older_than_days))
-    orphans_cutoff = _timestamp(now - timedelta(days=options.orphans_older_than_days))
-    statements = {
-        "compact": [
+    if operation == "compact":
+        return [
             call(
                 "rewrite_data_files",
                 "options => "
                 + _options_map({"min-input-files": "2", "delete-file-threshold": "1"}),
             ),
             call("rewrite_position_delete_files", "options => map('rewrite-all', 'true')"),
-        ],
-        "rewrite_manifests": [call("rewrite_manifests")],
-        "expire_snapshots": [
+        ]
+    if operation == "rewrite_manifests":
+        return [call("rewrite_manifests")]
+    if operation == "expire_snapshots":
+        cutoff = _timestamp(now - timedelta(days=options.snapshots_older_than_days))
+        return [
             call(
                 "expire_snapshots",
-                f"older_than => {snapshots_cutoff}",
+                f"older_than => {cutoff}",
                 f"retain_last => {options.retain_last}",
             )
-        ],
-        "remove_orphan_files": [call("remove_orphan_files", f"older_than => {orphans_cutoff}")],
-    }
-    calls = [
-        (operation, sql)
-        for operation in OPERATIONS
-        if operation in options.operations
-        for sql in statements[operation]
-    ]
-    return calls
+        ]
+    cutoff = _timestamp(now - timedelta(days=options.orphans_older_than_days))
+    return [call("remove_orphan_files", f"older_than => {cutoff}")]
 
 
 @dataclass(frozen=True)
@@ -151,11 +159,19 @@ class TableHealth:
     snapshots: int
 
 
-def describe_change(table: str, before: TableHealth, after: TableHealth, removed: int) -> str:
-    """One line for the log: the table's health before and after."""
+def describe_change(
+    table: str,
+    before: TableHealth,
+    after: TableHealth,
+    removed: int | None,
+    because: str | None = None,
+) -> str:
+    """One line for the log: the table's health before and after, the orphan files removed
+    (None: not looked for) and why maintenance ran, when it was a threshold's crossing."""
+    reason = f" ({because})" if because else ""
+    orphans = "" if removed is None else f", orphan files removed {removed}"
     return (
-        f"maintained {table}: data files {before.data_files} -> {after.data_files}, delete "
-        f"files {before.delete_files} -> {after.delete_files}, bytes {before.bytes} -> "
-        f"{after.bytes}, snapshots {before.snapshots} -> {after.snapshots}, orphan files "
-        f"removed {removed}"
+        f"maintained {table}{reason}: data files {before.data_files} -> {after.data_files}, "
+        f"delete files {before.delete_files} -> {after.delete_files}, bytes {before.bytes} "
+        f"-> {after.bytes}, snapshots {before.snapshots} -> {after.snapshots}{orphans}"
     )

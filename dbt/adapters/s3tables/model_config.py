@@ -24,6 +24,13 @@ from dbt.adapters.s3tables.incremental.schema_evolution import (
     check_mode_for_strategy,
 )
 from dbt.adapters.s3tables.incremental.strategies import STRATEGY_BUILDERS
+from dbt.adapters.s3tables.maintenance_config import (
+    CONFIG_KEY as MAINTENANCE_CONFIG_KEY,
+)
+from dbt.adapters.s3tables.maintenance_config import (
+    MaintenanceConfig,
+    parse_maintenance_config,
+)
 from dbt.adapters.s3tables.sql_text import expression_problem
 
 KNOWN_STRATEGIES = tuple(STRATEGY_BUILDERS)
@@ -328,6 +335,8 @@ class ModelConfig:
     incremental: IncrementalConfig | None
     # Write-audit-publish (see audit.py): stage on a branch until the model's tests pass.
     audit_before_publish: bool = False
+    # `maintenance`: when the table is maintained after a build (None: never).
+    maintenance: MaintenanceConfig | None = None
 
     def table_properties(self, catalog_defaults: Mapping[str, str]) -> dict[str, str]:
         """Table properties a new table gets: the catalog's table defaults, write-mode
@@ -351,8 +360,9 @@ class ModelConfig:
 def parse_model_config(
     model_name: str, config: Mapping[str, Any], language: str = "sql"
 ) -> ModelConfig:
-    """The model's config, every key checked (see `check_model_config` and
-    `incremental_config`); raises ModelConfigError naming the key and the fix."""
+    """The model's config, every key checked (see `check_model_config`,
+    `incremental_config` and `parse_maintenance_config`); raises ModelConfigError naming
+    the key and the fix."""
     check_model_config(model_name, config)
     materialized = str(config.get("materialized") or "")
     contract = config.get("contract") or {}
@@ -369,6 +379,7 @@ def parse_model_config(
             else None
         ),
         audit_before_publish=flag(model_name, config, "audit_before_publish"),
+        maintenance=parse_maintenance_config(model_name, config.get(MAINTENANCE_CONFIG_KEY)),
     )
 
 

@@ -65,7 +65,9 @@
   {% do persist_docs(target_relation, model) %}
 
   {{ run_hooks(post_hooks) }}
-  {% if audit %}{% do audit.staged() %}{% endif %}
 
+  {#-- Staged (audited): published when its tests pass; then, as for any build, the
+       `maintenance` config's thresholds are checked. --#}
+  {% do adapter.after_build(target_relation, model_config, audit) %}
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}

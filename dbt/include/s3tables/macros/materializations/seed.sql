@@ -3,7 +3,7 @@
      and a failed load leaves the previous seed table untouched. A value that does not fit
      its type fails the load (see seeds.py). --#}
 {% materialization seed, adapter='s3tables' %}
-  {% do adapter.parse_model_config(model) %}
+  {%- set model_config = adapter.parse_model_config(model) -%}
   {%- set identifier = model['alias'] -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
@@ -51,7 +51,9 @@
   {% do persist_docs(target_relation, model) %}
 
   {{ run_hooks(post_hooks) }}
-  {% if audit %}{% do audit.staged() %}{% endif %}
 
+  {#-- Staged (audited): published when its tests pass; then, as for any build, the
+       `maintenance` config's thresholds are checked. --#}
+  {% do adapter.after_build(target_relation, model_config, audit) %}
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}

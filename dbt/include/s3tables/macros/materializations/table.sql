@@ -3,7 +3,7 @@
      (`audit_before_publish`, see audit.py): the rows go to the table's audit branch
      instead, created empty first if missing, and main moves when the tests pass. --#}
 {% materialization table, adapter='s3tables', supported_languages=['sql', 'python'] %}
-  {% do adapter.parse_model_config(model) %}
+  {%- set model_config = adapter.parse_model_config(model) -%}
   {%- set identifier = model['alias'] -%}
   {%- set grant_config = config.get('grants') -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
@@ -52,7 +52,9 @@
   {% do persist_docs(target_relation, model) %}
 
   {{ run_hooks(post_hooks) }}
-  {% if audit %}{% do audit.staged() %}{% endif %}
 
+  {#-- Staged (audited): published when its tests pass; then, as for any build, the
+       `maintenance` config's thresholds are checked. --#}
+  {% do adapter.after_build(target_relation, model_config, audit) %}
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}

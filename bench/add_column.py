@@ -21,6 +21,7 @@ from dbt.cli.main import dbtRunner
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
+from dbt.adapters.s3tables.jars import JarSources
 
 SCHEMA = "bench"
 MASTER = "local[2]"
@@ -88,7 +89,7 @@ def main() -> None:
     try:
         IcebergCatalog(catalog).ensure_initialized()
         write_project(root, warehouse)
-        spark = get_or_create_session(catalog, MASTER, {})
+        spark = get_or_create_session(catalog, MASTER, {}, JarSources())
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {SCHEMA}")
         spark.sql(
             f"CREATE OR REPLACE TABLE {SCHEMA}.source USING iceberg AS "

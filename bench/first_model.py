@@ -23,6 +23,7 @@ from profiles import write_profiles
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
+from dbt.adapters.s3tables.jars import JarSources
 
 SCHEMA = "crowded"
 MASTER = "local[2]"
@@ -73,7 +74,7 @@ def main() -> None:
     try:
         IcebergCatalog(catalog).ensure_initialized()
         write_project(root, catalog, args.models)
-        spark = get_or_create_session(catalog, MASTER, {})
+        spark = get_or_create_session(catalog, MASTER, {}, JarSources())
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {SCHEMA}")
         for i in range(args.existing):
             spark.sql(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.existing_{i} (id INT) USING iceberg")

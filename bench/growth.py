@@ -45,6 +45,7 @@ from pyiceberg.manifest import ManifestEntryStatus
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
+from dbt.adapters.s3tables.jars import JarSources
 
 DBT = str(Path(sys.executable).parent / "dbt")
 SCHEMA = "bench"
@@ -277,7 +278,7 @@ def main() -> None:
         catalog = IcebergCatalog(config)
         catalog.ensure_initialized()
         write_project(root, config)
-        spark = get_or_create_session(config, MASTER, {})
+        spark = get_or_create_session(config, MASTER, {}, JarSources())
         # Partition values of a date are days since 1970-01-01.
         first_day = (FIRST_DAY - datetime.date(1970, 1, 1)).days
         changed_days = set(range(first_day + CHANGED_FROM, first_day + DAYS))

@@ -30,6 +30,7 @@ from dbt.adapters.s3tables.incremental.strategies import (
     delete_insert_sql,
     merge_sql,
 )
+from dbt.adapters.s3tables.jars import JarSources
 
 SCHEMA = "bench"
 MASTER = "local[2]"
@@ -104,7 +105,7 @@ def main() -> None:
     try:
         IcebergCatalog(catalog).ensure_initialized()
         write_project(root, catalog)
-        spark = get_or_create_session(catalog, MASTER, {})
+        spark = get_or_create_session(catalog, MASTER, {}, JarSources())
         changed = args.rows // 100
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {SCHEMA}")
         spark.sql(

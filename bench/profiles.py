@@ -8,7 +8,7 @@ from pathlib import Path
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.engines.spark_session import session_settings
-from dbt.adapters.s3tables.jars import resolve_jars
+from dbt.adapters.s3tables.jars import JarSources, resolve_jars
 
 
 def write_profiles(
@@ -18,7 +18,7 @@ def write_profiles(
     spark_parameters = session_settings(
         master=master,
         catalog=catalog,
-        jars=resolve_jars(needs_sqlite=catalog.uses_sqlite),
+        jars=resolve_jars(catalog.jar_artifacts, JarSources()),
         user_settings={},
     )
     common = {"schema": schema, "threads": threads}

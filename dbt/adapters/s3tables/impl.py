@@ -28,11 +28,9 @@ from dbt_common.contracts.metadata import (
     CatalogTable,
 )
 from dbt_common.exceptions import DbtRuntimeError
-from dbt_common.invocation import get_invocation_id
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
-from dbt.adapters.s3tables.audit import LEDGER, audit_branch, gating_tests, is_failing_test
-from dbt.adapters.s3tables.audited_build import AuditedBuild, settle
+from dbt.adapters.s3tables.audited_build import AuditedBuild
 from dbt.adapters.s3tables.catalog_ddl import CatalogDdl
 from dbt.adapters.s3tables.catalogs import catalog_type_named
 from dbt.adapters.s3tables.catalogs.catalog_set import CatalogSet
@@ -52,6 +50,7 @@ from dbt.adapters.s3tables.contracts import contract_select_sql, not_null_column
 from dbt.adapters.s3tables.cross_db import listagg_sql
 from dbt.adapters.s3tables.docs_catalog import catalog_rows, catalog_table
 from dbt.adapters.s3tables.errors import ModelConfigError
+from dbt.adapters.s3tables.iceberg_safety import IcebergSafety
 from dbt.adapters.s3tables.incremental.model_state import (
     LAST_PROCESSED_VALUE,
     state_keys,
@@ -63,14 +62,6 @@ from dbt.adapters.s3tables.incremental.run import (
     renders_as_first_build,
 )
 from dbt.adapters.s3tables.like_patterns import ilike
-from dbt.adapters.s3tables.maintenance import (
-    MaintenanceOptions,
-    TableHealth,
-    describe_change,
-    operations_in_order,
-    parse_maintenance_options,
-    procedure_calls,
-)
 from dbt.adapters.s3tables.model_config import (
     ModelConfig,
     incremental_config,
@@ -78,7 +69,6 @@ from dbt.adapters.s3tables.model_config import (
 )
 from dbt.adapters.s3tables.python_models import run_python_model
 from dbt.adapters.s3tables.relation import S3TablesRelation
-from dbt.adapters.s3tables.run_undo import plan_undo, undo_sql
 from dbt.adapters.s3tables.s3tables_rules import (
     check_materialization,
     check_names,
@@ -110,7 +100,7 @@ class S3TablesConfig(AdapterConfig):
     tblproperties: dict[str, str] | None = None
 
 
-class S3TablesAdapter(SparkAdapter):
+class S3TablesAdapter(IcebergSafety, SparkAdapter):
     Relation = S3TablesRelation  # type: ignore[assignment]
     Column = S3TablesColumn  # type: ignore[assignment]
     ConnectionManager = S3TablesConnectionManager  # type: ignore[assignment]
@@ -484,213 +474,6 @@ class S3TablesAdapter(SparkAdapter):
         limit_num: int | None = None,
     ) -> str:
         return listagg_sql(measure, delimiter_text, order_by_clause, limit_num)
-
-    # --- table maintenance ---
-
-    @available
-    def maintain_table(self, relation: BaseRelation, arguments: dict[str, Any]) -> str:
-        """Run the maintenance `arguments` ask for on the table (see maintenance.py); the
-        line logged: its health before and after, or why nothing was done."""
-        options = parse_maintenance_options(arguments)
-        iceberg = self.iceberg_for(relation)
-        left_to_catalog = self._left_to_catalog(relation, iceberg, options)
-        if left_to_catalog:
-            return left_to_catalog
-        before = iceberg.table_health(str(relation.schema), str(relation.identifier))
-        return self._run_maintenance(relation, iceberg, options, before)
-
-    @available
-    def after_build(
-        self, relation: BaseRelation, model_config: ModelConfig, audit: AuditedBuild | None
-    ) -> None:
-        """The end of a successful build: a staged (audited) build waits for its tests,
-        and the table's maintenance (see maintain_after_build) follows its publish, since
-        a maintenance commit on main before it would stop main's fast-forward."""
-        if audit is None:
-            self.maintain_after_build(relation, model_config)
-            return
-        audit.after_publish = lambda: self.maintain_after_build(relation, model_config)
-        audit.staged()
-
-    @available
-    def maintain_after_build(self, relation: BaseRelation, model_config: ModelConfig) -> str | None:
-        """After a successful build of a table or incremental model, a seed or a snapshot:
-        run the maintenance of its `maintenance` config (see maintenance_config.py) when
-        the table's health crosses one of its thresholds. Returns the line logged at info
-        level, if any."""
-        settings = model_config.maintenance
-        if settings is None:
-            return None
-        iceberg = self.iceberg_for(relation)
-        left_to_catalog = self._left_to_catalog(relation, iceberg, settings.options)
-        if left_to_catalog:
-            return left_to_catalog
-        health = iceberg.table_health(str(relation.schema), str(relation.identifier))
-        crossed = settings.crossed(health)
-        if not crossed:
-            logger.debug(f"{relation}: no maintenance threshold crossed ({health})")
-            return None
-        return self._run_maintenance(
-            relation, iceberg, settings.options, health, because=", ".join(crossed)
-        )
-
-    def _left_to_catalog(
-        self, relation: BaseRelation, iceberg: IcebergCatalog, options: MaintenanceOptions
-    ) -> str | None:
-        """The line logged when the table's catalog maintains its tables itself and
-        `force` is not set (nothing is to be done), else None."""
-        if not iceberg.config.kind.maintains_its_tables or options.force:
-            return None
-        message = (
-            f"{relation}: catalog `{iceberg.config.name}` ({iceberg.config.catalog_type}) "
-            "maintains its own tables (compaction, snapshot expiry, unreferenced file "
-            "removal are settings of the bucket and table); nothing done. Pass "
-            "`force: true` to run the maintenance all the same"
-        )
-        logger.info(message)
-        return message
-
-    def _run_maintenance(
-        self,
-        relation: BaseRelation,
-        iceberg: IcebergCatalog,
-        options: MaintenanceOptions,
-        before: TableHealth,
-        because: str | None = None,
-    ) -> str:
-        """Run the procedures of `options` on the table; logs and returns one line: its
-        health `before` and after."""
-        namespace, name = str(relation.schema), str(relation.identifier)
-        orphans = 0
-        for operation in operations_in_order(options):
-            now = datetime.now(timezone.utc)
-            for sql in procedure_calls(
-                iceberg.config.name, namespace, name, operation, options, now
-            ):
-                _, result = self.execute(sql, fetch=True)
-                rows = [dict(zip(result.column_names, row, strict=True)) for row in result.rows]
-                logger.debug(f"{relation} {operation}: {rows}")
-                if operation == "remove_orphan_files":
-                    orphans += len(rows)
-        after = iceberg.table_health(namespace, name)
-        removed = orphans if "remove_orphan_files" in options.operations else None
-        message = describe_change(str(relation), before, after, removed, because)
-        logger.info(message)
-        return message
-
-    # --- write-audit-publish (see audit.py, audited_build.py) ---
-
-    @available
-    def audit_build(
-        self,
-        model: Any,
-        target: BaseRelation,
-        nodes: Any,
-        selected: Any,
-    ) -> AuditedBuild | None:
-        """How this build of `model` is audited: None (written to main as usual) unless
-        it sets `audit_before_publish` and tests of it run in this invocation, or a
-        parent it reads is staged and unpublished; then the build its materialization
-        writes through, on the table's audit branch."""
-        model_config = self.parse_model_config(model)
-        invocation = get_invocation_id()
-        model_id = str(model["unique_id"])
-        staged = LEDGER.get(invocation, model_id)
-        if staged is not None and not staged.published:
-            return staged.payload  # a later batch of the same microbatch build
-        parents = (model.get("depends_on") or {}).get("nodes") or []
-        waiting_on = LEDGER.unpublished(invocation, parents)
-        if not model_config.audit_before_publish and not waiting_on:
-            return None
-        tests = gating_tests(nodes.values(), model_id, set(selected or ()))
-        if not tests and not waiting_on:
-            logger.info(
-                f"{model['name']}: audit_before_publish: no test of it runs in this "
-                "invocation, so it is written to main directly (`dbt build` audits it)"
-            )
-            return None
-        return AuditedBuild(
-            name=str(model["name"]),
-            model_id=model_id,
-            invocation_id=invocation,
-            target=target,
-            branch=audit_branch(invocation),
-            warehouse=self._warehouse(target),
-            gating_tests=tests,
-            waiting_on=waiting_on,
-            # The model's table properties (a replace would set them), at the publish.
-            properties=model_config.table_properties(
-                self.iceberg_for(target).config.table_defaults()
-            ),
-        )
-
-    @available
-    def reading_main(self, sql: str) -> str:
-        """A view's query reading its parents' main even where a parent is still staged
-        on a branch: a view stores its query, and the branch goes away at the publish
-        (from then on the view shows the published data)."""
-        for build in LEDGER.staged_builds(get_invocation_id()):
-            audited: AuditedBuild = build.payload
-            sql = sql.replace(str(audited.relation), str(audited.target))
-        return sql
-
-    @available
-    def audit_test_done(self, test: Any, result: Any) -> None:
-        """A test finished (its result table: failures, should_warn, should_error): the
-        staged builds it gates publish, or stay staged, as it settles."""
-        rows = list(result["table"].rows) if result and result.get("table") else []
-        severity = str((test.get("config") or {}).get("severity") or "error")
-        failed = is_failing_test(severity, rows[0] if len(rows) == 1 else None)
-        invocation = get_invocation_id()
-        depends_on = (test.get("depends_on") or {}).get("nodes") or []
-        settle(invocation, LEDGER.test_done(invocation, test["unique_id"], depends_on, failed))
-
-    # --- run-level undo ---
-
-    @available
-    def undo_run(
-        self, invocation_id: str, schemas: list[list[Any]], dry_run: bool = False
-    ) -> list[str]:
-        """Every table in `schemas` (`[database, schema]` pairs) that run `invocation_id`
-        changed, back to its state before the run (see run_undo.py); all refused, naming
-        each table, if any changed since. The lines logged, one per table."""
-        steps = []
-        for database, schema in {(self.catalog_database(d), str(s)) for d, s in schemas}:
-            iceberg = self.iceberg_for(database=database)
-            if not iceberg.namespace_exists(schema):
-                continue
-            for entry in iceberg.list_relations(schema):
-                if entry.kind != "table":
-                    continue
-                relation = self._relation_from_catalog(entry, database)
-                log, current = iceberg.snapshot_log(schema, entry.name)
-                step = plan_undo(str(relation), log, current, invocation_id)
-                if step is not None:
-                    steps.append((iceberg.config.name, relation, step))
-        if not steps:
-            raise DbtRuntimeError(
-                f"Run {invocation_id} changed no table of this project's schemas. Fix: take "
-                "the invocation_id from that run's target/run_results.json (metadata); runs "
-                "over `method: thrift` are not tagged"
-            )
-        lines = [step.describe() for _, _, step in steps]
-        for line in lines:
-            logger.info(("would undo: " if dry_run else "undo: ") + line)
-        refused = [step for _, _, step in steps if step.action == "refuse"]
-        if refused:
-            raise DbtRuntimeError(
-                f"Undo of run {invocation_id} refused, nothing changed: "
-                + "; ".join(step.describe() for step in refused)
-                + ". Fix: undo the later runs first, newest first"
-            )
-        if not dry_run:
-            for catalog, relation, step in steps:
-                sql = undo_sql(catalog, str(relation.schema), str(relation.identifier), step)
-                if sql is not None:
-                    self.execute(sql)
-                if step.action == "drop":
-                    self.cache_dropped(relation)
-        return lines
 
     # --- dbt docs catalog ---
 

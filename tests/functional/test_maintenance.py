@@ -1,4 +1,4 @@
-"""`s3tables_maintain` on the embedded catalog: a merge-on-read incremental table after 30
+"""`s3tables_maintain` on the embedded catalog: a merge-on-read incremental table after 50
 merges is compacted (no delete files left, fewer data files, the same rows), its old
 snapshots expire down to `retain_last`, and only orphan files older than the safety window
 are removed; bad arguments fail before anything runs."""
@@ -16,7 +16,7 @@ EVENTS_SQL = """
 {{ config(materialized='incremental', unique_key='id', incremental_strategy='merge') }}
 select id, cast(id % 7 as string) as kind from range(500)
 """
-MERGES = 30
+MERGES = 50
 DAY = 24 * 3600
 
 

@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from dbt.adapters.s3tables.seed_csv import read_seed_csv
 from dbt.adapters.s3tables.seeds import (
     ROW_COLUMN,
     SeedColumn,
     checked_cast_sql,
     seed_select_sql,
-    seed_text_table,
 )
 
 
@@ -39,7 +43,13 @@ def test_the_load_query_reads_the_view_and_honours_empty() -> None:
     assert seed_select_sql("v", columns, "seeds/a.csv", empty=True).endswith("WHERE false")
 
 
-def test_the_arrow_rows_are_numbered_from_one() -> None:
-    table = seed_text_table([(1, "a"), (2, None)], 2)
+def test_the_text_rows_are_numbered_from_one(tmp_path: Path) -> None:
+    path = tmp_path / "a.csv"
+    path.write_text("id,name\n1,a\n2,\n", encoding="utf-8")
+    seed = read_seed_csv(str(path), ",", [])
+    try:
+        table = pq.read_table(seed.parquet_path)
+    finally:
+        seed.remove()
     assert table.column_names == ["c0", "c1", ROW_COLUMN]
     assert table.column(ROW_COLUMN).to_pylist() == [1, 2]

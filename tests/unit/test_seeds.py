@@ -7,7 +7,7 @@ import decimal
 
 import pytest
 
-from dbt.adapters.s3tables.seeds import seed_rows_as_text, seed_value_as_text
+from dbt.adapters.s3tables.seeds import seed_value_as_text
 
 
 @pytest.mark.parametrize(
@@ -40,8 +40,3 @@ def test_decimals_never_use_exponent_notation() -> None:
         text = seed_value_as_text(decimal.Decimal(value))
         assert "E" not in text.upper()
         assert decimal.Decimal(text) == decimal.Decimal(value)
-
-
-def test_rows_convert_every_cell() -> None:
-    rows = [[1, None, True], [decimal.Decimal("1E+1"), "a", datetime.date(2020, 1, 2)]]
-    assert seed_rows_as_text(rows) == [("1", None, "true"), ("10", "a", "2020-01-02")]

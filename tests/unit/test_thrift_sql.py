@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Callable
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -27,6 +28,7 @@ from TCLIService.ttypes import TOperationState
 
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
 from dbt.adapters.s3tables.engines.thrift import ThriftEngine, check_reachable
+from dbt.adapters.s3tables.seed_csv import read_seed_csv
 from dbt.adapters.s3tables.seeds import text_rows_view_sql
 from dbt.adapters.s3tables.sql_text import sql_string
 from dbt.adapters.s3tables.write_conflicts import ConflictRetries
@@ -370,10 +372,14 @@ def test_every_statement_gets_a_fresh_cursor() -> None:
     assert connection.cursors == len(connection.statements) == 3
 
 
-def test_create_text_view_and_drop() -> None:
+def test_create_text_view_and_drop(tmp_path: Path) -> None:
     connection = FakeConnection()
     handle = thrift_handle(connection)
-    handle.create_text_view("dbt_seed_rows_x", [(1, None), ("it's", True)], 2)
+    path = tmp_path / "seed.csv"
+    path.write_text("a,b\n1,\nit's,TRUE\n", encoding="utf-8")
+    seed = read_seed_csv(str(path), ",", ["a"])
+    handle.create_text_view("dbt_seed_rows_x", seed)
+    seed.remove()
     handle.drop_temp_view("dbt_seed_rows_x")
     assert connection.statements == [
         "CREATE OR REPLACE TEMPORARY VIEW dbt_seed_rows_x AS SELECT * FROM VALUES\n"

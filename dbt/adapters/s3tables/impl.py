@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -74,6 +75,7 @@ from dbt.adapters.s3tables.s3tables_rules import (
     check_names,
     check_namespace,
 )
+from dbt.adapters.s3tables.seed_csv import SeedText, read_seed_csv
 from dbt.adapters.s3tables.seeds import SeedColumn, seed_select_sql
 from dbt.adapters.s3tables.sql_text import quote, sql_string
 from dbt.adapters.s3tables.types import typed_query
@@ -624,16 +626,27 @@ class S3TablesAdapter(IcebergSafety, SparkAdapter):
     # --- seeds ---
 
     @available
-    def register_seed_view(self, agate_table: agate.Table) -> str:
-        """Load a seed's rows into a temporary view in one bulk transfer and return the
-        view's name.
+    def read_seed(self, model: dict[str, Any]) -> SeedText:
+        """Read the seed's CSV with Arrow (seed_csv.py): its columns, the types dbt's agate
+        loader would infer, its cells as text in a temporary Parquet file, and a preview
+        of its first rows for `dbt seed --show`."""
+        config = model["config"]
+        return read_seed_csv(
+            os.path.join(model["root_path"], model["original_file_path"]),
+            config.get("delimiter") or ",",
+            list(config.get("column_types") or {}),
+        )
+
+    @available
+    def register_seed_view(self, seed: SeedText) -> str:
+        """A temporary view of the seed's cells as text, returned by name.
 
         Every value travels as text and is cast in SQL, so decimals, dates and strings
         arrive exactly as written in the CSV, with no float rounding on the way. The view
         gets a generated name: a seed's own name may hold dots or spaces.
         """
         view_name = f"dbt_seed_rows_{uuid.uuid4().hex}"
-        self.engine.create_text_view(view_name, agate_table.rows, len(agate_table.column_names))
+        self.engine.create_text_view(view_name, seed)
         return view_name
 
     @available

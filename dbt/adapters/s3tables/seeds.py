@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import datetime
 import decimal
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
-
-import pyarrow as pa
 
 from dbt.adapters.s3tables.sql_text import failing_when, quote, sql_string
 
@@ -35,7 +32,7 @@ class SeedColumn:
 
 
 def seed_value_as_text(value: Any) -> str | None:
-    """A CSV cell as the text Spark casts back to its type without loss."""
+    """A CSV cell, as agate's value, as the text Spark casts back to it without loss."""
     if value is None:
         return None
     if isinstance(value, bool):
@@ -50,24 +47,6 @@ def seed_value_as_text(value: Any) -> str | None:
     if isinstance(value, datetime.timedelta):
         return str(value)
     return str(value)
-
-
-def seed_rows_as_text(rows: Iterable[Iterable[Any]]) -> list[tuple[str | None, ...]]:
-    return [tuple(seed_value_as_text(value) for value in row) for row in rows]
-
-
-def seed_text_table(rows: Iterable[Iterable[Any]], width: int) -> pa.Table:
-    """The rows as an Arrow table of text columns `c0..cN` and their row numbers (Arrow
-    moves them to the JVM in bulk, several times faster than pickled Python rows)."""
-    columns: list[list[str | None]] = [[] for _ in range(width)]
-    count = 0
-    for row in seed_rows_as_text(rows):
-        count += 1
-        for index, value in enumerate(row):
-            columns[index].append(value)
-    arrays = {f"c{i}": pa.array(values, type=pa.string()) for i, values in enumerate(columns)}
-    arrays[ROW_COLUMN] = pa.array(range(1, count + 1), type=pa.int64())
-    return pa.table(arrays)
 
 
 def text_rows_view_sql(view_name: str, rows: list[tuple[str | None, ...]], width: int) -> str:

@@ -9,7 +9,7 @@ session.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from dbt.adapters.s3tables.catalogs.config import CatalogConfig
     from dbt.adapters.s3tables.credentials import S3TablesCredentials
+    from dbt.adapters.s3tables.seed_csv import SeedText
     from dbt.adapters.s3tables.write_conflicts import ConflictRetries
 
 # A DB-API column description: name, type name, four unused fields, nullability.
@@ -77,9 +78,10 @@ class Engine(Protocol):
         """Whether Iceberg's SQL extensions (MERGE INTO and row-level writes) are on."""
         ...
 
-    def create_text_view(self, view_name: str, rows: Iterable[Iterable[Any]], width: int) -> None:
-        """A temporary view of a seed's rows: text columns `c0..c{width-1}` and the row's
-        number (`seeds.ROW_COLUMN`), for the seed's load query to cast."""
+    def create_text_view(self, view_name: str, seed: SeedText) -> None:
+        """A temporary view of a seed's cells: text columns `c0..c{width-1}` and the row's
+        number (`seeds.ROW_COLUMN`), for the seed's load query to cast; `seed` has them
+        in a local Parquet file (`parquet_path`) and as Arrow batches (`batches()`)."""
         ...
 
     def drop_temp_view(self, view_name: str) -> None:

@@ -6,7 +6,7 @@ Every dbt connection gets its own session over the process's one SparkContext
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,6 @@ from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
 from dbt.adapters.s3tables.engines.commit_tags import run_tagged
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session, jvm_post_mortem
 from dbt.adapters.s3tables.run_undo import INVOCATION_KEY, NODE_KEY
-from dbt.adapters.s3tables.seeds import ROW_COLUMN, seed_text_table
 from dbt.adapters.s3tables.spark_errors import (
     database_error,
     is_jvm_stopped,
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
     from dbt.adapters.s3tables.engines.base import EngineSetup
+    from dbt.adapters.s3tables.seed_csv import SeedText
 
 logger = AdapterLogger("s3tables")
 
@@ -107,15 +107,11 @@ class SessionEngine(SparkConnectionWrapper):
         except Exception as error:
             raise database_error(error) from None
 
-    def create_text_view(self, view_name: str, rows: Iterable[Iterable[Any]], width: int) -> None:
-        """A temporary view of text columns `c0..cN` and `dbt_row`: one bulk Arrow transfer."""
-        from pyspark.sql.types import LongType, StringType, StructField, StructType
-
-        text_columns = [StructField(f"c{i}", StringType()) for i in range(width)]
-        schema = StructType([*text_columns, StructField(ROW_COLUMN, LongType())])
+    def create_text_view(self, view_name: str, seed: SeedText) -> None:
+        """A temporary view over the seed's Parquet file of text cells: Spark reads it in
+        its own JVM, no row passes through Python."""
         try:
-            frame = seed_text_table(rows, width).to_pandas()
-            self.spark.createDataFrame(frame, schema=schema).createOrReplaceTempView(view_name)
+            self.spark.read.parquet(seed.parquet_path).createOrReplaceTempView(view_name)
         except Exception as error:
             raise database_error(error) from None
 

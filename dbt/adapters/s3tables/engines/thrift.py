@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +17,7 @@ from dbt.adapters.spark.connections import PyhiveConnectionWrapper, SparkConnect
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
-from dbt.adapters.s3tables.seeds import seed_rows_as_text, text_rows_view_sql
+from dbt.adapters.s3tables.seeds import text_rows_view_sql
 from dbt.adapters.s3tables.spark_errors import thrift_error_text
 from dbt.adapters.s3tables.sql_text import split_statements
 from dbt.adapters.s3tables.types import parse_spark_type
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
     from dbt.adapters.s3tables.engines.base import EngineSetup
+    from dbt.adapters.s3tables.seed_csv import SeedText
 
 logger = AdapterLogger("s3tables")
 
@@ -100,8 +101,14 @@ class ThriftEngine(PyhiveConnectionWrapper):
             for key, value in previous.items():
                 self._run(f"SET {key}={value}" if value is not None else f"RESET {key}")
 
-    def create_text_view(self, view_name: str, rows: Iterable[Iterable[Any]], width: int) -> None:
-        self._run(text_rows_view_sql(view_name, seed_rows_as_text(rows), width))
+    def create_text_view(self, view_name: str, seed: SeedText) -> None:
+        # The server may not see this machine's files: the rows travel in the statement.
+        rows = [
+            row[: seed.width]
+            for batch in seed.batches()
+            for row in zip(*(column.to_pylist() for column in batch.columns), strict=True)
+        ]
+        self._run(text_rows_view_sql(view_name, rows, seed.width))
 
     def drop_temp_view(self, view_name: str) -> None:
         self._run(f"DROP VIEW IF EXISTS {view_name}")

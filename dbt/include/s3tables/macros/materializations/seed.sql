@@ -1,16 +1,18 @@
 {#-- A seed is one atomic `CREATE OR REPLACE TABLE ... AS SELECT` from a temporary view
      holding the CSV rows as text, each column cast to its type: no row-by-row inserts,
      and a failed load leaves the previous seed table untouched. A value that does not fit
-     its type fails the load (see seeds.py). --#}
+     its type fails the load (see seeds.py). The CSV is read with Arrow, its column types
+     as dbt's agate loader infers them (seed_csv.py); dbt's agate table, for `--show`,
+     holds its first rows. --#}
 {% materialization seed, adapter='s3tables' %}
   {%- set model_config = adapter.parse_model_config(model) -%}
   {%- set identifier = model['alias'] -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
   {%- set grant_config = config.get('grants') -%}
-  {%- set agate_table = load_agate_table() -%}
-  {% do adapter.check_target_rules(model['name'], target_relation, 'seed', columns=agate_table.column_names) %}
-  {%- do store_result('agate_table', response='OK', agate_table=agate_table) -%}
+  {%- set seed = adapter.read_seed(model) -%}
+  {% do adapter.check_target_rules(model['name'], target_relation, 'seed', columns=seed.column_names) %}
+  {%- do store_result('agate_table', response='OK', agate_table=seed.preview) -%}
 
   {{ run_hooks(pre_hooks) }}
 
@@ -18,17 +20,18 @@
     {{ adapter.drop_relation(old_relation) }}
   {% endif %}
 
-  {%- set rows_view = adapter.register_seed_view(agate_table) -%}
+  {%- set rows_view = adapter.register_seed_view(seed) -%}
+  {%- set type_probe = seed.type_probe() -%}
   {%- set column_override = model['config'].get('column_types', {}) -%}
   {%- set quote_seed_column = model['config'].get('quote_columns', None) -%}
   {%- set columns = [] -%}
-  {%- for col_name in agate_table.column_names -%}
-    {%- set inferred_type = adapter.convert_type(agate_table, loop.index0) -%}
+  {%- for col_name in seed.column_names -%}
+    {%- set inferred_type = adapter.convert_type(type_probe, loop.index0) -%}
     {%- do columns.append([col_name | string, adapter.quote_seed_column(col_name | string, quote_seed_column), column_override.get(col_name, inferred_type)]) -%}
   {%- endfor -%}
   {#-- --empty: the seed's table with its columns and types, and no rows. --#}
   {%- set select_sql = adapter.seed_select_sql(rows_view, columns, model['original_file_path'], flags.EMPTY) -%}
-  {%- set loaded = 0 if flags.EMPTY else (agate_table.rows | length) -%}
+  {%- set loaded = 0 if flags.EMPTY else seed.row_count -%}
 
   {#-- Audited (`audit_before_publish`, see audit.py): the rows go to the table's audit
        branch, the table created empty first if missing. --#}
@@ -45,6 +48,7 @@
   {#-- Report the row count as dbt's seed output expects (`INSERT n`). --#}
   {% call noop_statement('main', 'INSERT ' ~ loaded, code='INSERT', rows_affected=loaded) %}{{ load_sql }}{% endcall %}
   {% do adapter.drop_temp_view(rows_view) %}
+  {% do seed.remove() %}
 
   {% set should_revoke = should_revoke(old_relation, full_refresh_mode=True) %}
   {% do apply_grants(target_relation, grant_config, should_revoke=should_revoke) %}

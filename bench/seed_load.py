@@ -1,8 +1,15 @@
-"""Benchmark: load a 100k-row CSV seed through `dbt seed` on the embedded catalog.
+"""Benchmark: `dbt seed` of 100,000 and 500,000-row, 6-column CSVs on the embedded catalog.
 
-Prints the seed's execution time as dbt reports it (run_results.json; Spark is already
-running by then) and the wall time of the whole `dbt seed` process (which includes
-starting Spark), median of several runs.
+Side by side in one run, each a median of several runs:
+- this adapter's seed node (its execution time in run_results.json; Spark is already
+  running by then, started by an `on-run-start` query) and the peak RSS of the dbt process
+  (the Python process, not its JVM: the CSV is streamed, so it stays flat as rows grow);
+- the peer: dbt-spark (`type: spark`, `method: session`, the same catalog settings) seeding
+  the same file, measured the same way;
+- the floor: no dbt, pyarrow reading the same file and Spark writing it to an Iceberg table
+  (through a Parquet file Spark reads, as the adapter does), in a process of its own.
+The machine is shared: the 1-minute load average is recorded with every measurement. Raw
+numbers go to `bench/results/seed_load.csv`.
 """
 
 from __future__ import annotations
@@ -10,20 +17,48 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import random
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from datetime import date, timedelta
 from pathlib import Path
 
+from machine import write_csv
+from profiles import write_profiles
+
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+
 DBT = str(Path(sys.executable).parent / "dbt")
+MASTER = "local[2]"
+SCHEMA = "bench"
+
+FLOOR_SCRIPT = """
+import sys, tempfile, time
+import pyarrow.csv as pa_csv, pyarrow.parquet as pq
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
+from dbt.adapters.s3tables.jars import JarSources
+path, warehouse, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+catalog = CatalogConfig(name="local", catalog_type="local", warehouse=warehouse)
+spark = get_or_create_session(catalog, "local[2]", {}, JarSources())
+spark.sql("CREATE NAMESPACE IF NOT EXISTS floor")
+for _ in range(runs):
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as directory:
+        pq.write_table(pa_csv.read_csv(path), f"{directory}/rows.parquet")
+        spark.read.parquet(f"{directory}/rows.parquet").writeTo("floor.big_seed").using(
+            "iceberg"
+        ).createOrReplace()
+    print(time.perf_counter() - started, flush=True)
+"""
 
 
-def write_csv(path: Path, rows: int) -> None:
+def write_seed_csv(path: Path, rows: int) -> None:
     rng = random.Random(42)
     start = date(2020, 1, 1)
     with path.open("w", newline="", encoding="utf-8") as handle:
@@ -42,55 +77,115 @@ def write_csv(path: Path, rows: int) -> None:
             )
 
 
-def make_project(root: Path, rows: int) -> None:
+def make_project(root: Path, catalog: CatalogConfig) -> None:
     (root / "seeds").mkdir(parents=True)
-    write_csv(root / "seeds" / "big_seed.csv", rows)
     (root / "dbt_project.yml").write_text(
         "name: bench_seed\nversion: '1.0'\nconfig-version: 2\nprofile: bench\n"
         # Start Spark before the seed, so the seed's own time excludes the JVM start.
         "on-run-start: ['select 1']\n"
         "seeds:\n  bench_seed:\n    big_seed:\n      +column_types: {amount: 'decimal(12,2)'}\n"
+        "      +file_format: iceberg\n"
     )
-    (root / "profiles.yml").write_text(
-        "bench:\n  target: local\n  outputs:\n    local:\n      type: s3tables\n"
-        "      schema: bench\n      warehouse: ./warehouse\n      master: 'local[2]'\n"
-    )
+    write_profiles(root, catalog, MASTER, SCHEMA, threads=1)
 
 
-def run_once(root: Path) -> tuple[float, float, int]:
-    started = time.perf_counter()
-    subprocess.run(
-        [DBT, "seed", "--profiles-dir", str(root), "--project-dir", str(root)],
-        check=True,
-        capture_output=True,
+def seed_once(root: Path, target: str) -> tuple[float, float, int]:
+    """The seed node's execution time, the dbt process's peak RSS (MiB), rows reported."""
+    process = subprocess.Popen(
+        [DBT, "seed", "--target", target, "--profiles-dir", str(root), "--project-dir", str(root)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
-    wall = time.perf_counter() - started
+    output = process.stdout.read() if process.stdout else b""
+    _, status, usage = os.wait4(process.pid, 0)
+    if status != 0:
+        raise RuntimeError(f"dbt seed on {target} failed:\n{output.decode()[-3000:]}")
     results = json.loads((root / "target" / "run_results.json").read_text())
     node = next(r for r in results["results"] if r["unique_id"].startswith("seed."))
-    return node["execution_time"], wall, node["adapter_response"].get("rows_affected", 0)
+    rows = node["adapter_response"].get("rows_affected", 0)
+    return node["execution_time"], usage.ru_maxrss / 1024, rows
+
+
+def floor_times(path: Path, warehouse: Path, runs: int) -> list[float]:
+    finished = subprocess.run(
+        [sys.executable, "-c", FLOOR_SCRIPT, str(path), str(warehouse), str(runs)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return [float(line) for line in finished.stdout.split()][-runs:]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 500_000])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--peer-runs", type=int, default=1, help="dbt-spark is slow: fewer")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench_seed_"))
+    catalog = CatalogConfig(name="local", catalog_type="local", warehouse=str(root / "warehouse"))
+    raw: list[dict[str, object]] = []
     try:
-        make_project(root, args.rows)
-        runs = [run_once(root) for _ in range(args.runs)]
-        seed_times = [r[0] for r in runs]
-        wall_times = [r[1] for r in runs]
-        print(f"seed load, {args.rows:,} rows x 6 columns, {args.runs} runs")
-        print(
-            f"  dbt seed execution time: median {statistics.median(seed_times):.2f} s "
-            f"(runs: {', '.join(f'{t:.2f}' for t in seed_times)})"
-        )
-        print(
-            f"  whole `dbt seed` process incl. Spark start: median "
-            f"{statistics.median(wall_times):.2f} s"
-        )
-        print(f"  rows reported: {runs[-1][2]:,}")
+        IcebergCatalog(catalog).ensure_initialized()
+        make_project(root, catalog)
+        print(f"seed load, 6 columns, master {MASTER}; shared machine: load average recorded")
+        for rows in args.rows:
+            path = root / "seeds" / "big_seed.csv"
+            write_seed_csv(path, rows)
+            medians: dict[str, float] = {}
+            for label, target, runs in (
+                ("dbt-s3tables", "s3tables", args.runs),
+                ("dbt-spark", "spark", args.peer_runs),
+            ):
+                measured = []
+                for run in range(runs):
+                    seconds, rss, loaded = seed_once(root, target)
+                    if loaded != rows:
+                        raise RuntimeError(f"{label} reported {loaded} rows, not {rows}")
+                    load = os.getloadavg()[0]
+                    measured.append((seconds, rss, load))
+                    raw.append(
+                        {
+                            "rows": rows,
+                            "what": label,
+                            "run": run + 1,
+                            "seconds": round(seconds, 3),
+                            "peak_rss_mib": round(rss),
+                            "load_1min": round(load, 2),
+                        }
+                    )
+                medians[label] = statistics.median(s for s, _, _ in measured)
+                print(
+                    f"{rows:>9,} rows {label:13s} seed node median {medians[label]:6.2f} s "
+                    f"(runs {', '.join(f'{s:.2f}' for s, _, _ in measured)}), dbt process "
+                    f"peak RSS {max(r for _, r, _ in measured):.0f} MiB, "
+                    f"load {', '.join(f'{x:.1f}' for _, _, x in measured)}"
+                )
+            floors = floor_times(path, root / "floor_warehouse", args.runs)
+            load = os.getloadavg()[0]
+            raw.extend(
+                {
+                    "rows": rows,
+                    "what": "floor",
+                    "run": run + 1,
+                    "seconds": round(seconds, 3),
+                    "peak_rss_mib": "",
+                    "load_1min": round(load, 2),
+                }
+                for run, seconds in enumerate(floors)
+            )
+            medians["floor"] = statistics.median(floors)
+            print(
+                f"{rows:>9,} rows {'floor':13s} pyarrow read + Spark Iceberg write median "
+                f"{medians['floor']:6.2f} s (runs {', '.join(f'{s:.2f}' for s in floors)}), "
+                f"load {load:.1f}"
+            )
+            ours = medians["dbt-s3tables"]
+            print(
+                f"{rows:>9,} rows dbt-spark / dbt-s3tables {medians['dbt-spark'] / ours:.1f}x, "
+                f"dbt-s3tables / floor {ours / medians['floor']:.1f}x"
+            )
+        print(f"raw numbers: {write_csv('seed_load', raw)}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

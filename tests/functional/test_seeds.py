@@ -11,7 +11,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from dbt.tests.util import get_connection, run_dbt
+from dbt.tests.util import get_connection, run_dbt, run_dbt_and_capture
 
 # Quoted cells with embedded quotes and commas, unicode (accents, CJK, emoji), empty cells
 # (NULL) in an integer, a date and the decimal column.
@@ -281,3 +281,64 @@ class TestEmptySeed:
         run_dbt(["seed"])
         count = project.run_sql("select count(*) from {schema}.empty_seed", fetch="one")[0]
         assert count == 0
+
+
+BAD_VALUE_CSV = "id,qty,note\n1,5,a\n2,five,b\n3,7,c\n"
+BAD_VALUE_YML = """
+version: 2
+seeds:
+  - name: bad_value
+    config:
+      column_types:
+        qty: int
+"""
+
+
+class TestSeedBadValue:
+    @pytest.fixture(scope="class")
+    def seeds(self):
+        return {"bad_value.csv": BAD_VALUE_CSV, "bad_value.yml": BAD_VALUE_YML}
+
+    def test_value_not_fitting_its_type_fails_and_writes_nothing(self, project):
+        results, output = run_dbt_and_capture(["seed"], expect_pass=False)
+        assert results[0].status == "error"
+        assert (
+            "Seed seeds/bad_value.csv, row 2: value 'five' of column qty does not fit its "
+            "type int" in output
+        )
+        with get_connection(project.adapter):
+            assert project.adapter.get_relation(None, project.test_schema, "bad_value") is None
+
+
+# Inferred as dbt's agate loader infers: `$1,000`-style numbers, `TRUE`, ISO datetimes.
+AGATE_STYLE_CSV = (
+    "id,price,flag,at,day\n"
+    '1,"$1,000.50",TRUE,2024-01-15T10:30:00,2024-01-15\n'
+    "2,12,false,2024-01-16T00:00:00,\n"
+)
+
+
+class TestSeedAgateStyleValuesAndShow:
+    @pytest.fixture(scope="class")
+    def seeds(self):
+        return {"agate_style.csv": AGATE_STYLE_CSV}
+
+    def test_inferred_types_values_and_show(self, project):
+        results, output = run_dbt_and_capture(["seed", "--show"])
+        assert results[0].status == "success"
+        assert "Random sample of table" in output and "1,000.5" in output
+        assert spark_describe(project, f"{project.test_schema}.agate_style") == [
+            ("id", "bigint"),
+            ("price", "double"),
+            ("flag", "boolean"),
+            ("at", "timestamp"),
+            ("day", "date"),
+        ]
+        rows = project.run_sql(
+            "select id, price, flag, cast(at as string), day from {schema}.agate_style order by id",
+            fetch="all",
+        )
+        assert [tuple(r) for r in rows] == [
+            (1, 1000.5, True, "2024-01-15 10:30:00", datetime.date(2024, 1, 15)),
+            (2, 12.0, False, "2024-01-16 00:00:00", None),
+        ]

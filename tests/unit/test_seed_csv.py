@@ -11,7 +11,7 @@ import pytest
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt.tests.adapter.simple_seed import seeds as dbt_seed_fixtures
 from dbt_common.clients.agate_helper import from_csv
-from dbt_common.exceptions import DbtRuntimeError
+from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
 from dbt.adapters.s3tables import seed_csv
 from dbt.adapters.s3tables.seed_csv import read_seed_csv
@@ -149,3 +149,10 @@ def test_long_row_fails_naming_file_and_row(tmp_path: Path) -> None:
     path.write_text("a,b\n1,2\n3,4,5\n", encoding="utf-8")
     with pytest.raises(DbtRuntimeError, match=r"long.csv, row 2 has 3 values"):
         read_seed_csv(str(path), ",", [])
+
+
+def test_delimiter_must_be_one_character(tmp_path: Path) -> None:
+    path = tmp_path / "a.csv"
+    path.write_text("a|b\n1|2\n", encoding="utf-8")
+    with pytest.raises(CompilationError, match=r"a.csv: delimiter '' is not one character"):
+        read_seed_csv(str(path), "", [])

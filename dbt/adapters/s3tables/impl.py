@@ -633,7 +633,7 @@ class S3TablesAdapter(IcebergSafety, SparkAdapter):
         config = model["config"]
         return read_seed_csv(
             os.path.join(model["root_path"], model["original_file_path"]),
-            config.get("delimiter") or ",",
+            config.get("delimiter", ","),
             list(config.get("column_types") or {}),
         )
 

@@ -36,7 +36,7 @@ from dbt_common.clients.agate_helper import (
     Number,
     build_type_tester,
 )
-from dbt_common.exceptions import DbtRuntimeError
+from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
 from dbt.adapters.s3tables.seeds import ROW_COLUMN, seed_value_as_text
 
@@ -106,6 +106,12 @@ class SeedText:
 def read_seed_csv(path: str, delimiter: str, text_columns: list[str]) -> SeedText:
     """Read the seed at `path`: infer its types as dbt does (columns in `text_columns`,
     i.e. `column_types`, stay text), then write its cells as text to Parquet."""
+    if len(delimiter) != 1:
+        # dbt's own loader fails here too, as a compilation error.
+        raise CompilationError(
+            f"Seed {path}: delimiter {delimiter!r} is not one character. Fix: set the "
+            "seed's `delimiter` config to one character, or remove it for ','"
+        )
     header = _header(path, delimiter)
     names = list(agate.utils.deduplicate(header, column_names=True))
     tester = build_type_tester(text_columns=text_columns)

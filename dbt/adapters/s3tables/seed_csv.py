@@ -44,6 +44,8 @@ from dbt.adapters.s3tables.seeds import ROW_COLUMN, seed_value_as_text
 PREVIEW_ROWS = 1000
 _FALLBACK_BATCH_ROWS = 65_536
 _BLOCK_BYTES = 8 << 20
+# Values tested with agate first in each batch, before any vectorised check.
+_SAMPLE = 20
 
 # The plain form of each type: every match passes agate's test (checked in `_plain`).
 _PLAIN_NUMBER = r"^-?[0-9]+(\.[0-9]+)?$"
@@ -233,12 +235,17 @@ def _columns(rows: list[list[str | None]], width: int) -> list[pa.Array]:
     return [pa.array([row[i] for row in rows], pa.string()) for i in range(width)]
 
 
+def _text(value: str) -> pa.Scalar:
+    # A typed scalar: comparing with a bare Python string is far slower in pyarrow.
+    return pa.scalar(value, pa.string())
+
+
 def _plain(array: pa.Array, kind: agate.data_types.DataType) -> pa.Array:
     """Which values agate's `kind` certainly accepts (empty: NULL for every type), by
     vectorised checks; False means "ask agate"."""
     if isinstance(kind, Integer):  # agate's Integer takes no text, not even an empty one
         return pc.is_null(array)
-    empty = pc.equal(array, "")
+    empty = pc.equal(array, _text(""))
     if isinstance(kind, Number):
         return pc.or_(empty, pc.match_substring_regex(array, _PLAIN_NUMBER))
     for agate_type, (pattern, format_) in _PLAIN_FORMATS.items():
@@ -246,15 +253,25 @@ def _plain(array: pa.Array, kind: agate.data_types.DataType) -> pa.Array:
             shaped = pc.match_substring_regex(array, pattern)
             candidates = pc.if_else(shaped, array, pa.scalar(None, pa.string()))
             parsed = pc.strptime(candidates, format_, "s", error_is_null=True)
-            # Arrow rolls 2023-02-30 over to March: a valid value prints back unchanged.
+            # Arrow rolls 2023-02-30 over to March 2 and 23:59:60 to the next minute:
+            # a valid value keeps its day and second.
             valid = pc.and_(
-                pc.equal(pc.strftime(parsed, format_), candidates),
+                pc.equal(pc.day(parsed), _digits(candidates, 8)),
                 pc.greater_equal(pc.year(parsed), 1),
             )
+            if "%S" in format_:
+                valid = pc.and_(valid, pc.equal(pc.second(parsed), _digits(candidates, 17)))
             return pc.or_(empty, pc.fill_null(valid, False))
     if isinstance(kind, agate.data_types.Boolean) and kind.true_values == ("true",):
-        return pc.or_(empty, pc.is_in(array, pa.array(["true", "false"])))
+        return pc.or_(
+            empty, pc.or_(pc.equal(array, _text("true")), pc.equal(array, _text("false")))
+        )
     return empty
+
+
+def _digits(array: pa.Array, start: int) -> pa.Array:
+    """The two-digit number at `start` of each value."""
+    return pc.utf8_slice_codeunits(array, start, start + 2).cast(pa.int64())
 
 
 def _infer(batch: list[pa.Array], inference: dict[int, _Inference]) -> None:
@@ -262,7 +279,12 @@ def _infer(batch: list[pa.Array], inference: dict[int, _Inference]) -> None:
     TypeTester does (Text, last, never fails)."""
     for index, state in inference.items():
         array = batch[index]
+        sample = [value for value in array[:_SAMPLE].to_pylist() if value is not None]
         for kind in list(state.candidates[:-1]):
+            # Most types die on the first values (a name is no number): no vectorised pass.
+            if not all(kind.test(value) for value in sample):
+                state.candidates.remove(kind)
+                continue
             plain = pc.fill_null(_plain(array, kind), True)
             others = pc.unique(array.filter(pc.invert(plain))).to_pylist()
             if not all(kind.test(value) for value in others):
@@ -295,7 +317,7 @@ def _as_text(
         maybe_null = pc.fill_null(pc.match_substring_regex(array, _MAYBE_NULL_TEXT), False)
         plain = pc.invert(maybe_null)
     else:
-        plain = pc.and_(pc.fill_null(_plain(array, kind), True), pc.not_equal(array, ""))
+        plain = pc.and_(pc.fill_null(_plain(array, kind), True), pc.not_equal(array, _text("")))
     # As agate's value prints: `2024-01-31T10:00:00` as `2024-01-31 10:00:00`, `007` as `7`.
     shown = array
     if type(kind) is ISODateTime:

@@ -189,9 +189,8 @@ def main() -> None:
             )
             ours = medians["dbt-s3tables"]
             if "dbt-spark" in medians:
-                print(
-                    f"{rows:>9,} rows dbt-spark / dbt-s3tables {medians['dbt-spark'] / ours:.1f}x"
-                )
+                ratio = medians["dbt-spark"] / ours
+                print(f"{rows:>9,} rows dbt-spark / dbt-s3tables {ratio:.1f}x")
             print(f"{rows:>9,} rows dbt-s3tables / floor {ours / medians['floor']:.1f}x")
         print(f"raw numbers: {write_csv('seed_load', raw)}")
     finally:

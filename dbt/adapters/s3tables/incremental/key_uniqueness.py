@@ -18,6 +18,12 @@ from typing import Any
 from dbt.adapters.s3tables.errors import ModelConfigError
 
 CONFIG_KEY = "unique_key_is_unique"
+# How Spark 3.5 (Iceberg's rewrite of MERGE) and Spark 4 name a target row matched by
+# several source rows.
+CARDINALITY_VIOLATION = (
+    "MERGE_CARDINALITY_VIOLATION",
+    "matched a single row from the target table with multiple rows of the source table",
+)
 UNIQUE_CONSTRAINTS = ("primary_key", "unique")
 
 
@@ -77,3 +83,9 @@ def uniqueness_setting(model_name: str, value: Any) -> bool | None:
         f"unknown value `{value}`",
         "set true (every run's rows hold each key once: no dedup) or false (always dedup)",
     )
+
+
+def is_cardinality_violation(error: BaseException) -> bool:
+    """Whether a MERGE failed because a target row matched several source rows."""
+    text = str(error)
+    return any(marker in text for marker in CARDINALITY_VIOLATION)

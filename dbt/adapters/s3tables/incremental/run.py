@@ -50,8 +50,10 @@ from dbt.adapters.s3tables.incremental.commit_counts import (
     IncrementalResponse,
     commit_counts,
 )
+from dbt.adapters.s3tables.incremental.key_uniqueness import CONFIG_KEY as UNIQUENESS_KEY
 from dbt.adapters.s3tables.incremental.key_uniqueness import (
     declared_unique_columns,
+    is_cardinality_violation,
     key_uniqueness,
 )
 from dbt.adapters.s3tables.incremental.model_state import (
@@ -233,6 +235,8 @@ class IncrementalRun:
         self.plan = SchemaDiff()
         self.target_columns: list[str] = []
         self.spec_change = SpecChange()
+        # Why the model's rows are taken as unique per key (set when a write decides it).
+        self.uniqueness_reason = ""
         self.action = self._decide(table_exists and not full_refresh)
         if self.branch and self.action in (Action.REBUILD_IN_CHUNKS, Action.RESUME_CHUNKS):
             raise ModelConfigError(
@@ -430,6 +434,7 @@ class IncrementalRun:
         )
         path = "used as they are" if decision.source_unique else "deduplicated per key"
         logger.debug(f"{self.name}: the model's rows are {path} ({decision.reason})")
+        self.uniqueness_reason = decision.reason
         return decision.source_unique
 
     def _apply(self, model_node: Mapping[str, Any]) -> IncrementalResponse:
@@ -569,7 +574,18 @@ class IncrementalRun:
         strategy = self.settings.strategy
         statement = self._statement(write)
         with self.warehouse.engine.settings(statement.settings):
-            self.warehouse.execute(statement.sql)
+            try:
+                self.warehouse.execute(statement.sql)
+            except Exception as error:
+                if write.source_unique and is_cardinality_violation(error):
+                    raise DbtRuntimeError(
+                        f"{self.name}: the model's rows hold a `unique_key` value more than "
+                        "once, matching one table row several times, though the key is "
+                        f"declared unique ({self.uniqueness_reason}); nothing was committed. "
+                        f"Fix: make the rows unique per key, or set `{UNIQUENESS_KEY}: "
+                        "false` (the rows are then deduplicated per key)"
+                    ) from error
+                raise
         after = self._state()
         committed = after.snapshot_id != self.before.snapshot_id
         counts = (

@@ -52,7 +52,8 @@ test: lint emulators
 
 bench: setup
 	$(PYTHON) bench/seed_load.py
-	$(PYTHON) bench/incremental_merge.py
+	$(PYTHON) bench/incremental_scale.py
+	$(PYTHON) bench/merge_dedup.py
 	$(PYTHON) bench/add_column.py
 	$(PYTHON) bench/first_model.py
 	$(PYTHON) bench/growth.py

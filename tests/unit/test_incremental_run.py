@@ -322,3 +322,25 @@ def test_insert_overwrite_after_a_spec_change_replaces_partitions_by_value() -> 
     assert not [s for s in warehouse.statements if s.startswith("INSERT")]
     assert warehouse.engine.scoped_settings == [{}]
     assert response is not None and response.code == "INSERT_OVERWRITE"
+
+
+@pytest.mark.parametrize(
+    ("config", "model_node", "deduplicated"),
+    [
+        ({}, None, True),
+        ({}, {"columns": {"id": {"constraints": [{"type": "primary_key"}]}}}, False),
+        ({"unique_key_is_unique": True}, None, False),
+        (
+            {"unique_key_is_unique": False},
+            {"constraints": [{"type": "unique", "columns": ["id"]}]},
+            True,
+        ),
+    ],
+)
+def test_the_merge_source_is_deduplicated_unless_the_key_is_declared_unique(
+    config: dict[str, Any], model_node: dict[str, Any] | None, deduplicated: bool
+) -> None:
+    run, warehouse = incremental_run({"unique_key": "id", **config})
+    run.write(model_node=model_node)
+    merge = next(s for s in warehouse.statements if s.startswith("MERGE"))
+    assert ("ROW_NUMBER" in merge) is deduplicated

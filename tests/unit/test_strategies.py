@@ -6,7 +6,12 @@ import re
 
 import pytest
 
-from dbt.adapters.s3tables.incremental.strategies import IncrementalWrite, append_sql, merge_sql
+from dbt.adapters.s3tables.incremental.strategies import (
+    IncrementalWrite,
+    append_sql,
+    delete_insert_sql,
+    merge_sql,
+)
 from dbt.adapters.s3tables.sql_text import quote
 
 TARGET = "`analytics`.`orders`"
@@ -128,3 +133,24 @@ def test_source_ending_in_line_comment_keeps_statement_intact(build) -> None:
     without_comments = re.sub(r"--[^\n]*", "", sql)
     assert "AS DBT_INTERNAL_SOURCE_raw" in without_comments
     assert without_comments.count("(") == without_comments.count(")")
+
+
+def test_merge_deduplicates_its_source_per_key_by_default() -> None:
+    sql = merge_sql(write(unique_key=["id"], watermark_column="amount"))
+    assert "PARTITION BY `id` ORDER BY `amount` DESC NULLS LAST" in sql
+
+
+def test_merge_of_a_unique_source_uses_the_rows_as_they_are() -> None:
+    sql = merge_sql(write(unique_key=["id"], watermark_column="amount", source_unique=True))
+    assert "ROW_NUMBER" not in sql and "GROUP BY" not in sql
+    aligned = "SELECT `id` AS `id`, `amount` AS `amount`, `status` AS `status` FROM ("
+    assert f"USING ({aligned}\n{SOURCE_SQL}\n)" in sql
+
+
+@pytest.mark.parametrize(("source_unique", "distinct"), [(False, True), (True, False)])
+def test_delete_insert_delete_rows_are_distinct_unless_the_source_is_unique(
+    source_unique: bool, distinct: bool
+) -> None:
+    sql = delete_insert_sql(write(unique_key=["id"], source_unique=source_unique))
+    assert ("SELECT DISTINCT `id`, NULL AS `amount`" in sql) is distinct
+    assert "'delete' AS dbt_internal_action" in sql

@@ -14,6 +14,8 @@ from typing import Any
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.incremental.chunked_refresh import CONFIG_KEY as CHUNK_CONFIG_KEY
 from dbt.adapters.s3tables.incremental.chunked_refresh import ChunkPlan, chunk_plan
+from dbt.adapters.s3tables.incremental.key_uniqueness import CONFIG_KEY as UNIQUENESS_KEY
+from dbt.adapters.s3tables.incremental.key_uniqueness import uniqueness_setting
 from dbt.adapters.s3tables.incremental.model_state import HASHED_CONFIG_KEYS, digest
 from dbt.adapters.s3tables.incremental.partition_evolution import (
     PartitionTerm,
@@ -131,6 +133,8 @@ class IncrementalConfig:
     chunk_plan: ChunkPlan | None = None
     write_mode: str = "merge_on_read"
     use_merge: str = "auto"
+    # `unique_key_is_unique`: true/false, or None (decided from the model's constraints).
+    unique_key_is_unique: bool | None = None
     # A digest of the keys whose change alters what a run does (kept on the table).
     config_hash: str = ""
 
@@ -205,6 +209,7 @@ def incremental_config(
         chunk_plan=chunk_plan(model_name, config) if mode == "full_incremental_refresh" else None,
         write_mode=write_mode_setting(model_name, config.get("write_mode")),
         use_merge=use_merge_setting(model_name, config.get("use_merge")),
+        unique_key_is_unique=uniqueness_setting(model_name, config.get(UNIQUENESS_KEY)),
         config_hash=digest({k: config.get(k) for k in HASHED_CONFIG_KEYS}),
     )
 

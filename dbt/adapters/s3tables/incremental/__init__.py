@@ -6,6 +6,8 @@
   everything before anything is written, and writes.
 - `strategies.py`: the one statement of each strategy, a pure function of names, in a
   registry (`STRATEGY_BUILDERS`; `FALLBACK_BUILDERS` without Iceberg's SQL extensions).
+- `key_uniqueness.py`: whether merge and delete+insert may skip the source dedup (the
+  key declared unique by `unique_key_is_unique` or a primary_key/unique constraint).
 - `schema_evolution.py`: what `on_schema_change` asks of the table for a schema diff.
 - `partition_evolution.py`: `partition_by` as Iceberg partition fields, and what the
   table's spec drops and adds to match them.

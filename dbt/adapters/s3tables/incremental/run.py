@@ -10,7 +10,7 @@ The materialization (incremental.sql) asks it once and executes:
         run.use_whole_history(<the model's SQL rendered as on a first build>)
     if run.creates_table:                    # one CREATE [OR REPLACE] TABLE ... AS commit
         CREATE ... AS run.create_sql, with run.table_properties
-    run.write()                              # the strategy's statement, or the chunks
+    run.write(model_node=model)              # the strategy's statement, or the chunks
 
 State machine (`Action`):
 - no table, or --full-refresh: BUILD (create from the model's rows);
@@ -27,7 +27,7 @@ from __future__ import annotations
 import enum
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -49,6 +49,12 @@ from dbt.adapters.s3tables.incremental.commit_counts import (
     CommitCounts,
     IncrementalResponse,
     commit_counts,
+)
+from dbt.adapters.s3tables.incremental.key_uniqueness import CONFIG_KEY as UNIQUENESS_KEY
+from dbt.adapters.s3tables.incremental.key_uniqueness import (
+    declared_unique_columns,
+    is_cardinality_violation,
+    key_uniqueness,
 )
 from dbt.adapters.s3tables.incremental.model_state import (
     REBUILD_PLAN,
@@ -229,6 +235,8 @@ class IncrementalRun:
         self.plan = SchemaDiff()
         self.target_columns: list[str] = []
         self.spec_change = SpecChange()
+        # Why the model's rows are taken as unique per key (set when a write decides it).
+        self.uniqueness_reason = ""
         self.action = self._decide(table_exists and not full_refresh)
         if self.branch and self.action in (Action.REBUILD_IN_CHUNKS, Action.RESUME_CHUNKS):
             raise ModelConfigError(
@@ -403,18 +411,33 @@ class IncrementalRun:
 
     # --- writing ---
 
-    def write(self) -> IncrementalResponse | None:
+    def write(self, model_node: Mapping[str, Any] | None = None) -> IncrementalResponse | None:
         """The run's writes after the create statement (if any); the response to report
-        instead of the create statement's, or None."""
+        instead of the create statement's, or None. `model_node`: dbt's model node, whose
+        constraints may declare the unique key unique."""
         if self.action is Action.APPLY:
-            return self._apply()
+            return self._apply(model_node or {})
         if self.action in (Action.REBUILD_IN_CHUNKS, Action.RESUME_CHUNKS):
             assert self.whole_history is not None
             return self._write_chunks(self.whole_history)
         self._record_state(self.model.sql)
         return None
 
-    def _apply(self) -> IncrementalResponse:
+    def _source_unique(self, model_node: Mapping[str, Any]) -> bool:
+        """Whether merge and delete+insert may use the model's rows without dedup."""
+        if self.settings.strategy not in ("merge", "delete+insert") or not self.settings.unique_key:
+            return False
+        decision = key_uniqueness(
+            self.settings.unique_key,
+            self.settings.unique_key_is_unique,
+            declared_unique_columns(model_node),
+        )
+        path = "used as they are" if decision.source_unique else "deduplicated per key"
+        logger.debug(f"{self.name}: the model's rows are {path} ({decision.reason})")
+        self.uniqueness_reason = decision.reason
+        return decision.source_unique
+
+    def _apply(self, model_node: Mapping[str, Any]) -> IncrementalResponse:
         """Schema evolution, the table's write properties, then the strategy's one
         statement (one commit), reported with the exact row counts of that commit."""
         assert self.before is not None
@@ -430,6 +453,7 @@ class IncrementalRun:
             predicates=self.settings.predicates,
             update_columns=merge_update_columns(self.settings, self.target_columns),
             watermark_column=self.settings.watermark_column,
+            source_unique=self._source_unique(model_node),
             check_columns=self.settings.check_columns,
             valid_from=self.settings.valid_from,
             valid_to=self.settings.valid_to,
@@ -550,7 +574,18 @@ class IncrementalRun:
         strategy = self.settings.strategy
         statement = self._statement(write)
         with self.warehouse.engine.settings(statement.settings):
-            self.warehouse.execute(statement.sql)
+            try:
+                self.warehouse.execute(statement.sql)
+            except Exception as error:
+                if write.source_unique and is_cardinality_violation(error):
+                    raise DbtRuntimeError(
+                        f"{self.name}: the model's rows hold a `unique_key` value more than "
+                        "once, matching one table row several times, though the key is "
+                        f"declared unique ({self.uniqueness_reason}); nothing was committed. "
+                        f"Fix: make the rows unique per key, or set `{UNIQUENESS_KEY}: "
+                        "false` (the rows are then deduplicated per key)"
+                    ) from error
+                raise
         after = self._state()
         committed = after.snapshot_id != self.before.snapshot_id
         counts = (

@@ -46,6 +46,9 @@ class IncrementalWrite:
     update_columns: Sequence[str] | None = None
     # merge: keep, per key, the source row with the greatest value of this column.
     watermark_column: str | None = None
+    # merge, delete+insert: the source holds each key once (see key_uniqueness.py), so
+    # it is used as it is, without dedup.
+    source_unique: bool = False
     # scd2
     check_columns: Sequence[str] | None = None
     valid_from: str = "valid_from"
@@ -96,6 +99,10 @@ class IncrementalWrite:
             f") AS {SOURCE_ALIAS}_ranked WHERE {ROW_NUMBER_COLUMN} = 1"
         )
 
+    def unique_select(self) -> str:
+        """The model's rows, one per key: as they are when the source is unique."""
+        return self.aligned_select() if self.source_unique else self.deduplicated_select()
+
     def on_clause(self, condition: str) -> str:
         return " AND ".join(f"({c})" for c in [condition, *self.predicates])
 
@@ -139,7 +146,7 @@ def merge_sql(write: IncrementalWrite) -> str:
     update_clause = f"WHEN MATCHED THEN UPDATE SET {updates}\n" if updates else ""
     return (
         f"MERGE INTO {write.target} AS {TARGET_ALIAS}\n"
-        f"USING ({write.deduplicated_select()}) AS {SOURCE_ALIAS}\n"
+        f"USING ({write.unique_select()}) AS {SOURCE_ALIAS}\n"
         f"ON {write.on_clause(null_safe_equal(write.keys, TARGET_ALIAS, SOURCE_ALIAS))}\n"
         f"{update_clause}"
         f"WHEN NOT MATCHED THEN {insert_values(write.target_columns)}"
@@ -174,11 +181,13 @@ def delete_and_insert_merge(
 
 def delete_insert_sql(write: IncrementalWrite) -> str:
     """Delete target rows whose key is in the source, insert every source row (no dedup):
-    each distinct key is one 'delete' row."""
+    each distinct key is one 'delete' row (a key matching twice would fail Iceberg's
+    cardinality check), already so when the source is unique."""
     keys = write.keys
     values = [quote(c) if c in keys else f"NULL AS {quote(c)}" for c in write.target_columns]
+    distinct = "" if write.source_unique else "DISTINCT "
     delete_rows = (
-        f"SELECT DISTINCT {', '.join(values)}, 'delete' AS {ACTION_COLUMN} "
+        f"SELECT {distinct}{', '.join(values)}, 'delete' AS {ACTION_COLUMN} "
         f"FROM ({write.aligned_select(keys)}) AS {SOURCE_ALIAS}_keys"
     )
     return delete_and_insert_merge(
@@ -354,7 +363,7 @@ def merge_fallback_sql(write: IncrementalWrite) -> str:
     if update_columns is None:
         update_columns = [c for c in write.target_columns if c.lower() not in keys]
     updated = {c.lower() for c in update_columns} | keys
-    source = write.deduplicated_select()
+    source = write.unique_select()
     values = ", ".join(
         f"{SOURCE_ALIAS}.{quote(c)}"
         if c.lower() in updated

@@ -55,7 +55,7 @@
   {% elif audit %}
     {% do audit.prepare() %}
   {% endif %}
-  {%- set response = run.write() -%}
+  {%- set response = run.write(model_node=model) -%}
   {% if response is not none %}
     {% do store_result('main', response=response) %}
   {% endif %}

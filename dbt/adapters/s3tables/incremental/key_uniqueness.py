@@ -1,0 +1,91 @@
+"""Whether a merge may trust its source to hold one row per `unique_key`, and so skip the
+source dedup (and delete+insert its DISTINCT): a pure function of the model's config and
+its declared constraints.
+
+Why only declarations count (config `unique_key_is_unique`, or a `primary_key`/`unique`
+constraint), not a `unique` data test: on Iceberg 1.10 / Spark 3.5 a MERGE whose source
+holds a key twice fails, committing nothing, only when that key matches a target row
+(Iceberg's cardinality check); a key new to the table is inserted twice, silently. A test
+runs after that commit: it reports the double insert, it does not prevent it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dbt.adapters.s3tables.errors import ModelConfigError
+
+CONFIG_KEY = "unique_key_is_unique"
+# How Spark 3.5 (Iceberg's rewrite of MERGE) and Spark 4 name a target row matched by
+# several source rows.
+CARDINALITY_VIOLATION = (
+    "MERGE_CARDINALITY_VIOLATION",
+    "matched a single row from the target table with multiple rows of the source table",
+)
+UNIQUE_CONSTRAINTS = ("primary_key", "unique")
+
+
+@dataclass(frozen=True)
+class KeyUniqueness:
+    """The decision and why, for the debug log."""
+
+    source_unique: bool
+    reason: str
+
+
+def _declares_unique(constraint: Mapping[str, Any]) -> bool:
+    return str(constraint.get("type") or "").lower() in UNIQUE_CONSTRAINTS
+
+
+def declared_unique_columns(model: Mapping[str, Any]) -> list[frozenset[str]]:
+    """The column sets a model node (dbt's `model`, a dict) declares unique, lower-cased:
+    each model-level primary_key/unique constraint, and each column carrying one."""
+    found = [
+        frozenset(str(c).lower() for c in constraint.get("columns") or [])
+        for constraint in model.get("constraints") or []
+        if _declares_unique(constraint)
+    ]
+    found += [
+        frozenset([str(name).lower()])
+        for name, column in (model.get("columns") or {}).items()
+        if any(_declares_unique(c) for c in column.get("constraints") or [])
+    ]
+    return [columns for columns in found if columns]
+
+
+def key_uniqueness(
+    unique_key: Sequence[str], setting: bool | None, declared: Sequence[frozenset[str]]
+) -> KeyUniqueness:
+    """Skip the dedup when the user says the key is unique (`setting` true), or, unset,
+    when a declared-unique column set lies within the key (unique columns make any key
+    containing them unique). `setting` false always dedups."""
+    if setting is not None:
+        said = "true" if setting else "false"
+        return KeyUniqueness(setting, f"`{CONFIG_KEY}: {said}`")
+    key = {k.lower() for k in unique_key}
+    for columns in declared:
+        if key and columns <= key:
+            return KeyUniqueness(True, f"a unique constraint on {', '.join(sorted(columns))}")
+    return KeyUniqueness(False, "no unique constraint on the key")
+
+
+def uniqueness_setting(model_name: str, value: Any) -> bool | None:
+    """`unique_key_is_unique` as true, false or unset (None)."""
+    if value is None or isinstance(value, bool):
+        return value
+    if str(value).lower() in ("true", "false"):
+        return str(value).lower() == "true"
+    raise ModelConfigError(
+        model_name,
+        CONFIG_KEY,
+        f"unknown value `{value}`",
+        "set true (every run's rows hold each key once: no dedup) or false (always dedup)",
+    )
+
+
+def is_cardinality_violation(error: BaseException) -> bool:
+    """Whether a MERGE failed because a target row matched several source rows."""
+    text = str(error)
+    return any(marker in text for marker in CARDINALITY_VIOLATION)

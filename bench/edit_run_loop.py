@@ -11,6 +11,8 @@ timestamps inside the process): interpreter start, dbt's imports, the adapter's 
 dbt's start-up and parse, PyIceberg catalog opens, Spark statements, the rest.
 
 Each target keeps its own `--target-path`, so dbt's partial parsing stays on across runs.
+dbt's anonymous usage tracking is off for every run (`DO_NOT_TRACK=1`): its network calls
+at the end of a run are the network's time, not an engine's.
 The machine is shared: the 1-minute load average is recorded with every measurement.
 Raw numbers go to `bench/results/edit_run_loop.csv`.
 """
@@ -38,6 +40,7 @@ DBT = str(Path(sys.executable).parent / "dbt")
 MASTER = "local[2]"
 SCHEMA = "loop"
 TARGETS = ("s3tables", "warm", "spark")
+DBT_ENV = {**os.environ, "DO_NOT_TRACK": "1"}
 LABELS = {"s3tables": "cold in-process", "warm": "warm Connect", "spark": "dbt-spark cold"}
 
 # Runs in a fresh interpreter: one `dbt run` with timestamps of its phases, as JSON.
@@ -117,7 +120,7 @@ def timed_run(root: Path, target: str) -> float:
     """Wall seconds of one `dbt run -s one_model` in a fresh process."""
     started = time.perf_counter()
     result = subprocess.run(
-        [DBT, *dbt_arguments(root, target)], capture_output=True, text=True, cwd=root
+        [DBT, *dbt_arguments(root, target)], capture_output=True, text=True, cwd=root, env=DBT_ENV
     )
     seconds = time.perf_counter() - started
     if result.returncode != 0:
@@ -133,6 +136,7 @@ def breakdown_run(root: Path, target: str) -> dict[str, float]:
         capture_output=True,
         text=True,
         cwd=root,
+        env=DBT_ENV,
     )
     ended = time.time()
     report = json.loads(result.stdout.strip().splitlines()[-1])

@@ -7,12 +7,13 @@ results are read back with PyIceberg. An unreachable server fails in one sentenc
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.functional.test_engines import dbt, local_catalog, services, services_alive
+from tests.functional.test_engines import DBT, dbt, local_catalog, services, services_alive
 
 MODELS = {
     "numbers.sql": "{{ config(materialized='table') }}\n"
@@ -21,7 +22,8 @@ MODELS = {
     "incremental_strategy='merge') }}\n"
     "select id, doubled + {{ 1000 if is_incremental() else 0 }} as value "
     "from {{ ref('numbers') }} where id <= {{ 60 if is_incremental() else 50 }}",
-    "seed_copy.sql": "select code, amount, day from {{ ref('prices') }}",
+    "seed_copy.sql": "{{ config(materialized='table') }}\n"
+    "select code, amount, day from {{ ref('prices') }}",
     # `df.id` (a column of the referenced frame) is what Spark 3.5's server cannot resolve
     # on a `session.table` frame; the adapter reads relations through SQL over Connect.
     "tripled.py": "def model(dbt, session):\n"
@@ -71,6 +73,17 @@ def write_project(root: Path, output: dict) -> Path:
     return project
 
 
+def dbt_debug(folder: Path, project: Path) -> subprocess.CompletedProcess:
+    # `dbt debug` takes no --target-path.
+    return subprocess.run(
+        [DBT, "debug", "--project-dir", str(project), "--profiles-dir", str(folder)]
+        + ["--log-path", str(folder / "logs")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
 def rows(warehouse: str, table: str) -> list[dict]:
     arrow = local_catalog(warehouse).catalog.load_table(("analytics", table)).scan().to_arrow()
     return sorted(arrow.to_pylist(), key=lambda row: tuple(str(v) for v in row.values()))
@@ -91,8 +104,8 @@ def test_project_builds_over_spark_connect(tmp_path: Path, server: dict) -> None
     assert [(r["id"], r["tripled"]) for r in rows(warehouse, "tripled")] == [
         (i, 3 * i) for i in range(1, 6)
     ]
-    prices = [(r["code"], str(r["amount"]), str(r["day"])) for r in rows(warehouse, "prices")]
-    assert prices == [("a", "1.50", "2024-01-02"), ("b", "20.25", "2024-03-04")]
+    prices = [(r["code"], float(r["amount"]), str(r["day"])) for r in rows(warehouse, "prices")]
+    assert prices == [("a", 1.5, "2024-01-02"), ("b", 20.25, "2024-03-04")]
     assert len(rows(warehouse, "seed_copy")) == 2
 
 
@@ -101,7 +114,7 @@ def test_dbt_debug_names_the_server_and_never_the_token(tmp_path: Path, server: 
     # speak: with a token, `dbt debug` fails to connect, and neither its output nor its
     # log may hold the token.
     project = write_project(tmp_path, connect_output(server))
-    result = dbt(tmp_path, project, "debug")
+    result = dbt_debug(tmp_path, project)
     assert result.returncode == 0, result.stdout[-4000:]
     assert "(Spark Connect server)" in result.stdout
     assert "method: connect" in result.stdout
@@ -109,7 +122,7 @@ def test_dbt_debug_names_the_server_and_never_the_token(tmp_path: Path, server: 
     with_token = tmp_path / "with-token"
     with_token.mkdir()
     project = write_project(with_token, connect_output(server, token=TOKEN))
-    result = dbt(with_token, project, "debug")
+    result = dbt_debug(with_token, project)
     assert "method: connect" in result.stdout
     logs = "".join(p.read_text() for p in (with_token / "logs").glob("*.log"))
     assert TOKEN not in result.stdout + result.stderr + logs

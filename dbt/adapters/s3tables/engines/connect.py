@@ -10,6 +10,8 @@ group, and a stopped server is reported as unreachable, not with a JVM post-mort
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 logger = AdapterLogger("s3tables")
 
 SERVER = "Spark Connect server"
+RPC_RETRIES = 4
 
 
 def connect_url(host: str, port: int, token: str | None) -> str:
@@ -57,7 +60,10 @@ class ConnectEngine(SessionEngine):
 
     def close(self) -> None:
         super().close()
-        self.spark.stop()
+        # Only this connection's channel: `SparkSession.stop()` also shuts pyspark's
+        # process-wide pool that releases finished operations, under the feet of the other
+        # dbt threads ("Pool not running"). Spark 3.5 has no call to end a server session.
+        self.spark.client._channel.close()
 
     def engine_description(self) -> str:
         # Iceberg's version is a JVM call, which Connect does not offer.
@@ -98,9 +104,18 @@ def open_connect_session(credentials: S3TablesCredentials) -> ConnectSession:
                 f"{attempts - 1} in {credentials.connect_timeout} s"
             )
             time.sleep(credentials.connect_timeout)
+    # pyspark checks its client's dependencies with `distutils.version`; setuptools' shim
+    # of distutils imports all of setuptools and pkg_resources for it (0.3-0.7 s of every
+    # run), the standard library's (Python < 3.12) does not.
+    if sys.version_info < (3, 12):
+        os.environ.setdefault("SETUPTOOLS_USE_DISTUTILS", "stdlib")
     from pyspark.sql.connect.session import SparkSession
 
-    return SparkSession.builder.remote(connect_url(host, port, credentials.token)).create()
+    session = SparkSession.builder.remote(connect_url(host, port, credentials.token)).create()
+    # pyspark retries an unavailable server 15 times, backing off to a minute (about ten
+    # minutes in all); 4 retries ride out a blip in about 4 s, then the error says why.
+    session.client._retry_policy.update(max_retries=RPC_RETRIES)
+    return session
 
 
 def open_connect_engine(connection: Connection, setup: EngineSetup) -> ConnectEngine:

@@ -31,7 +31,6 @@ MODELS = {
     "    return df.filter(df.id <= 5).withColumn('tripled', df.id * 3)\n",
 }
 SEED = "code,amount,day\na,1.50,2024-01-02\nb,20.25,2024-03-04\n"
-TOKEN = "connect-s3cr3t"
 
 
 @pytest.fixture(scope="module")
@@ -109,23 +108,12 @@ def test_project_builds_over_spark_connect(tmp_path: Path, server: dict) -> None
     assert len(rows(warehouse, "seed_copy")) == 2
 
 
-def test_dbt_debug_names_the_server_and_never_the_token(tmp_path: Path, server: dict) -> None:
-    # Spark 3.5's client sends a token only over TLS, which the local server does not
-    # speak: with a token, `dbt debug` fails to connect, and neither its output nor its
-    # log may hold the token.
+def test_dbt_debug_names_the_server(tmp_path: Path, server: dict) -> None:
     project = write_project(tmp_path, connect_output(server))
     result = dbt_debug(tmp_path, project)
     assert result.returncode == 0, result.stdout[-4000:]
     assert "(Spark Connect server)" in result.stdout
     assert "method: connect" in result.stdout
-
-    with_token = tmp_path / "with-token"
-    with_token.mkdir()
-    project = write_project(with_token, connect_output(server, token=TOKEN))
-    result = dbt_debug(with_token, project)
-    assert "method: connect" in result.stdout
-    logs = "".join(p.read_text() for p in (with_token / "logs").glob("*.log"))
-    assert TOKEN not in result.stdout + result.stderr + logs
 
 
 def test_unreachable_connect_server_fails_in_one_sentence(tmp_path: Path) -> None:

@@ -60,6 +60,7 @@ bench: setup
 	$(PYTHON) bench/statements_per_run.py
 	$(PYTHON) bench/maintenance.py
 	$(PYTHON) bench/audit_publish.py
+	$(PYTHON) bench/edit_run_loop.py
 
 # dbt runs round after round under a fault; each kind reports its violations (must be 0):
 # kill (SIGKILL at random moments, SOAK_ROUNDS rounds), overlap (two runs on the same tables

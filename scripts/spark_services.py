@@ -1,9 +1,11 @@
 """Start, stop and check local Spark services built from pyspark's own jars, bound to
 127.0.0.1: a standalone cluster (a master and two workers) and a Spark Thrift Server
-whose Iceberg catalog is the profile's embedded catalog.
+and a Spark Connect server (the warm engine of `method: connect`), whose Iceberg catalog is
+the profile's embedded catalog.
 
     python scripts/spark_services.py cluster start|stop|status
     python scripts/spark_services.py thrift start|stop|status --warehouse DIR
+    python scripts/spark_services.py connect start|stop|status --warehouse DIR [--port N]
 
 State (pid files, logs, ports) lives in `--run-dir` (default `.spark-run/`). `stop` stops
 exactly the processes `start` recorded. `start` returns once the service answers.
@@ -27,7 +29,13 @@ import pyspark
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.engines.spark_session import LOG4J_CONFIG, session_settings
-from dbt.adapters.s3tables.jars import JarSources, find_java, resolve_jars
+from dbt.adapters.s3tables.jars import (
+    SPARK_CONNECT_SERVER,
+    Artifact,
+    JarSources,
+    find_java,
+    resolve_jars,
+)
 
 SPARK_HOME = Path(pyspark.__file__).parent
 HOST = "127.0.0.1"
@@ -190,7 +198,7 @@ def start_cluster(service: Service) -> dict:
 # --- thrift server ---
 
 
-def thrift_answers(port: int) -> bool:
+def port_answers(port: int) -> bool:
     try:
         with socket.create_connection((HOST, port), timeout=1):
             return True
@@ -198,30 +206,39 @@ def thrift_answers(port: int) -> bool:
         return False
 
 
-def start_thrift(service: Service, warehouse: str, master: str) -> dict:
+def embedded_catalog_submit(
+    service: Service, warehouse: str, master: str, app_name: str, extra: tuple[Artifact, ...] = ()
+) -> list[str]:
+    """spark-submit's arguments for a server whose Iceberg catalog is the embedded catalog in
+    `warehouse`, with the settings the in-process session uses (and `extra` jars)."""
     catalog = CatalogConfig(name="local", catalog_type="local", warehouse=warehouse)
     iceberg = IcebergCatalog(catalog)
-    # Spark's default catalog is the Iceberg catalog, and a thrift session starts in its
+    # Spark's default catalog is the Iceberg catalog, and a server session starts in its
     # `default` namespace: without it, every session fails with SCHEMA_NOT_FOUND.
     iceberg.create_namespace("default")
     settings = session_settings(
         master=master,
         catalog=catalog,
-        jars=resolve_jars(catalog.jar_artifacts, JarSources()),
+        jars=resolve_jars([*catalog.jar_artifacts, *extra], JarSources()),
         user_settings={},
         log_file=str(service.jvm_log("server")),
     )
-    settings["spark.app.name"] = "dbt-s3tables-thrift"
+    settings["spark.app.name"] = app_name
     # The server loads Iceberg's SQL extensions at start: its jars must be on the driver's
     # own classpath, not only in the `spark.jars` class loader.
     settings["spark.driver.extraClassPath"] = os.pathsep.join(
         p for p in settings.get("spark.jars", "").split(",") if p
     )
-    port = free_port()
     arguments = ["--master", master]
     for key, value in settings.items():
         if key != "spark.master":
             arguments += ["--conf", f"{key}={value}"]
+    return arguments
+
+
+def start_thrift(service: Service, warehouse: str, master: str) -> dict:
+    arguments = embedded_catalog_submit(service, warehouse, master, "dbt-s3tables-thrift")
+    port = free_port()
     arguments += [
         "--class",
         "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2",
@@ -238,17 +255,65 @@ def start_thrift(service: Service, warehouse: str, master: str) -> dict:
     )
     state = {"pids": [pid], "host": HOST, "port": port, "warehouse": warehouse}
     service.state_file.write_text(json.dumps(state))
-    wait_for(lambda: thrift_answers(port), "the thrift server", service)
+    wait_for(lambda: port_answers(port), "the thrift server", service)
+    return state
+
+
+# --- Spark Connect server ---
+
+
+def connect_answers(port: int) -> bool:
+    """The server runs a query: its session, and the Iceberg catalog, are open (the first
+    query pays for loading them, so no dbt run does)."""
+    if not port_answers(port):
+        return False
+    from pyspark.sql import SparkSession
+
+    try:
+        spark = SparkSession.builder.remote(f"sc://{HOST}:{port}").create()
+        spark.sql("SHOW NAMESPACES IN local").collect()
+        spark.sql("SELECT 1").collect()
+        spark.stop()
+        return True
+    except Exception:  # not ready yet: asked again until START_TIMEOUT
+        return False
+
+
+def start_connect(service: Service, warehouse: str, master: str, port: int | None) -> dict:
+    arguments = embedded_catalog_submit(
+        service, warehouse, master, "dbt-s3tables-connect", (SPARK_CONNECT_SERVER,)
+    )
+    port = port or free_port()
+    # Spark 3.5's server listens on every interface (a binding address is Spark 4's
+    # `spark.connect.grpc.binding.address`); its driver binds to 127.0.0.1.
+    arguments += [
+        "--conf",
+        f"spark.connect.grpc.binding.port={port}",
+        "--class",
+        "org.apache.spark.sql.connect.service.SparkConnectServer",
+        "spark-internal",
+    ]
+    pid = service.launch(
+        "server",
+        spark_class("org.apache.spark.deploy.SparkSubmit", *arguments),
+        {"SPARK_LOCAL_IP": HOST},
+    )
+    state = {"pids": [pid], "host": HOST, "port": port, "warehouse": warehouse}
+    service.state_file.write_text(json.dumps(state))
+    wait_for(lambda: connect_answers(port), "the Spark Connect server", service)
     return state
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("service", choices=["cluster", "thrift"])
+    parser.add_argument("service", choices=["cluster", "thrift", "connect"])
     parser.add_argument("action", choices=["start", "stop", "status"])
     parser.add_argument("--run-dir", default=".spark-run")
-    parser.add_argument("--warehouse", help="thrift: the embedded catalog's warehouse folder")
-    parser.add_argument("--master", default="local[2]", help="thrift: Spark master URL")
+    parser.add_argument(
+        "--warehouse", help="thrift, connect: the embedded catalog's warehouse folder"
+    )
+    parser.add_argument("--master", default="local[2]", help="thrift, connect: Spark master URL")
+    parser.add_argument("--port", type=int, help="connect: the server's port (default: a free one)")
     args = parser.parse_args()
     run_dir = Path(args.run_dir).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -266,10 +331,12 @@ def main() -> None:
         return
     if args.service == "cluster":
         state = start_cluster(service)
-    else:
-        if not args.warehouse:
-            raise SystemExit("thrift start needs --warehouse")
+    elif not args.warehouse:
+        raise SystemExit(f"{args.service} start needs --warehouse")
+    elif args.service == "thrift":
         state = start_thrift(service, str(Path(args.warehouse).resolve()), args.master)
+    else:
+        state = start_connect(service, str(Path(args.warehouse).resolve()), args.master, args.port)
     print(json.dumps(state))
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from dbt.adapters.s3tables.catalogs.local import resolve_warehouse
 from dbt.adapters.s3tables.credentials import S3TablesCredentials, validate_spark_conf
+from dbt.adapters.s3tables.engines.connect import connect_url
 from dbt.adapters.s3tables.errors import ProfileError
 
 
@@ -130,7 +131,7 @@ def test_unknown_method() -> None:
         credentials(method="odbc")
     assert_names_key(error, "method")
     assert "odbc" in str(error.value)
-    assert "session, thrift" in str(error.value).split("Fix:")[1]
+    assert "session, thrift, connect" in str(error.value).split("Fix:")[1]
 
 
 def test_thrift_needs_a_host() -> None:
@@ -142,6 +143,42 @@ def test_thrift_needs_a_host() -> None:
 def test_thrift_defaults() -> None:
     creds = credentials(method="thrift", host="emr-master.internal")
     assert (creds.port, creds.user, creds.connect_timeout) == (10000, "dbt", 10)
+
+
+def test_connect_defaults_and_token_kept_out_of_debug_output() -> None:
+    creds = credentials(method="connect", host="127.0.0.1", token="s3cr3t")
+    assert (creds.port, creds.token) == (15002, "s3cr3t")
+    assert "token" not in creds._connection_keys()
+    assert "s3cr3t" not in str(dict(creds.connection_info()))
+
+
+def test_session_has_no_port() -> None:
+    assert credentials().port is None
+
+
+def test_connect_needs_a_host() -> None:
+    with pytest.raises(ProfileError) as error:
+        credentials(method="connect")
+    assert_names_key(error, "host")
+    assert "method connect" in str(error.value)
+
+
+@pytest.mark.parametrize("port", [0, -1])
+def test_server_port_must_be_a_port_number(port: object) -> None:
+    with pytest.raises(ProfileError) as error:
+        credentials(method="connect", host="127.0.0.1", port=port)
+    assert_names_key(error, "port")
+
+
+def test_connect_token_must_not_be_blank() -> None:
+    with pytest.raises(ProfileError) as error:
+        credentials(method="connect", host="127.0.0.1", token=" ")
+    assert_names_key(error, "token")
+
+
+def test_connect_url_carries_the_token_only_when_given() -> None:
+    assert connect_url("h", 15002, None) == "sc://h:15002/"
+    assert connect_url("h", 15002, "t") == "sc://h:15002/;token=t"
 
 
 @pytest.mark.parametrize("name", ["my-catalog", "1st", "", "a b", "cat.alog"])

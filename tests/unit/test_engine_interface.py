@@ -10,10 +10,11 @@ import pytest
 
 from dbt.adapters.s3tables.engines import ENGINES
 from dbt.adapters.s3tables.engines.base import Engine
+from dbt.adapters.s3tables.engines.connect import ConnectEngine
 from dbt.adapters.s3tables.engines.session import SessionEngine
 from dbt.adapters.s3tables.engines.thrift import ThriftEngine
 
-IMPLEMENTATIONS = [SessionEngine, ThriftEngine]
+IMPLEMENTATIONS = [SessionEngine, ThriftEngine, ConnectEngine]
 
 # Declared in the Protocol's own body: methods and properties, not typing's machinery.
 MEMBERS = sorted(
@@ -113,4 +114,5 @@ def test_only_the_in_process_engine_writes_from_this_process() -> None:
     assert {m: k.writes_from_this_process for m, k in ENGINES.items()} == {
         "session": True,
         "thrift": False,
+        "connect": False,
     }

@@ -23,6 +23,8 @@ from dbt.adapters.s3tables.jars import FETCH_COMMAND, MAVEN_CENTRAL, JarSources
 SUPPORTED_METHODS = tuple(ENGINES)
 DEFAULT_MASTER = "local[*]"
 DEFAULT_CATALOG_NAME = "local"
+# The default port of each server `method`.
+SERVER_PORTS = {"thrift": 10000, "connect": 15002}
 
 # Spark and Iceberg catalog names become SQL identifiers and JDBC rows: keep them plain.
 _CATALOG_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -74,8 +76,9 @@ class S3TablesCredentials(SparkCredentials):
     """Profile of `type: s3tables`. Inherits dbt-spark's keys (host, port, auth...)."""
 
     method: str = "session"  # type: ignore[assignment]
-    # thrift: the Spark Thrift Server's port (dbt-spark's default, 443, is for HTTP).
-    port: int = 10000
+    # thrift: the Spark Thrift Server's port (dbt-spark's default, 443, is for HTTP);
+    # connect: the Spark Connect server's (default 15002, set in `_check_server_keys`).
+    port: int | None = None
     # local: the warehouse folder; rest: the catalog's warehouse; glue: the catalog id
     # (`<account>` or `<account>:s3tablescatalog/<bucket>`); s3tables: the bucket ARN.
     warehouse: str | None = None
@@ -85,7 +88,8 @@ class S3TablesCredentials(SparkCredentials):
     table_bucket_arn: str | None = None
     region: str | None = None
     catalog_uri: str | None = None
-    # rest: a bearer token, or an OAuth client credential `<client id>:<secret>`.
+    # rest: a bearer token, or an OAuth client credential `<client id>:<secret>`;
+    # connect: the server's bearer token (sent over TLS only).
     token: str | None = None
     credential: str | None = None
     # rest: sign requests with SigV4 under this service name (s3tables and glue always do).
@@ -125,8 +129,8 @@ class S3TablesCredentials(SparkCredentials):
         self.database = None  # type: ignore[assignment]
         if self.method not in SUPPORTED_METHODS:
             raise ProfileError.unknown_value("method", self.method, SUPPORTED_METHODS)
-        if self.method == "thrift":
-            self._check_thrift_keys()
+        if self.method in SERVER_PORTS:
+            self._check_server_keys()
         if not _CATALOG_NAME_RE.fullmatch(self.catalog or ""):
             raise ProfileError(
                 "catalog",
@@ -183,12 +187,23 @@ class S3TablesCredentials(SparkCredentials):
             "{header.x-client: dbt}",
         )
 
-    def _check_thrift_keys(self) -> None:
-        """A Spark Thrift Server: where it listens and who connects (dbt-spark's keys)."""
+    def _check_server_keys(self) -> None:
+        """A Spark Thrift Server or Spark Connect server: where it listens and who connects."""
         if not self.host:
             raise ProfileError(
-                "host", "is required for method thrift", "set it to the server's host name"
+                "host",
+                f"is required for method {self.method}",
+                "set it to the server's host name, e.g. `127.0.0.1`",
             )
+        default_port = SERVER_PORTS[self.method]
+        if self.port is None:
+            self.port = default_port
+        if not isinstance(self.port, int) or self.port <= 0:
+            raise ProfileError(
+                "port", f"`{self.port}` is not a port number", f"omit it for {default_port}"
+            )
+        if self.method == "connect" and self.token is not None and not str(self.token).strip():
+            raise ProfileError("token", "is empty", "remove it, or give the server's token")
         self.user = self.user or "dbt"
         if self.connect_timeout <= 0:
             raise ProfileError(

@@ -226,7 +226,7 @@ class IcebergSafety(metaclass=AdapterMeta):
             raise DbtRuntimeError(
                 f"Run {invocation_id} changed no table of this project's schemas. Fix: take "
                 "the invocation_id from that run's target/run_results.json (metadata); runs "
-                "over `method: thrift` are not tagged"
+                "over `method: thrift` or `method: connect` are not tagged"
             )
         lines = [step.describe() for _, _, step in steps]
         for line in lines:

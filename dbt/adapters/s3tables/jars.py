@@ -81,6 +81,14 @@ S3TABLES_CATALOG_RUNTIME = Artifact(
     "0.1.8",
     "Amazon's S3 Tables catalog (s3tables_client: catalog_jar)",
 )
+# Spark Connect's server (`scripts/spark-connect`), run on pyspark's own Spark jars: the
+# newest 3.5 release on Maven Central (3.5 patch releases keep the server's interfaces).
+SPARK_CONNECT_SERVER = Artifact(
+    "org.apache.spark",
+    f"spark-connect_{SCALA_VERSION}",
+    "3.5.7",
+    "Spark Connect's server (scripts/spark-connect)",
+)
 # What `make setup` and the fetch command get by default: what every catalog type but
 # `catalog_jar` needs.
 DEFAULT_ARTIFACTS = (ICEBERG_SPARK_RUNTIME, ICEBERG_AWS_BUNDLE, SQLITE_JDBC)

@@ -1,4 +1,5 @@
-"""dbt Python models in the dbt process's own SparkSession (`method: session`).
+"""dbt Python models in the connection's SparkSession: the dbt process's own (`method:
+session`), or a Spark Connect server session (`method: connect`).
 
 The model's DataFrame becomes a temporary view, and the SQL materializations write it:
 `table` and every incremental strategy, with `on_schema_change`, behave exactly as for a
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 # this, is_incremental); this calls the model the way dbt's other adapters do.
 ENTRY_POINT = """
 
-dbt = dbtObj(session.table)
+dbt = dbtObj(dbt_load_table)
 df = model(dbt, session)
 """
 
@@ -37,6 +38,10 @@ def _active_session(spark: SparkSession) -> Iterator[None]:
     attribute, so models that set it run one at a time (their frames stay lazy)."""
     from pyspark.sql import SparkSession
 
+    if is_connect_session(spark):
+        # A Connect session has no JVM here; its frames belong to it already.
+        yield
+        return
     with _active_session_lock:
         previous = SparkSession._activeSession
         SparkSession._activeSession = spark
@@ -47,6 +52,20 @@ def _active_session(spark: SparkSession) -> Iterator[None]:
             SparkSession._activeSession = previous
 
 
+def is_connect_session(spark: Any) -> bool:
+    """Whether `spark` is a Spark Connect client session (its own classes, not a JVM's)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def _table_loader(spark: SparkSession) -> Any:
+    """What `dbt.ref` and `dbt.source` read a relation with. Over Spark Connect, 3.5's
+    server cannot resolve a column reference (`df.id`) on a `session.table` frame of an
+    Iceberg table ("fail to find subplan with plan_id"); on a query's frame it can."""
+    if is_connect_session(spark):
+        return lambda relation: spark.sql(f"select * from {relation}")
+    return spark.table
+
+
 def run_python_model(spark: SparkSession, model_name: str, compiled_code: str) -> DataFrame:
     """Run the compiled model and return its result as a Spark DataFrame."""
     from pyspark.sql import DataFrame
@@ -55,6 +74,7 @@ def run_python_model(spark: SparkSession, model_name: str, compiled_code: str) -
     namespace: dict[str, Any] = {
         "session": spark,
         "spark": spark,
+        "dbt_load_table": _table_loader(spark),
         "__name__": f"dbt_python_model_{model_name}",
     }
     with _active_session(spark):
@@ -66,9 +86,9 @@ def run_python_model(spark: SparkSession, model_name: str, compiled_code: str) -
                 f"Python model `{model_name}` failed: {type(error).__name__}: {error}"
             ) from error
         result = namespace.get("df")
-        if isinstance(result, DataFrame):
-            return result
         module = type(result).__module__
+        if isinstance(result, DataFrame) or module == "pyspark.sql.connect.dataframe":
+            return result
         if module.startswith("pyspark.pandas"):
             return result.to_spark()
         if module.startswith("pandas"):

@@ -243,8 +243,31 @@ _NOT_RUN = (
 )
 
 
+# A Spark Connect server that is gone (gRPC status UNAVAILABLE).
+_CONNECT_SERVER_GONE = re.compile(r"StatusCode\.UNAVAILABLE|failed to connect to all addresses")
+
+
+def connect_error(error: BaseException) -> DbtDatabaseError:
+    """The error a failed Spark Connect call raises to dbt: the server's message (its JVM's
+    exception chain stays on the server)."""
+    logger.debug(f"Spark Connect error: {error!r}")
+    text = str(error)
+    if _CONNECT_SERVER_GONE.search(text):
+        return DbtDatabaseError(
+            "The Spark Connect server does not answer (gRPC UNAVAILABLE); Iceberg commits are "
+            "atomic, so each table holds either the running statement's whole commit or none "
+            "of it. Fix: start the server (`scripts/spark-connect start`), or, with a profile "
+            "`token`, serve it over TLS (the client sends tokens over TLS only); then rerun."
+        )
+    refused = type(error).__name__ in ("AnalysisException", "ParseException")
+    message = explain(f"{type(error).__name__}: {text}", clean_message(text))
+    return (StatementRefused if refused else DbtDatabaseError)(message)
+
+
 def database_error(error: BaseException) -> DbtDatabaseError:
     """The error a failed Spark call raises to dbt; the full trace is logged at debug."""
+    if type(error).__module__.startswith("pyspark.errors.exceptions.connect"):
+        return connect_error(error)
     java_error = getattr(error, "_origin", None) or getattr(error, "java_exception", None)
     if java_error is None:
         logger.debug(f"engine error: {error!r}")

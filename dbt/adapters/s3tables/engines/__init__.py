@@ -9,6 +9,7 @@ the other, independent axis.
 - `session.py`: `method: session`, the process's own SparkSession (a local JVM), which
   `spark_session.py` starts (settings, secrets, JVM log and post-mortem).
 - `thrift.py`: `method: thrift`, a Spark Thrift Server over dbt-spark's PyHive connection.
+- `connect.py`: `method: connect`, a Spark Connect server (the DataFrame API over gRPC).
 
 To add an engine: one module with a class implementing `Engine` and its `EngineOpener`,
 registered in `ENGINES` under its `method` (the profile accepts every registered method;
@@ -18,10 +19,12 @@ the keys an engine needs are checked in `credentials.py`).
 from __future__ import annotations
 
 from dbt.adapters.s3tables.engines.base import EngineKind
+from dbt.adapters.s3tables.engines.connect import open_connect_engine
 from dbt.adapters.s3tables.engines.session import open_session_engine
 from dbt.adapters.s3tables.engines.thrift import open_thrift_engine
 
 ENGINES: dict[str, EngineKind] = {
     "session": EngineKind(open_session_engine, writes_from_this_process=True),
     "thrift": EngineKind(open_thrift_engine, writes_from_this_process=False),
+    "connect": EngineKind(open_connect_engine, writes_from_this_process=False),
 }

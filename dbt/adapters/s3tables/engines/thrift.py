@@ -124,14 +124,16 @@ class ThriftEngine(PyhiveConnectionWrapper):
         return f"Spark {version} (Spark Thrift Server)"
 
 
-def check_reachable(host: str, port: int, timeout: float) -> None:
+def check_reachable(
+    host: str, port: int, timeout: float, server: str = "Spark Thrift Server"
+) -> None:
     """Fail fast, naming host and port, when nothing answers there (PyHive would wait)."""
     try:
         with socket.create_connection((host, port), timeout=timeout):
             return
     except OSError as error:
         raise DbtRuntimeError(
-            f"Cannot reach the Spark Thrift Server at {host}:{port} within {timeout:g} s "
+            f"Cannot reach the {server} at {host}:{port} within {timeout:g} s "
             f"({error}). Fix: start the server, or correct `host` / `port` in the profile"
         ) from None
 

@@ -1,0 +1,138 @@
+"""`method: connect`: SQL and Python models run on a Spark Connect server (Spark 3.5's
+DataFrame API over gRPC), such as the warm local one `scripts/spark-connect` starts.
+
+Each dbt connection opens its own server session, so settings and temporary views stay
+with the connection, as in-process. What needs the driver's JVM is not reachable over
+Connect and degrades explicitly: commits are not tagged with the dbt run (run-level undo
+says so, as for thrift), cancel interrupts the session's operations instead of a job
+group, and a stopped server is reported as unreachable, not with a JVM post-mortem.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.s3tables.engines.session import SessionEngine
+from dbt.adapters.s3tables.engines.thrift import check_reachable
+from dbt.adapters.s3tables.spark_errors import database_error
+from dbt.adapters.s3tables.sql_text import split_statements
+from dbt.adapters.s3tables.write_conflicts import run_with_conflict_retries
+
+if TYPE_CHECKING:
+    from dbt.adapters.contracts.connection import Connection
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    from dbt.adapters.s3tables.credentials import S3TablesCredentials
+    from dbt.adapters.s3tables.engines.base import EngineSetup
+
+logger = AdapterLogger("s3tables")
+
+SERVER = "Spark Connect server"
+RPC_RETRIES = 4
+
+
+def connect_url(host: str, port: int, token: str | None) -> str:
+    """Spark Connect's connection string; a token makes the client use TLS (gRPC sends
+    bearer tokens only over a secure channel)."""
+    url = f"sc://{host}:{port}/"
+    return f"{url};token={token}" if token else url
+
+
+def connect_error_text(error: BaseException) -> str:
+    """A Connect error's class and message (the server's exception class leads them)."""
+    return f"{type(error).__name__}: {error}"
+
+
+class ConnectEngine(SessionEngine):
+    """The engine of one dbt connection on a Spark Connect server: a server session behind
+    the same DB-API-like cursor as in-process (settings, query analysis, seeds' views,
+    Python models' session all go through the DataFrame API)."""
+
+    def cancel(self) -> None:
+        # Connect has no job groups: interrupt what this connection's session runs.
+        self.spark.interruptAll()
+
+    def close(self) -> None:
+        super().close()
+        # Only this connection's channel: `SparkSession.stop()` also shuts pyspark's
+        # process-wide pool that releases finished operations, under the feet of the other
+        # dbt threads ("Pool not running"). Spark 3.5 has no call to end a server session.
+        self.spark.client._channel.close()
+
+    def engine_description(self) -> str:
+        # Iceberg's version is a JVM call, which Connect does not offer.
+        return f"Spark {self.spark.version} ({SERVER}), Iceberg's version not reported over Connect"
+
+    def execute(self, sql: str, bindings: list[Any] | None = None) -> None:
+        if bindings:
+            raise DbtRuntimeError("s3tables runs plain SQL: query bindings are not supported")
+        self._df = None
+        self._rows = None
+        # Commits are not tagged with the run (commit_tags needs the server's JVM).
+        for statement in split_statements(sql):
+            try:
+                self._df = run_with_conflict_retries(
+                    lambda s=statement: self.spark.sql(s),
+                    connect_error_text,
+                    self.retries,
+                    statement,
+                )
+            except Exception as error:
+                raise database_error(error) from None
+
+
+def open_connect_session(credentials: S3TablesCredentials) -> ConnectSession:
+    """A new server session, after checking (within the profile's retries) that the server
+    answers: gRPC would otherwise retry for minutes before failing."""
+    host, port = str(credentials.host), int(credentials.port)
+    attempts = 1 + max(0, credentials.connect_retries)
+    for attempt in range(attempts):
+        try:
+            check_reachable(host, port, credentials.connect_timeout, SERVER)
+            break
+        except DbtRuntimeError:
+            if attempt == attempts - 1:
+                raise
+            logger.warning(
+                f"{SERVER} at {host}:{port} not reachable; retry {attempt + 1} of "
+                f"{attempts - 1} in {credentials.connect_timeout} s"
+            )
+            time.sleep(credentials.connect_timeout)
+    # pyspark checks its client's dependencies with `distutils.version`; setuptools' shim
+    # of distutils imports all of setuptools and pkg_resources for it (0.3-0.7 s of every
+    # run), the standard library's (Python < 3.12) does not.
+    if sys.version_info < (3, 12):
+        os.environ.setdefault("SETUPTOOLS_USE_DISTUTILS", "stdlib")
+    from pyspark.sql.connect.session import SparkSession
+
+    session = SparkSession.builder.remote(connect_url(host, port, credentials.token)).create()
+    # pyspark retries an unavailable server 15 times, backing off to a minute (about ten
+    # minutes in all); 4 retries ride out a blip in about 4 s, then the error says why.
+    session.client._retry_policy.update(max_retries=RPC_RETRIES)
+    return session
+
+
+def open_connect_engine(connection: Connection, setup: EngineSetup) -> ConnectEngine:
+    """This connection's own session on the profile's Spark Connect server."""
+    if setup.other_catalogs:
+        # A server's catalogs and jars are fixed where it starts.
+        names = ", ".join(f"`{c.name}`" for c in setup.other_catalogs)
+        raise DbtRuntimeError(
+            f"catalogs.yml declares {names}, but `method: connect` uses the catalogs the "
+            "Spark Connect server was started with. Fix: use `method: session` for this "
+            "project, or remove catalogs.yml"
+        )
+    # `setup.after_conflict` is not used: the server writes the files and may still be
+    # writing a lost attempt's, so this process cannot remove them.
+    return ConnectEngine(
+        open_connect_session(setup.credentials),  # type: ignore[arg-type]
+        job_group=f"dbt:{connection.name}",
+        retries=setup.conflict_retries,
+        node=lambda: str(connection.name or ""),
+    )

@@ -1,0 +1,125 @@
+"""`method: connect`: a small project on a Spark Connect server that the test starts
+(`scripts/spark_services.py connect`, the embedded catalog, 127.0.0.1): a seed, a table, an
+incremental merge run twice, a Python model (DataFrame API over Connect), `dbt debug`; the
+results are read back with PyIceberg. An unreachable server fails in one sentence.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.functional.test_engines import DBT, dbt, local_catalog, services, services_alive
+
+MODELS = {
+    "numbers.sql": "{{ config(materialized='table') }}\n"
+    "select id, cast(id * 2 as bigint) as doubled from range(1, 101)",
+    "merged.sql": "{{ config(materialized='incremental', unique_key='id', "
+    "incremental_strategy='merge') }}\n"
+    "select id, doubled + {{ 1000 if is_incremental() else 0 }} as value "
+    "from {{ ref('numbers') }} where id <= {{ 60 if is_incremental() else 50 }}",
+    "seed_copy.sql": "{{ config(materialized='table') }}\n"
+    "select code, amount, day from {{ ref('prices') }}",
+    # `df.id` (a column of the referenced frame) is what Spark 3.5's server cannot resolve
+    # on a `session.table` frame; the adapter reads relations through SQL over Connect.
+    "tripled.py": "def model(dbt, session):\n"
+    "    df = dbt.ref('numbers')\n"
+    "    return df.filter(df.id <= 5).withColumn('tripled', df.id * 3)\n",
+}
+SEED = "code,amount,day\na,1.50,2024-01-02\nb,20.25,2024-03-04\n"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    run_dir = tmp_path_factory.mktemp("connect-run")
+    warehouse = tmp_path_factory.mktemp("connect-warehouse")
+    state = services("start", "connect", run_dir, "--warehouse", str(warehouse))
+    yield state
+    services("stop", "connect", run_dir)
+    assert not services_alive(run_dir, "connect")
+
+
+def connect_output(state: dict, **extra: object) -> dict:
+    return {
+        "type": "s3tables",
+        "method": "connect",
+        "host": state["host"],
+        "port": state["port"],
+        "warehouse": state["warehouse"],
+        "schema": "analytics",
+        "threads": 2,
+        "connect_timeout": 3,
+        **extra,
+    }
+
+
+def write_project(root: Path, output: dict) -> Path:
+    project = root / "project"
+    (project / "models").mkdir(parents=True)
+    (project / "seeds").mkdir()
+    (project / "dbt_project.yml").write_text(
+        "name: connect_project\nversion: '1.0'\nconfig-version: 2\nprofile: connect\n"
+    )
+    for name, text in MODELS.items():
+        (project / "models" / name).write_text(text)
+    (project / "seeds" / "prices.csv").write_text(SEED)
+    profile = {"connect": {"target": "warm", "outputs": {"warm": output}}}
+    (root / "profiles.yml").write_text(json.dumps(profile))
+    return project
+
+
+def dbt_debug(folder: Path, project: Path) -> subprocess.CompletedProcess:
+    # `dbt debug` takes no --target-path.
+    return subprocess.run(
+        [DBT, "debug", "--project-dir", str(project), "--profiles-dir", str(folder)]
+        + ["--log-path", str(folder / "logs")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def rows(warehouse: str, table: str) -> list[dict]:
+    arrow = local_catalog(warehouse).catalog.load_table(("analytics", table)).scan().to_arrow()
+    return sorted(arrow.to_pylist(), key=lambda row: tuple(str(v) for v in row.values()))
+
+
+def test_project_builds_over_spark_connect(tmp_path: Path, server: dict) -> None:
+    project = write_project(tmp_path, connect_output(server))
+    first = dbt(tmp_path, project, "build", "--vars", "{}")
+    assert first.returncode == 0, first.stdout[-6000:]
+    second = dbt(tmp_path, project, "run", "--select", "merged")
+    assert second.returncode == 0, second.stdout[-6000:]
+
+    warehouse = server["warehouse"]
+    assert len(rows(warehouse, "numbers")) == 100
+    merged = {row["id"]: row["value"] for row in rows(warehouse, "merged")}
+    # 1..50 from the first run, 1..60 rewritten (and 51..60 added) by the merge.
+    assert merged == {i: 2 * i + 1000 for i in range(1, 61)}
+    assert [(r["id"], r["tripled"]) for r in rows(warehouse, "tripled")] == [
+        (i, 3 * i) for i in range(1, 6)
+    ]
+    prices = [(r["code"], float(r["amount"]), str(r["day"])) for r in rows(warehouse, "prices")]
+    assert prices == [("a", 1.5, "2024-01-02"), ("b", 20.25, "2024-03-04")]
+    assert len(rows(warehouse, "seed_copy")) == 2
+
+
+def test_dbt_debug_names_the_server(tmp_path: Path, server: dict) -> None:
+    project = write_project(tmp_path, connect_output(server))
+    result = dbt_debug(tmp_path, project)
+    assert result.returncode == 0, result.stdout[-4000:]
+    assert "(Spark Connect server)" in result.stdout
+    assert "method: connect" in result.stdout
+
+
+def test_unreachable_connect_server_fails_in_one_sentence(tmp_path: Path) -> None:
+    output = connect_output({"host": "127.0.0.1", "port": 9, "warehouse": str(tmp_path / "wh")})
+    project = write_project(tmp_path, output)
+    result = dbt(tmp_path, project, "run", "--select", "numbers")
+    assert result.returncode != 0
+    assert "Cannot reach the Spark Connect server at 127.0.0.1:9 within 3 s" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr

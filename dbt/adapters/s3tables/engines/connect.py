@@ -20,6 +20,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.engines.session import SessionEngine
 from dbt.adapters.s3tables.engines.thrift import check_reachable
+from dbt.adapters.s3tables.seeds import ROW_COLUMN
 from dbt.adapters.s3tables.spark_errors import database_error
 from dbt.adapters.s3tables.sql_text import split_statements
 from dbt.adapters.s3tables.write_conflicts import run_with_conflict_retries
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
     from dbt.adapters.s3tables.credentials import S3TablesCredentials
     from dbt.adapters.s3tables.engines.base import EngineSetup
+    from dbt.adapters.s3tables.seed_csv import SeedText
 
 logger = AdapterLogger("s3tables")
 
@@ -68,6 +70,19 @@ class ConnectEngine(SessionEngine):
     def engine_description(self) -> str:
         # Iceberg's version is a JVM call, which Connect does not offer.
         return f"Spark {self.spark.version} ({SERVER}), Iceberg's version not reported over Connect"
+
+    def create_text_view(self, view_name: str, seed: SeedText) -> None:
+        """The seed's text cells sent to the server (one Arrow transfer): its Parquet file
+        is on this machine, which the server's need not be."""
+        import pyarrow.parquet as pq
+
+        # Declared, not inferred: a column of only empty cells has no type to infer.
+        schema = ", ".join([*(f"c{i} string" for i in range(seed.width)), f"{ROW_COLUMN} bigint"])
+        try:
+            rows = pq.read_table(seed.parquet_path).to_pandas()
+            self.spark.createDataFrame(rows, schema=schema).createOrReplaceTempView(view_name)
+        except Exception as error:
+            raise database_error(error) from None
 
     def execute(self, sql: str, bindings: list[Any] | None = None) -> None:
         if bindings:

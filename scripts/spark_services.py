@@ -27,7 +27,13 @@ import pyspark
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.engines.spark_session import LOG4J_CONFIG, session_settings
-from dbt.adapters.s3tables.jars import JarSources, find_java, resolve_jars
+from dbt.adapters.s3tables.jars import (
+    JarSources,
+    find_java,
+    installed_spark_line,
+    resolve_jars,
+    scala_version,
+)
 
 SPARK_HOME = Path(pyspark.__file__).parent
 HOST = "127.0.0.1"
@@ -71,7 +77,7 @@ class Service:
             env={
                 **os.environ,
                 "SPARK_HOME": str(SPARK_HOME),
-                "SPARK_SCALA_VERSION": "2.12",
+                "SPARK_SCALA_VERSION": scala_version(installed_spark_line()),
                 # The adapter's log4j config writes the JVM's own log to this file.
                 "SPARK_DAEMON_JAVA_OPTS": f"-Dlog4j.configurationFile=file:{LOG4J_CONFIG} "
                 f"-Ddbt.s3tables.spark.log={self.jvm_log(label)}",

@@ -29,10 +29,18 @@ SPARK4_DBT = Path(sys.executable).parent / "dbt"
 SPARK35_DBT = ROOT / ".venv" / "bin" / "dbt"
 # Values that depend on the moment of the build, not on the engine: the events of
 # `recent_events` (and `orders_microbatch`) are dated relative to the build's clock, and a
-# snapshot stamps its rows with the build's time (and hashes it into `dbt_scd_id`). Only
-# whether they are set is compared.
+# snapshot and the `scd2` strategy stamp their rows with the build's time (a snapshot hashes
+# it into `dbt_scd_id`). Only whether they are set is compared.
 BUILD_TIME_COLUMNS = frozenset(
-    {"event_ts", "dbt_valid_from", "dbt_valid_to", "dbt_updated_at", "dbt_scd_id"}
+    {
+        "event_ts",
+        "dbt_valid_from",
+        "dbt_valid_to",
+        "dbt_updated_at",
+        "dbt_scd_id",
+        "valid_from",
+        "valid_to",
+    }
 )
 BUILDS = {
     "build": ([], False),

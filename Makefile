@@ -4,7 +4,8 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 DBT     := $(abspath $(VENV)/bin/dbt)
 
-.PHONY: setup system-deps jars emulators demo test unit functional lint bench soak clean
+.PHONY: setup system-deps jars emulators demo test unit functional lint bench soak clean \
+	spark4 test-spark4
 
 setup: system-deps $(STAMP) jars
 
@@ -29,10 +30,30 @@ SOURCES := $(shell find dbt -type f ! -path '*/__pycache__/*')
 $(STAMP): pyproject.toml setup.cfg $(SOURCES)
 	test -x $(PYTHON) || python3 -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --upgrade pip
-	$(PYTHON) -m pip install --quiet '.[dev]'
+	$(PYTHON) -m pip install --quiet '.[dev,spark35]'
 	$(PYTHON) -m pip install --quiet --no-deps --force-reinstall .
 	rm -rf build
 	touch $(STAMP)
+
+# The same install on Spark 4.0 (the newest line Iceberg 1.10's Spark runtime supports),
+# beside the default Spark 3.5 one; jars.py picks the matching Iceberg runtime.
+VENV4   := .venv-spark4
+STAMP4  := $(VENV4)/.installed
+
+$(STAMP4): pyproject.toml setup.cfg $(SOURCES)
+	test -x $(VENV4)/bin/python || python3 -m venv $(VENV4)
+	$(VENV4)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV4)/bin/python -m pip install --quiet '.[dev,spark4]' 'pyspark==4.0.5'
+	$(VENV4)/bin/python -m pip install --quiet --no-deps --force-reinstall .
+	rm -rf build
+	touch $(STAMP4)
+
+spark4: system-deps $(STAMP4)
+	@$(VENV4)/bin/dbt-s3tables-jars >/dev/null
+
+# integration_tests/ built twice on Spark 4.0 and on Spark 3.5: the same tables.
+test-spark4: setup spark4
+	$(VENV4)/bin/pytest tests/spark4
 
 demo: setup
 	cd integration_tests && $(DBT) build --profiles-dir .
@@ -48,7 +69,8 @@ functional: setup emulators
 	$(VENV)/bin/pytest tests/functional
 
 test: lint emulators
-	$(VENV)/bin/pytest tests
+	$(VENV)/bin/pytest tests --ignore=tests/spark4
+	$(MAKE) test-spark4
 
 bench: setup
 	$(PYTHON) bench/seed_load.py

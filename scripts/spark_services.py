@@ -30,11 +30,13 @@ from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.engines.spark_session import LOG4J_CONFIG, session_settings
 from dbt.adapters.s3tables.jars import (
-    SPARK_CONNECT_SERVER,
     Artifact,
     JarSources,
     find_java,
+    installed_spark_line,
     resolve_jars,
+    scala_version,
+    spark_connect_server,
 )
 
 SPARK_HOME = Path(pyspark.__file__).parent
@@ -79,7 +81,7 @@ class Service:
             env={
                 **os.environ,
                 "SPARK_HOME": str(SPARK_HOME),
-                "SPARK_SCALA_VERSION": "2.12",
+                "SPARK_SCALA_VERSION": scala_version(installed_spark_line()),
                 # The adapter's log4j config writes the JVM's own log to this file.
                 "SPARK_DAEMON_JAVA_OPTS": f"-Dlog4j.configurationFile=file:{LOG4J_CONFIG} "
                 f"-Ddbt.s3tables.spark.log={self.jvm_log(label)}",
@@ -281,7 +283,7 @@ def connect_answers(port: int) -> bool:
 
 def start_connect(service: Service, warehouse: str, master: str, port: int | None) -> dict:
     arguments = embedded_catalog_submit(
-        service, warehouse, master, "dbt-s3tables-connect", (SPARK_CONNECT_SERVER,)
+        service, warehouse, master, "dbt-s3tables-connect", spark_connect_server()
     )
     port = port or free_port()
     # Spark 3.5's server listens on every interface (a binding address is Spark 4's

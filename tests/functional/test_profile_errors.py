@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dbt.adapters.s3tables.jars import ICEBERG_SPARK_RUNTIME, ICEBERG_VERSION, SQLITE_JDBC
+from dbt.adapters.s3tables.jars import ICEBERG_VERSION, SQLITE_JDBC, iceberg_spark_runtime
 
 DBT = str(Path(sys.executable).parent / "dbt")
 
@@ -101,7 +101,7 @@ def test_missing_jars_are_named_with_the_fix(tmp_path: Path) -> None:
     )
     output = result.stdout + result.stderr
     assert result.returncode != 0
-    for coordinates in (ICEBERG_SPARK_RUNTIME.coordinates, SQLITE_JDBC.coordinates):
+    for coordinates in (iceberg_spark_runtime().coordinates, SQLITE_JDBC.coordinates):
         assert coordinates in output, output
     assert "dbt-s3tables-jars --to <folder>" in output and "`jars_dir`" in output
 

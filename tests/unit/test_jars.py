@@ -13,19 +13,24 @@ from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.errors import MissingDependencyError
 from dbt.adapters.s3tables.jars import (
     ICEBERG_AWS_BUNDLE,
-    ICEBERG_SPARK_RUNTIME,
     ICEBERG_VERSION,
     S3TABLES_CATALOG_RUNTIME,
     SQLITE_JDBC,
     Artifact,
     JarPlan,
     JarSources,
+    default_artifacts,
     find_java,
+    iceberg_spark_runtime,
+    installed_spark_line,
     main,
     resolve_jars,
+    spark_line,
 )
 
 JAR = Artifact("org.example", "thing-runtime", "1.2.3", "a test jar")
+# The runtime of the pyspark these tests run on.
+ICEBERG_SPARK_RUNTIME = iceberg_spark_runtime()
 
 
 def publish(repository: Path, artifact: Artifact, content: bytes, sha1: str | None = None) -> None:
@@ -40,11 +45,41 @@ def publish(repository: Path, artifact: Artifact, content: bytes, sha1: str | No
 def test_coordinates_and_repository_layout() -> None:
     assert JAR.coordinates == "org.example:thing-runtime:1.2.3"
     assert JAR.repository_path == "org/example/thing-runtime/1.2.3/thing-runtime-1.2.3.jar"
-    assert ICEBERG_SPARK_RUNTIME.coordinates == (
-        f"org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:{ICEBERG_VERSION}"
-    )
     # The runtime and its AWS bundle are pinned together.
     assert ICEBERG_AWS_BUNDLE.version == ICEBERG_SPARK_RUNTIME.version
+
+
+@pytest.mark.parametrize(
+    ("spark_version", "runtime"),
+    [
+        ("3.5.9", "iceberg-spark-runtime-3.5_2.12"),
+        ("3.5.0", "iceberg-spark-runtime-3.5_2.12"),
+        ("4.0.5", "iceberg-spark-runtime-4.0_2.13"),
+        ("4.0.0.dev1", "iceberg-spark-runtime-4.0_2.13"),
+    ],
+)
+def test_the_runtime_matches_the_spark_line_and_its_scala(spark_version: str, runtime) -> None:
+    artifact = iceberg_spark_runtime(spark_line(spark_version))
+    assert artifact.coordinates == f"org.apache.iceberg:{runtime}:{ICEBERG_VERSION}"
+    assert artifact == iceberg_spark_runtime(spark_version)
+
+
+def test_the_runtime_follows_the_installed_pyspark() -> None:
+    import pyspark
+
+    assert installed_spark_line() == ".".join(pyspark.__version__.split(".")[:2])
+    assert ICEBERG_SPARK_RUNTIME == iceberg_spark_runtime(pyspark.__version__)
+    assert default_artifacts()[0] == ICEBERG_SPARK_RUNTIME
+
+
+@pytest.mark.parametrize("spark_version", ["3.4.3", "4.1.0", "3.3.2"])
+def test_an_unsupported_pyspark_is_named_with_the_fix(spark_version: str) -> None:
+    with pytest.raises(MissingDependencyError) as error:
+        spark_line(spark_version)
+    message = str(error.value)
+    assert f"pyspark {spark_version} is not supported" in message
+    assert "Spark 3.5 and 4.0" in message
+    assert "pip install 'pyspark>=3.5,<3.6'" in message
 
 
 def test_jars_dir_comes_before_the_local_repository(tmp_path: Path) -> None:
@@ -105,6 +140,18 @@ def test_fetch_command_copies_into_a_folder(tmp_path: Path) -> None:
     assert main([*arguments, "--local-repository", str(tmp_path / "m2")]) == 0
     assert sorted(p.name for p in (tmp_path / "offline").iterdir()) == sorted(
         a.file_name for a in (ICEBERG_SPARK_RUNTIME, ICEBERG_AWS_BUNDLE, SQLITE_JDBC)
+    )
+
+
+def test_fetch_command_fetches_for_the_other_spark_line(tmp_path: Path) -> None:
+    remote = tmp_path / "remote"
+    spark4 = (iceberg_spark_runtime("4.0"), ICEBERG_AWS_BUNDLE, SQLITE_JDBC)
+    for artifact in spark4:
+        publish(remote, artifact, artifact.name.encode())
+    arguments = ["--spark", "4.0", "--to", str(tmp_path / "offline"), "--repository"]
+    assert main([*arguments, remote.as_uri(), "--local-repository", str(tmp_path / "m2")]) == 0
+    assert sorted(p.name for p in (tmp_path / "offline").iterdir()) == sorted(
+        a.file_name for a in spark4
     )
 
 

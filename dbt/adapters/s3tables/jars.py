@@ -7,6 +7,10 @@ share), and otherwise downloaded once from `maven_repository` (Maven Central unl
 profile names a mirror) into that local repository, checked against its published SHA-1.
 `dbt-s3tables-jars` fetches them ahead of time (`make setup` does), or
 into a folder to copy to a machine without network.
+
+Iceberg's Spark runtime is built per Spark line and Scala version: the one chosen matches the
+installed pyspark (3.5 with Scala 2.12, the default, or 4.0 with Scala 2.13). The other jars
+are Scala-free and the same for both.
 """
 
 from __future__ import annotations
@@ -28,8 +32,9 @@ from dbt.adapters.s3tables.errors import MissingDependencyError
 # Iceberg's Spark runtime and its AWS bundle move together (the bundle is the AWS SDK the
 # runtime's S3FileIO and SigV4 signer call). 1.10.2's bundle is not on Maven Central.
 ICEBERG_VERSION = "1.10.1"
-SPARK_LINE = "3.5"
-SCALA_VERSION = "2.12"
+# The Spark lines Iceberg 1.10's Spark runtime is published for, each with the Scala version
+# its pyspark is built with (1.10 has no runtime for Spark 4.1).
+SCALA_VERSION_BY_SPARK_LINE = {"3.5": "2.12", "4.0": "2.13"}
 MAVEN_CENTRAL = "https://repo.maven.apache.org/maven2"
 LOCAL_REPOSITORY = Path.home() / ".m2" / "repository"
 DOWNLOAD_TIMEOUT_SECONDS = 30
@@ -60,12 +65,42 @@ class Artifact:
         return "/".join([*self.group.split("."), self.name, self.version, self.file_name])
 
 
-ICEBERG_SPARK_RUNTIME = Artifact(
-    "org.apache.iceberg",
-    f"iceberg-spark-runtime-{SPARK_LINE}_{SCALA_VERSION}",
-    ICEBERG_VERSION,
-    "Iceberg's Spark runtime",
-)
+def spark_line(spark_version: str) -> str:
+    """The Spark line (`4.0` for `4.0.5`) of a supported Spark version, or raise with the fix."""
+    line = ".".join(spark_version.split(".")[:2])
+    if line not in SCALA_VERSION_BY_SPARK_LINE:
+        supported = " and ".join(SCALA_VERSION_BY_SPARK_LINE)
+        raise MissingDependencyError(
+            f"pyspark {spark_version} is not supported: Iceberg {ICEBERG_VERSION}'s Spark "
+            f"runtime exists for Spark {supported}. Fix: `pip install 'pyspark>=3.5,<3.6'` "
+            "(the default) or `pip install 'pyspark>=4.0,<4.1'`."
+        )
+    return line
+
+
+def installed_spark_line() -> str:
+    """The Spark line of the pyspark this Python runs."""
+    import pyspark
+
+    return spark_line(pyspark.__version__)
+
+
+def scala_version(line: str) -> str:
+    """The Scala version pyspark of this Spark line is built with."""
+    return SCALA_VERSION_BY_SPARK_LINE[spark_line(line)]
+
+
+def iceberg_spark_runtime(line: str | None = None) -> Artifact:
+    """Iceberg's Spark runtime for a Spark line (default: the installed pyspark's)."""
+    line = spark_line(line or installed_spark_line())
+    return Artifact(
+        "org.apache.iceberg",
+        f"iceberg-spark-runtime-{line}_{scala_version(line)}",
+        ICEBERG_VERSION,
+        f"Iceberg's Spark {line} runtime",
+    )
+
+
 ICEBERG_AWS_BUNDLE = Artifact(
     "org.apache.iceberg",
     "iceberg-aws-bundle",
@@ -81,17 +116,29 @@ S3TABLES_CATALOG_RUNTIME = Artifact(
     "0.1.8",
     "Amazon's S3 Tables catalog (s3tables_client: catalog_jar)",
 )
-# Spark Connect's server (`scripts/spark-connect`), run on pyspark's own Spark jars: the
-# newest 3.5 release on Maven Central (3.5 patch releases keep the server's interfaces).
-SPARK_CONNECT_SERVER = Artifact(
-    "org.apache.spark",
-    f"spark-connect_{SCALA_VERSION}",
-    "3.5.7",
-    "Spark Connect's server (scripts/spark-connect)",
-)
-# What `make setup` and the fetch command get by default: what every catalog type but
-# `catalog_jar` needs.
-DEFAULT_ARTIFACTS = (ICEBERG_SPARK_RUNTIME, ICEBERG_AWS_BUNDLE, SQLITE_JDBC)
+
+
+def spark_connect_server(line: str | None = None) -> tuple[Artifact, ...]:
+    """Spark Connect's server jar (`scripts/spark-connect`), run on pyspark's own Spark
+    jars: pyspark 4 ships it; for 3.5, the newest 3.5 release on Maven Central (3.5 patch
+    releases keep the server's interfaces)."""
+    line = spark_line(line or installed_spark_line())
+    if line != "3.5":
+        return ()
+    return (
+        Artifact(
+            "org.apache.spark",
+            f"spark-connect_{scala_version(line)}",
+            "3.5.7",
+            "Spark Connect's server (scripts/spark-connect)",
+        ),
+    )
+
+
+def default_artifacts(line: str | None = None) -> tuple[Artifact, ...]:
+    """What `make setup` and the fetch command get by default: what every catalog type but
+    `catalog_jar` needs, on a Spark line (default: the installed pyspark's)."""
+    return (iceberg_spark_runtime(line), ICEBERG_AWS_BUNDLE, SQLITE_JDBC)
 
 
 @dataclass(frozen=True)
@@ -218,15 +265,20 @@ def main(argv: list[str] | None = None) -> int:
         help=f"local Maven repository (default: {LOCAL_REPOSITORY})",
     )
     parser.add_argument(
+        "--spark",
+        choices=list(SCALA_VERSION_BY_SPARK_LINE),
+        help="the Spark line to fetch Iceberg's runtime for (default: the installed pyspark's)",
+    )
+    parser.add_argument(
         "--with-catalog-jar",
         action="store_true",
         help=f"also fetch {S3TABLES_CATALOG_RUNTIME.coordinates}",
     )
     arguments = parser.parse_args(argv)
-    artifacts = list(DEFAULT_ARTIFACTS)
-    if arguments.with_catalog_jar:
-        artifacts.append(S3TABLES_CATALOG_RUNTIME)
     try:
+        artifacts = list(default_artifacts(arguments.spark))
+        if arguments.with_catalog_jar:
+            artifacts.append(S3TABLES_CATALOG_RUNTIME)
         sources = JarSources(
             repository_url=arguments.repository,
             local_repository=Path(arguments.local_repository),

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from dbt.adapters.s3tables.catalogs.failed_writes import Leftovers
 from dbt.adapters.s3tables.errors import ProfileError
-from dbt.adapters.s3tables.jars import ICEBERG_AWS_BUNDLE, ICEBERG_SPARK_RUNTIME, Artifact
+from dbt.adapters.s3tables.jars import ICEBERG_AWS_BUNDLE, Artifact, iceberg_spark_runtime
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -77,8 +77,8 @@ class CatalogType(ABC):
         bundle when requests are signed or data goes through S3FileIO."""
         io_impl = dict(config.extra_properties).get("io-impl", "")
         if config.sigv4_signing_name or io_impl.startswith("org.apache.iceberg.aws."):
-            return (ICEBERG_SPARK_RUNTIME, ICEBERG_AWS_BUNDLE)
-        return (ICEBERG_SPARK_RUNTIME,)
+            return (iceberg_spark_runtime(), ICEBERG_AWS_BUNDLE)
+        return (iceberg_spark_runtime(),)
 
     def table_defaults(self) -> dict[str, str]:
         """Table properties every table of this catalog gets (a model's own win)."""

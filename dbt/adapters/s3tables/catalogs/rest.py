@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from dbt.adapters.s3tables.catalogs.base import CatalogType, emulator_location_error
 from dbt.adapters.s3tables.errors import ProfileError
-from dbt.adapters.s3tables.jars import ICEBERG_AWS_BUNDLE, ICEBERG_SPARK_RUNTIME, Artifact
+from dbt.adapters.s3tables.jars import ICEBERG_AWS_BUNDLE, Artifact, iceberg_spark_runtime
 
 if TYPE_CHECKING:
     from dbt.adapters.s3tables.catalogs.config import CatalogConfig
@@ -96,7 +96,7 @@ class RestCatalogType(CatalogType):
 
     def jar_artifacts(self, config: CatalogConfig) -> tuple[Artifact, ...]:
         if self.file_io == S3_FILE_IO:
-            return (ICEBERG_SPARK_RUNTIME, ICEBERG_AWS_BUNDLE)
+            return (iceberg_spark_runtime(), ICEBERG_AWS_BUNDLE)
         return super().jar_artifacts(config)
 
     def table_defaults(self) -> dict[str, str]:

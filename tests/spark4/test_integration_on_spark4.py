@@ -1,0 +1,126 @@
+"""integration_tests/ on Spark 4.0 builds the same tables as on Spark 3.5 (the default).
+
+The project is built twice by each Spark line's dbt, as tests/functional/
+test_integration_project.py does it (from an empty warehouse, then an incremental build with
+`schema_phase: 2` and the S3 Tables rules on), each into its own warehouse. After each build,
+every table's schema and rows, read with PyIceberg, must be the same on both lines.
+
+This file runs in `.venv-spark4` (pyspark 4.0, `make test-spark4`); the Spark 3.5 builds use
+`.venv`'s dbt (`make setup`). Each build is a dbt subprocess with its own JVM.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyspark
+import pytest
+
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECT = ROOT / "integration_tests"
+SPARK4_DBT = Path(sys.executable).parent / "dbt"
+SPARK35_DBT = ROOT / ".venv" / "bin" / "dbt"
+# Values that depend on the moment of the build, not on the engine: the events of
+# `recent_events` (and `orders_microbatch`) are dated relative to the build's clock, and a
+# snapshot and the `scd2` strategy stamp their rows with the build's time (a snapshot hashes
+# it into `dbt_scd_id`). Only whether they are set is compared.
+BUILD_TIME_COLUMNS = frozenset(
+    {
+        "event_ts",
+        "dbt_valid_from",
+        "dbt_valid_to",
+        "dbt_updated_at",
+        "dbt_scd_id",
+        "valid_from",
+        "valid_to",
+    }
+)
+BUILDS = {
+    "build": ([], False),
+    "incremental build": (["--vars", "{schema_phase: 2}"], True),
+}
+
+
+def build(dbt: Path, work: Path, extra: list[str], s3tables_rules: bool) -> None:
+    env = {
+        **os.environ,
+        "DBT_S3TABLES_WAREHOUSE": str(work / "warehouse"),
+        "DBT_S3TABLES_RULES": str(s3tables_rules).lower(),
+    }
+    result = subprocess.run(
+        [
+            str(dbt),
+            "build",
+            "--project-dir",
+            str(PROJECT),
+            "--profiles-dir",
+            str(PROJECT),
+            "--target-path",
+            str(work / "target"),
+            "--log-path",
+            str(work / "logs"),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
+    assert result.returncode == 0, f"{dbt}: " + result.stdout[-6000:] + result.stderr[-3000:]
+    results = json.loads((work / "target" / "run_results.json").read_text())["results"]
+    statuses = {r["unique_id"]: r["status"] for r in results}
+    assert statuses and set(statuses.values()) <= {"success", "pass"}, statuses
+
+
+def comparable(value: object, column: str) -> object:
+    if column in BUILD_TIME_COLUMNS:
+        return value is not None
+    return repr(value)
+
+
+def tables(warehouse: Path) -> dict[str, tuple[str, list[tuple]]]:
+    """Every table of the warehouse: its schema and its rows, sorted."""
+    catalog = IcebergCatalog(
+        CatalogConfig(name="local", catalog_type="local", warehouse=str(warehouse))
+    )
+    found = {}
+    for namespace in catalog.list_namespaces():
+        for relation in catalog.list_relations(namespace):
+            if relation.kind != "table":
+                continue
+            table = catalog.load_table(namespace, relation.name)
+            rows = [
+                tuple(comparable(row[c], c) for c in sorted(row))
+                for row in table.scan().to_arrow().to_pylist()
+            ]
+            found[f"{namespace}.{relation.name}"] = (str(table.schema()), sorted(rows))
+    return found
+
+
+@pytest.fixture(scope="module")
+def spark35_dbt() -> Path:
+    if not os.access(SPARK35_DBT, os.X_OK):
+        pytest.fail(f"{SPARK35_DBT} is missing: run `make setup` (the Spark 3.5 reference).")
+    return SPARK35_DBT
+
+
+def test_integration_project_gives_the_same_tables_on_spark_4_and_3_5(
+    tmp_path: Path, spark35_dbt: Path
+) -> None:
+    assert pyspark.__version__.startswith("4.0."), f"run by pyspark {pyspark.__version__}"
+    for step, (extra, s3tables_rules) in BUILDS.items():
+        build(SPARK4_DBT, tmp_path / "spark4", extra, s3tables_rules)
+        build(spark35_dbt, tmp_path / "spark35", extra, s3tables_rules)
+        on_spark4 = tables(tmp_path / "spark4" / "warehouse")
+        on_spark35 = tables(tmp_path / "spark35" / "warehouse")
+        assert on_spark4, f"{step}: no tables"
+        assert sorted(on_spark4) == sorted(on_spark35), step
+        differing = [name for name in on_spark4 if on_spark4[name] != on_spark35[name]]
+        assert not differing, f"{step}: tables differ between Spark 4.0 and 3.5: {differing}"

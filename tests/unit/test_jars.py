@@ -25,6 +25,7 @@ from dbt.adapters.s3tables.jars import (
     installed_spark_line,
     main,
     resolve_jars,
+    spark_connect_server,
     spark_line,
 )
 
@@ -221,3 +222,9 @@ def test_find_java_falls_back_to_path(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-such-jdk"))
     monkeypatch.setenv("PATH", os.path.dirname(java))
     assert find_java() == java
+
+
+def test_the_connect_server_jar_comes_from_maven_for_35_and_with_pyspark_4() -> None:
+    (server,) = spark_connect_server("3.5.9")
+    assert server.coordinates == "org.apache.spark:spark-connect_2.12:3.5.7"
+    assert spark_connect_server("4.0.5") == ()  # pyspark 4 ships spark-connect_2.13

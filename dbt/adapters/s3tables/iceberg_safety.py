@@ -36,7 +36,7 @@ logger = AdapterLogger("s3tables")
 
 
 class IcebergSafety(metaclass=AdapterMeta):
-    """Mixed into S3TablesAdapter, whose `iceberg_for`, `execute`, `parse_model_config`,
+    """Mixed into S3TablesAdapter, whose `iceberg_for`, `execute`,
     `catalog_database`, `cache_dropped`, `_relation_from_catalog` and `_warehouse` these
     use; dbt's adapter metaclass makes the `@available` methods reach its Jinja context."""
 
@@ -139,6 +139,7 @@ class IcebergSafety(metaclass=AdapterMeta):
     def audit_build(
         self,
         model: Any,
+        model_config: ModelConfig,
         target: BaseRelation,
         nodes: Any,
         selected: Any,
@@ -147,7 +148,6 @@ class IcebergSafety(metaclass=AdapterMeta):
         it sets `audit_before_publish` and tests of it run in this invocation, or a
         parent it reads is staged and unpublished; then the build its materialization
         writes through, on the table's audit branch."""
-        model_config = self.parse_model_config(model)
         invocation = get_invocation_id()
         model_id = str(model["unique_id"])
         staged = LEDGER.get(invocation, model_id)

@@ -22,7 +22,7 @@
   {%- set batch = model.get('batch') -%}
   {#-- Audited (`audit_before_publish`, see audit.py): every write goes to the table's
        audit branch; a table to create is created empty and filled on the branch. --#}
-  {%- set audit = adapter.audit_build(model, target_relation, graph.nodes, selected_resources) -%}
+  {%- set audit = adapter.audit_build(model, model_config, target_relation, graph.nodes, selected_resources) -%}
   {%- set run = adapter.incremental_run(
         model_config, target_relation, compiled_code, existing_relation, full_refresh,
         batch_start=batch.event_time_start if batch else none,

@@ -35,7 +35,7 @@
 
   {#-- Audited (`audit_before_publish`, see audit.py): the rows go to the table's audit
        branch, the table created empty first if missing. --#}
-  {%- set audit = adapter.audit_build(model, target_relation, graph.nodes, selected_resources) -%}
+  {%- set audit = adapter.audit_build(model, model_config, target_relation, graph.nodes, selected_resources) -%}
   {% if audit %}
     {% if old_relation is none or old_relation.is_view %}
       {% call statement('create_empty') %}{{ s3tables_create_or_replace_table(target_relation, audit.empty_sql(select_sql), typed=true, replace=false) }}{% endcall %}

@@ -22,7 +22,7 @@
     {{ adapter.drop_relation(old_relation) }}
   {% endif %}
 
-  {%- set audit = adapter.audit_build(model, target_relation, graph.nodes, selected_resources) -%}
+  {%- set audit = adapter.audit_build(model, model_config, target_relation, graph.nodes, selected_resources) -%}
   {%- set query = s3tables_model_query(compiled_code) -%}
   {% if audit %}
     {% if old_relation is none or old_relation.is_view %}

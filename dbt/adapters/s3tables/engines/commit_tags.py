@@ -12,6 +12,7 @@ statement, so the thread-local is set here for exactly one statement and cleared
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -21,9 +22,11 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def _commit_properties(spark: SparkSession) -> Any:
-    """Iceberg's thread-local of commit properties (a private static field)."""
-    holder = spark._jvm.org.apache.iceberg.spark.CommitMetadata._java_lang_class  # type: ignore[attr-defined]
+@functools.cache
+def _commit_properties(gateway: Any) -> Any:
+    """Iceberg's thread-local of commit properties (a private static field), looked up
+    once per JVM: every statement then only sets and clears it."""
+    holder = gateway.jvm.org.apache.iceberg.spark.CommitMetadata._java_lang_class
     field = holder.getDeclaredField("COMMIT_PROPERTIES")
     field.setAccessible(True)
     return field.get(None)
@@ -36,7 +39,7 @@ def run_tagged(spark: SparkSession, tags: dict[str, str], run: Callable[[], T]) 
     properties = jvm.java.util.HashMap()
     for key, value in tags.items():
         properties.put(key, value)
-    thread_local = _commit_properties(spark)
+    thread_local = _commit_properties(spark.sparkContext._gateway)  # type: ignore[attr-defined]
     thread_local.set(properties)
     try:
         return run()

@@ -412,7 +412,7 @@ def test_thrift_open_retries_reachability_then_names_host_and_port(monkeypatch) 
     attempts: list[tuple[str, int, float]] = []
     sleeps: list[float] = []
 
-    def unreachable(host: str, port: int, timeout: float) -> None:
+    def unreachable(host: str, port: int, timeout: float, server: str) -> None:
         attempts.append((host, port, timeout))
         raise DbtRuntimeError(f"Cannot reach the Spark Thrift Server at {host}:{port}")
 

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.engines.session import SessionEngine
-from dbt.adapters.s3tables.engines.thrift import check_reachable
+from dbt.adapters.s3tables.engines.thrift import wait_until_reachable
 from dbt.adapters.s3tables.seeds import ROW_COLUMN
 from dbt.adapters.s3tables.spark_errors import database_error
 from dbt.adapters.s3tables.sql_text import split_statements
@@ -106,19 +105,7 @@ def open_connect_session(credentials: S3TablesCredentials) -> ConnectSession:
     """A new server session, after checking (within the profile's retries) that the server
     answers: gRPC would otherwise retry for minutes before failing."""
     host, port = str(credentials.host), int(credentials.port)
-    attempts = 1 + max(0, credentials.connect_retries)
-    for attempt in range(attempts):
-        try:
-            check_reachable(host, port, credentials.connect_timeout, SERVER)
-            break
-        except DbtRuntimeError:
-            if attempt == attempts - 1:
-                raise
-            logger.warning(
-                f"{SERVER} at {host}:{port} not reachable; retry {attempt + 1} of "
-                f"{attempts - 1} in {credentials.connect_timeout} s"
-            )
-            time.sleep(credentials.connect_timeout)
+    wait_until_reachable(credentials, SERVER)
     # pyspark checks its client's dependencies with `distutils.version`; setuptools' shim
     # of distutils imports all of setuptools and pkg_resources for it (0.3-0.7 s of every
     # run), the standard library's (Python < 3.12) does not.

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 
+    from dbt.adapters.s3tables.credentials import S3TablesCredentials
     from dbt.adapters.s3tables.engines.base import EngineSetup
     from dbt.adapters.s3tables.seed_csv import SeedText
 
@@ -138,6 +139,25 @@ def check_reachable(
         ) from None
 
 
+def wait_until_reachable(credentials: S3TablesCredentials, server: str) -> None:
+    """`check_reachable` on the profile's host and port, retried `connect_retries` times
+    `connect_timeout` apart; the last failure is raised."""
+    host, port = str(credentials.host), int(credentials.port)
+    attempts = 1 + max(0, credentials.connect_retries)
+    for attempt in range(attempts):
+        try:
+            check_reachable(host, port, credentials.connect_timeout, server)
+            return
+        except DbtRuntimeError:
+            if attempt == attempts - 1:
+                raise
+            logger.warning(
+                f"{server} at {host}:{port} not reachable; retry {attempt + 1} of "
+                f"{attempts - 1} in {credentials.connect_timeout} s"
+            )
+            time.sleep(credentials.connect_timeout)
+
+
 def open_thrift_engine(connection: Connection, setup: EngineSetup) -> ThriftEngine:
     """dbt-spark's thrift connection (auth, retries), checked for reachability first
     and wrapped in an engine that does everything through SQL."""
@@ -151,21 +171,7 @@ def open_thrift_engine(connection: Connection, setup: EngineSetup) -> ThriftEngi
             "Spark Thrift Server was started with. Fix: use `method: session` for this "
             "project, or remove catalogs.yml"
         )
-    attempts = 1 + max(0, credentials.connect_retries)
-    for attempt in range(attempts):
-        try:
-            check_reachable(
-                str(credentials.host), int(credentials.port), credentials.connect_timeout
-            )
-            break
-        except DbtRuntimeError:
-            if attempt == attempts - 1:
-                raise
-            logger.warning(
-                f"Spark Thrift Server at {credentials.host}:{credentials.port} not reachable; "
-                f"retry {attempt + 1} of {attempts - 1} in {credentials.connect_timeout} s"
-            )
-            time.sleep(credentials.connect_timeout)
+    wait_until_reachable(credentials, "Spark Thrift Server")
     wrapper = SparkConnectionManager.open(connection).handle
     # `setup.after_conflict` is not used: the server writes the files and may still be
     # writing a lost attempt's, so this process cannot remove them.

@@ -115,6 +115,9 @@ class S3TablesCredentials(SparkCredentials):
     # and the Maven repository missing jars are downloaded from (see `jars`).
     jars_dir: str | None = None
     maven_repository: str = MAVEN_CENTRAL
+    # session: the Spark driver JVM maps an archive of the classes an earlier start loaded
+    # (written once into the user's cache folder), and starts seconds sooner.
+    class_data_sharing: bool = True
 
     def __post_init__(self) -> None:
         if self.schema is None:

@@ -206,6 +206,7 @@ def open_session_engine(connection: Connection, setup: EngineSetup) -> SessionEn
             credentials.spark_conf,
             credentials.jar_sources,
             setup.other_catalogs,
+            class_data_sharing=credentials.class_data_sharing,
         )
         # Each connection (one per dbt thread) gets its own session over the shared
         # SparkContext: SQL settings and temporary views never leak between models

@@ -16,6 +16,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig, is_secret
+from dbt.adapters.s3tables.engines.class_archive import class_archive_for
 from dbt.adapters.s3tables.jars import Artifact, JarPlan, JarSources, find_java, resolve_jars
 from dbt.adapters.s3tables.sql_text import quote
 
@@ -30,8 +31,8 @@ LOG4J_CONFIG = os.path.join(os.path.dirname(os.path.dirname(__file__)), "log4j2.
 # How much of the end of the JVM's log is read to tell why it stopped.
 LOG_TAIL_BYTES = 256 * 1024
 
-# Comma-separated Spark settings that both the adapter and the user may fill.
-LIST_SETTINGS = ("spark.jars", "spark.jars.packages")
+# Spark settings that both the adapter and the user may fill, with their separators.
+LIST_SETTINGS = {"spark.jars": ",", "spark.jars.packages": ",", "spark.driver.extraClassPath": ":"}
 
 _session_lock = threading.Lock()
 _session: SparkSession | None = None
@@ -59,16 +60,23 @@ def session_settings(
     user_settings: dict[str, str],
     log_file: str | None = None,
     other_catalogs: tuple[CatalogConfig, ...] = (),
+    java_options: tuple[str, ...] = (),
+    driver_class_path: tuple[str, ...] = (),
 ) -> dict[str, str]:
     """All Spark settings of the session (`catalog` is the default catalog), user settings
-    last so they win."""
+    last so they win. `java_options` go to the driver JVM; `driver_class_path` puts jars on
+    its class path (where class-data sharing archives their classes) besides `spark.jars`."""
     # Quoted: Spark splits the options at blanks outside double quotes.
-    java_options = f'"-Dlog4j.configurationFile=file:{LOG4J_CONFIG}"'
+    driver_options = f'"-Dlog4j.configurationFile=file:{LOG4J_CONFIG}"'
     # Out of memory, the JVM stops at once (exit code 3) instead of every thread printing
     # its OutOfMemoryError to the console while Spark shuts down.
-    java_options += " -XX:+ExitOnOutOfMemoryError"
+    driver_options += " -XX:+ExitOnOutOfMemoryError"
     if log_file:
-        java_options += f' "-Ddbt.s3tables.spark.log={log_file}"'
+        driver_options += f' "-Ddbt.s3tables.spark.log={log_file}"'
+        # A JVM crash report goes beside the logs, not into the project folder.
+        error_file = os.path.join(os.path.dirname(log_file), "hs_err_pid%p.log")
+        driver_options += f' "-XX:ErrorFile={error_file}"'
+    driver_options += "".join(f' "{option}"' for option in java_options)
     settings = {
         "spark.master": master,
         "spark.app.name": "dbt-s3tables",
@@ -82,16 +90,18 @@ def session_settings(
         "spark.sql.session.timeZone": "UTC",
         # Spark's own session catalog is unused, but keep its folder out of the project.
         "spark.sql.warehouse.dir": catalog.scratch_dir,
-        "spark.driver.extraJavaOptions": java_options,
+        "spark.driver.extraJavaOptions": driver_options,
     }
     settings.update(jars.spark_settings())
+    if driver_class_path:
+        settings["spark.driver.extraClassPath"] = ":".join(driver_class_path)
     settings.update(catalog.spark_settings())
     for other in other_catalogs:
         settings.update(other.catalog_spark_settings())
     for key, value in user_settings.items():
         if key in LIST_SETTINGS and settings.get(key):
             # The user's jars come on top of the adapter's, never instead of them.
-            value = f"{settings[key]},{value}"
+            value = f"{settings[key]}{LIST_SETTINGS[key]}{value}"
         settings[key] = value
     return settings
 
@@ -162,6 +172,7 @@ def get_or_create_session(
     user_settings: dict[str, str],
     jar_sources: JarSources,
     other_catalogs: tuple[CatalogConfig, ...] = (),
+    class_data_sharing: bool = True,
 ) -> SparkSession:
     """Return the process's SparkSession, starting it with these catalogs (`catalog` the
     default) if none runs yet; a declared catalog it does not know yet is added to it."""
@@ -185,31 +196,54 @@ def get_or_create_session(
                         f"{wanted.location}. Run each target in its own process."
                     )
             return _session
-        find_java()
+        java = find_java()
         log_file = jvm_log_file()
         _log_offset = os.path.getsize(log_file) if log_file and os.path.exists(log_file) else 0
         artifacts = [a for c in (catalog, *other_catalogs) for a in c.jar_artifacts]
-        settings = session_settings(
-            master=master,
-            catalog=catalog,
-            jars=resolve_jars(artifacts, jar_sources),
-            user_settings=user_settings,
-            log_file=log_file,
-            other_catalogs=other_catalogs,
-        )
+        jars = resolve_jars(artifacts, jar_sources)
         if catalog.aws_profile:
             # The driver JVM starts from this process: Java's AWS SDK reads the profile
             # from its environment.
             os.environ["AWS_PROFILE"] = catalog.aws_profile
-        from pyspark.sql import SparkSession
+        import pyspark
+
+        # The adapter's jars go on the driver's class path too (class-data sharing archives
+        # what the application class loader loads), unless the user brings jars of their
+        # own: those load in Spark's child class loader, which Iceberg's classes, loaded
+        # above it, could not see.
+        own_jars = not (user_settings.get("spark.jars") or user_settings.get("spark.jars.packages"))
+        driver_class_path = jars.jars if own_jars else ()
+        archive = None
+        if class_data_sharing:
+            class_path = (*jars.jars, *(user_settings.get(k, "") for k in LIST_SETTINGS))
+            archive = class_archive_for(java, pyspark.__version__, class_path)
+
+        def start(java_options: tuple[str, ...]) -> SparkSession:
+            settings = session_settings(
+                master=master,
+                catalog=catalog,
+                jars=jars,
+                user_settings=user_settings,
+                log_file=log_file,
+                other_catalogs=other_catalogs,
+                java_options=java_options,
+                driver_class_path=driver_class_path,
+            )
+            return launched(settings)
 
         started = time.monotonic()
-        launch, secrets = split_secrets(settings)
-        builder = SparkSession.builder
-        for key, value in launch.items():
-            builder = builder.config(key, value)
-        _session = builder.getOrCreate()
-        apply_at_runtime(_session, secrets)
+        java_options = archive.java_options() if archive else ()
+        try:
+            _session = start(java_options)
+        except Exception as error:
+            if archive is None or archive_use(java_options) != "map":
+                raise
+            # A damaged archive kills the JVM as it starts: start without it; the next
+            # start writes a new one. Any other cause fails the start again, and is raised.
+            logger.debug(f"Spark did not start with its class archive in {archive.folder}: {error}")
+            archive.discard()
+            java_options = ()
+            _session = start(java_options)
         _session_catalog = catalog
         _session_catalogs.clear()
         _session_catalogs.update({c.name: c for c in (catalog, *other_catalogs)})
@@ -221,6 +255,37 @@ def get_or_create_session(
         _session.sql("SELECT 1").collect()
         logger.info(
             f"Spark {_session.version} started in {time.monotonic() - started:.1f} s "
-            f"(master {master}, catalog `{catalog.name}`)"
+            f"(master {master}, catalog `{catalog.name}`{archive_note(java_options)})"
         )
         return _session
+
+
+def launched(settings: dict[str, str]) -> SparkSession:
+    """Start the JVM and its SparkSession; secret settings reach it after the start."""
+    from pyspark.sql import SparkSession
+
+    launch, secrets = split_secrets(settings)
+    builder = SparkSession.builder
+    for key, value in launch.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    apply_at_runtime(session, secrets)
+    return session
+
+
+def archive_use(java_options: tuple[str, ...]) -> str | None:
+    """What the start does with class-data sharing: "map" an archive, "write" one, or None."""
+    for option in java_options:
+        if option.startswith("-XX:SharedArchiveFile="):
+            return "map"
+        if option.startswith("-XX:ArchiveClassesAtExit="):
+            return "write"
+    return None
+
+
+def archive_note(java_options: tuple[str, ...]) -> str:
+    """How the start used class-data sharing, for the start-up line."""
+    return {
+        "map": ", classes mapped from the JVM class archive",
+        "write": ", writing the JVM class archive for the next start",
+    }.get(archive_use(java_options) or "", "")

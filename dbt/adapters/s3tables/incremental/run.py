@@ -57,6 +57,7 @@ from dbt.adapters.s3tables.incremental.key_uniqueness import (
     key_uniqueness,
 )
 from dbt.adapters.s3tables.incremental.model_state import (
+    LAST_PROCESSED_VALUE,
     REBUILD_PLAN,
     RETIRED,
     compare_state,
@@ -90,7 +91,7 @@ from dbt.adapters.s3tables.model_config import (
     merge_update_columns,
     resolve_use_merge,
 )
-from dbt.adapters.s3tables.sql_text import quote
+from dbt.adapters.s3tables.sql_text import quote, sql_string
 from dbt.adapters.s3tables.types import spark_type_name, typed_query, without_void
 
 if TYPE_CHECKING:
@@ -468,7 +469,7 @@ class IncrementalRun:
                 # Iceberg would commit an empty snapshot: an hourly job would pile up
                 # thousands a year. The run is a no-op; the table stays at its snapshot.
                 logger.info(f"{self.name}: the model returned no rows; nothing committed")
-                self._record_state(self.model.sql, self.before.properties)
+                self._record_state(self.model.sql, self.before.properties, rows)
                 strategy = self.settings.strategy.upper()
                 return IncrementalResponse(
                     _message=f"{strategy} 0 inserted, 0 updated, 0 deleted "
@@ -480,7 +481,7 @@ class IncrementalRun:
                     rows_deleted=0,
                     snapshot_id=None,
                 )
-            return self._commit(replace(write, source_sql=rows))
+            return self._commit(replace(write, source_sql=rows), processed_rows=rows)
 
     def _evolve_schema(self) -> None:
         """Commit the planned schema changes with PyIceberg, before the data commit."""
@@ -568,8 +569,11 @@ class IncrementalRun:
                 return Statement(fallback(write), counted_as, settings, rewrites_table=True)
         return Statement(builder(write), counted_as, settings)
 
-    def _commit(self, write: IncrementalWrite) -> IncrementalResponse:
-        """The strategy's one statement (one commit) and the exact counts of that commit."""
+    def _commit(
+        self, write: IncrementalWrite, processed_rows: str | None = None
+    ) -> IncrementalResponse:
+        """The strategy's one statement (one commit) and the exact counts of that commit.
+        `processed_rows`: a query over the rows the statement read (the cached source)."""
         assert self.before is not None
         strategy = self.settings.strategy
         statement = self._statement(write)
@@ -593,7 +597,7 @@ class IncrementalRun:
             if statement.rewrites_table
             else commit_counts(statement.counted_as, after.summary if committed else None)
         )
-        self._record_state(self.model.sql, after.properties)
+        self._record_state(self.model.sql, after.properties, processed_rows)
         logger.debug(f"{self.name}: {strategy} committed {after.snapshot_id}")
         return IncrementalResponse(
             _message=f"{strategy.upper()} {counts.inserted} inserted, "
@@ -667,20 +671,43 @@ class IncrementalRun:
 
     # --- the state kept on the table ---
 
-    def _record_state(self, model_sql: str, properties: dict[str, str] | None = None) -> None:
+    def _record_state(
+        self,
+        model_sql: str,
+        properties: dict[str, str] | None = None,
+        processed_rows: str | None = None,
+    ) -> None:
         """Keep the strategy, keys, hashes and last processed watermark on the table, for
         the next run to compare with (table properties: no data change, no snapshot).
         `properties`: the table's current ones, when this run already read them."""
         last_value = None
         if self.settings.watermark_column:
-            column = quote(self.settings.watermark_column)
-            rows = self.warehouse.fetch(f"SELECT CAST(MAX({column}) AS STRING) FROM {self.target}")
-            last_value = rows[0][0]
+            last_value = self._last_processed_value(processed_rows)
         state = state_properties(self.settings, model_sql, last_value)
         if self.keep_state is not None:
             self.keep_state(state, (REBUILD_PLAN, *RETIRED))
             return
         self._set_properties(properties, state, remove=(REBUILD_PLAN, *RETIRED))
+
+    def _last_processed_value(self, processed_rows: str | None) -> str | None:
+        """The greatest `watermark_column` value the model has processed: the one recorded
+        before this run, raised by this run's rows (a scan of those rows, not of the
+        table); the table's own greatest value when none was recorded."""
+        name = self.settings.watermark_column
+        assert name is not None
+        column = quote(name)
+        recorded = self.before.properties.get(LAST_PROCESSED_VALUE) if self.before else None
+        field = next((f for f in self.model.schema.fields if f.name.lower() == name.lower()), None)
+        if processed_rows is None or recorded is None or field is None:
+            sql = f"SELECT CAST(MAX({column}) AS STRING) FROM {self.target}"
+        else:
+            # GREATEST skips NULL: no rows with a value keep the recorded one.
+            recorded_value = f"CAST({sql_string(recorded)} AS {field.dataType.simpleString()})"
+            sql = (
+                f"SELECT CAST(GREATEST(MAX({column}), {recorded_value}) AS STRING) "
+                f"FROM ({processed_rows})"
+            )
+        return self.warehouse.fetch(sql)[0][0]
 
     def _set_properties(
         self,

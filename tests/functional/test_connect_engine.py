@@ -7,7 +7,9 @@ results are read back with PyIceberg. An unreachable server fails in one sentenc
 from __future__ import annotations
 
 import json
+import re
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -123,3 +125,21 @@ def test_unreachable_connect_server_fails_in_one_sentence(tmp_path: Path) -> Non
     assert result.returncode != 0
     assert "Cannot reach the Spark Connect server at 127.0.0.1:9 within 3 s" in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_a_token_against_a_server_without_tls_fails_in_one_sentence(
+    tmp_path: Path, server: dict
+) -> None:
+    # A token makes the client speak TLS; the local server does not. This used to hang
+    # `dbt debug` for about ten minutes in pyspark's retries, printing gRPC's handshake log.
+    token = "tok-5e3c-not-for-logs"
+    project = write_project(tmp_path, connect_output(server, token=token))
+    started = time.monotonic()
+    result = dbt_debug(tmp_path, project)
+    assert time.monotonic() - started < 60
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "with a `token`, Spark Connect's client speaks TLS" in output
+    assert "Fix: remove `token`" in output
+    assert not re.search(r"^[IEW]\d{4} ", output, re.MULTILINE), output  # gRPC's log lines
+    assert token not in output and "Traceback" not in output

@@ -11,6 +11,7 @@ group, and a stopped server is reported as unreachable, not with a JVM post-mort
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -111,13 +112,50 @@ def open_connect_session(credentials: S3TablesCredentials) -> ConnectSession:
     # run), the standard library's (Python < 3.12) does not.
     if sys.version_info < (3, 12):
         os.environ.setdefault("SETUPTOOLS_USE_DISTUTILS", "stdlib")
+    # gRPC's C core logs each failed TLS handshake to the console; its errors reach the
+    # user as the one message below.
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     from pyspark.sql.connect.session import SparkSession
 
-    session = SparkSession.builder.remote(connect_url(host, port, credentials.token)).create()
-    # pyspark retries an unavailable server 15 times, backing off to a minute (about ten
-    # minutes in all); 4 retries ride out a blip in about 4 s, then the error says why.
-    session.client._retry_policy.update(max_retries=RPC_RETRIES)
+    # Not `SparkSession.builder...create()`: it sends the builder's options to the server
+    # before the retries can be bounded, and a server that never answers holds it there
+    # for about ten minutes.
+    session = SparkSession(connection=connect_url(host, port, credentials.token))
+    bound_retries(session.client)
+    try:
+        _ = session.version  # the first call: it opens the channel
+    except Exception as error:
+        raise DbtRuntimeError(
+            session_refused_message(host, port, credentials.token, error)
+        ) from None
     return session
+
+
+def bound_retries(client: Any) -> None:
+    """pyspark retries an unavailable server 15 times, backing off to a minute (about ten
+    minutes in all); `RPC_RETRIES` ride out a blip in about 4 s, then the error says why."""
+    if hasattr(client, "set_retry_policies"):  # pyspark 4
+        from pyspark.sql.connect.client.retries import DefaultPolicy
+
+        client.set_retry_policies([DefaultPolicy(max_retries=RPC_RETRIES)])
+    else:
+        client._retry_policy.update(max_retries=RPC_RETRIES)
+
+
+def session_refused_message(host: str, port: int, token: str | None, error: Exception) -> str:
+    """Why the server, which answers on its port, gave no session."""
+    # pyspark passes on gRPC's error text: several lines, the reason on `details = "..."`.
+    text = str(error).strip() or type(error).__name__
+    details = re.search(r'details = "([^"]*)"', text)
+    reason = details.group(1) if details else text.splitlines()[0]
+    message = f"The {SERVER} at {host}:{port} accepted the connection but opened no session"
+    if token:
+        return (
+            f"{message}: with a `token`, Spark Connect's client speaks TLS, and the server "
+            f"did not ({reason}). Fix: remove `token` for a server without TLS (such as "
+            "`scripts/spark-connect`), or serve TLS in front of it"
+        )
+    return f"{message} ({reason}). Fix: check that the port is the Spark Connect server's"
 
 
 def open_connect_engine(connection: Connection, setup: EngineSetup) -> ConnectEngine:

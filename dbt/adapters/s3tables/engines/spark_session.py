@@ -214,7 +214,8 @@ def get_or_create_session(
         own_jars = not (user_settings.get("spark.jars") or user_settings.get("spark.jars.packages"))
         driver_class_path = jars.jars if own_jars else ()
         archive = None
-        if class_data_sharing:
+        # The user's own driver Java options replace the adapter's, archive options included.
+        if class_data_sharing and "spark.driver.extraJavaOptions" not in user_settings:
             class_path = (*jars.jars, *(user_settings.get(k, "") for k in LIST_SETTINGS))
             archive = class_archive_for(java, pyspark.__version__, class_path)
 

@@ -20,10 +20,14 @@ def machine_facts() -> dict[str, str]:
 
 
 def write_csv(name: str, rows: list[dict[str, object]]) -> Path:
-    """Writes `bench/results/<name>.csv`, one line per measurement plus the machine's
-    facts on each, replacing the previous run's file."""
+    """Writes `bench/results/<name>.csv` (`<name>_spark4.csv` when run on pyspark 4), one
+    line per measurement plus the machine's facts on each, replacing the previous run's
+    file of that Spark line."""
+    import pyspark
+
     RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / f"{name}.csv"
+    major = pyspark.__version__.split(".")[0]
+    path = RESULTS / (f"{name}.csv" if major == "3" else f"{name}_spark{major}.csv")
     facts = machine_facts()
     with path.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=[*rows[0], *facts])

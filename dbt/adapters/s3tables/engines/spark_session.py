@@ -216,7 +216,15 @@ def get_or_create_session(
         archive = None
         # The user's own driver Java options replace the adapter's, archive options included.
         if class_data_sharing and "spark.driver.extraJavaOptions" not in user_settings:
-            class_path = (*jars.jars, *(user_settings.get(k, "") for k in LIST_SETTINGS))
+            # Spark's own jars come from the pyspark installation: two virtualenvs with the
+            # same version have different class paths, which Java checks, so their own
+            # archives.
+            spark_jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
+            class_path = (
+                spark_jars,
+                *jars.jars,
+                *(user_settings.get(k, "") for k in LIST_SETTINGS),
+            )
             archive = class_archive_for(java, pyspark.__version__, class_path)
 
         def start(java_options: tuple[str, ...]) -> SparkSession:

@@ -11,9 +11,7 @@ This file runs in `.venv-spark4` (pyspark 4.0, `make test-spark4`); the Spark 3.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -22,9 +20,9 @@ import pytest
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+from tests.functional.test_integration_project import build
 
 ROOT = Path(__file__).resolve().parents[2]
-PROJECT = ROOT / "integration_tests"
 SPARK4_DBT = Path(sys.executable).parent / "dbt"
 SPARK35_DBT = ROOT / ".venv" / "bin" / "dbt"
 # Values that depend on the moment of the build, not on the engine: the events of
@@ -43,40 +41,9 @@ BUILD_TIME_COLUMNS = frozenset(
     }
 )
 BUILDS = {
-    "build": ([], False),
-    "incremental build": (["--vars", "{schema_phase: 2}"], True),
+    "build": ((), False),
+    "incremental build": (("--vars", "{schema_phase: 2}"), True),
 }
-
-
-def build(dbt: Path, work: Path, extra: list[str], s3tables_rules: bool) -> None:
-    env = {
-        **os.environ,
-        "DBT_S3TABLES_WAREHOUSE": str(work / "warehouse"),
-        "DBT_S3TABLES_RULES": str(s3tables_rules).lower(),
-    }
-    result = subprocess.run(
-        [
-            str(dbt),
-            "build",
-            "--project-dir",
-            str(PROJECT),
-            "--profiles-dir",
-            str(PROJECT),
-            "--target-path",
-            str(work / "target"),
-            "--log-path",
-            str(work / "logs"),
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=900,
-    )
-    assert result.returncode == 0, f"{dbt}: " + result.stdout[-6000:] + result.stderr[-3000:]
-    results = json.loads((work / "target" / "run_results.json").read_text())["results"]
-    statuses = {r["unique_id"]: r["status"] for r in results}
-    assert statuses and set(statuses.values()) <= {"success", "pass"}, statuses
 
 
 def comparable(value: object, column: str) -> object:
@@ -116,8 +83,8 @@ def test_integration_project_gives_the_same_tables_on_spark_4_and_3_5(
 ) -> None:
     assert pyspark.__version__.startswith("4.0."), f"run by pyspark {pyspark.__version__}"
     for step, (extra, s3tables_rules) in BUILDS.items():
-        build(SPARK4_DBT, tmp_path / "spark4", extra, s3tables_rules)
-        build(spark35_dbt, tmp_path / "spark35", extra, s3tables_rules)
+        build(tmp_path / "spark4", *extra, s3tables_rules=s3tables_rules, dbt=str(SPARK4_DBT))
+        build(tmp_path / "spark35", *extra, s3tables_rules=s3tables_rules, dbt=str(spark35_dbt))
         on_spark4 = tables(tmp_path / "spark4" / "warehouse")
         on_spark35 = tables(tmp_path / "spark35" / "warehouse")
         assert on_spark4, f"{step}: no tables"

@@ -116,3 +116,26 @@ def test_only_the_in_process_engine_writes_from_this_process() -> None:
         "thrift": False,
         "connect": False,
     }
+
+
+@pytest.mark.parametrize(
+    ("method", "server"), [("thrift", "Spark Thrift Server"), ("connect", "Spark Connect server")]
+)
+def test_server_engines_refuse_catalogs_yml_naming_them_and_the_fix(method, server):
+    from dbt_common.exceptions import DbtRuntimeError
+
+    from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+    from dbt.adapters.s3tables.engines.base import EngineSetup
+
+    default = CatalogConfig(name="local", catalog_type="local", warehouse="/tmp/wh")
+    declared = CatalogConfig(name="lake", catalog_type="local", warehouse="/tmp/lake")
+    alone = EngineSetup(None, default, None, lambda _: None)  # type: ignore[arg-type]
+    alone.refuse_declared_catalogs(method, server)  # nothing declared: nothing refused
+    with pytest.raises(DbtRuntimeError) as refused:
+        EngineSetup(None, default, None, lambda _: None, (declared,)).refuse_declared_catalogs(  # type: ignore[arg-type]
+            method, server
+        )
+    message = str(refused.value)
+    assert "catalogs.yml declares `lake`" in message
+    assert f"`method: {method}` uses the catalogs the {server} was started with" in message
+    assert "Fix: use `method: session`" in message

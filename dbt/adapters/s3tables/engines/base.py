@@ -111,6 +111,19 @@ class EngineSetup:
     # The catalogs catalogs.yml declares, beside `catalog` (Spark's default).
     other_catalogs: tuple[CatalogConfig, ...] = ()
 
+    def refuse_declared_catalogs(self, method: str, server: str) -> None:
+        """A server's catalogs and jars are fixed where it starts (and secrets must not
+        travel in SET statements): catalogs.yml cannot add any."""
+        if self.other_catalogs:
+            from dbt_common.exceptions import DbtRuntimeError
+
+            names = ", ".join(f"`{c.name}`" for c in self.other_catalogs)
+            raise DbtRuntimeError(
+                f"catalogs.yml declares {names}, but `method: {method}` uses the catalogs the "
+                f"{server} was started with. Fix: use `method: session` for this project, or "
+                "remove catalogs.yml"
+            )
+
 
 class EngineOpener(Protocol):
     """Opens the engine of one dbt connection."""

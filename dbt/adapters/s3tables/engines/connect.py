@@ -160,14 +160,7 @@ def session_refused_message(host: str, port: int, token: str | None, error: Exce
 
 def open_connect_engine(connection: Connection, setup: EngineSetup) -> ConnectEngine:
     """This connection's own session on the profile's Spark Connect server."""
-    if setup.other_catalogs:
-        # A server's catalogs and jars are fixed where it starts.
-        names = ", ".join(f"`{c.name}`" for c in setup.other_catalogs)
-        raise DbtRuntimeError(
-            f"catalogs.yml declares {names}, but `method: connect` uses the catalogs the "
-            "Spark Connect server was started with. Fix: use `method: session` for this "
-            "project, or remove catalogs.yml"
-        )
+    setup.refuse_declared_catalogs("connect", SERVER)
     # `setup.after_conflict` is not used: the server writes the files and may still be
     # writing a lost attempt's, so this process cannot remove them.
     return ConnectEngine(

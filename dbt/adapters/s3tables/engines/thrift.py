@@ -162,15 +162,7 @@ def open_thrift_engine(connection: Connection, setup: EngineSetup) -> ThriftEngi
     """dbt-spark's thrift connection (auth, retries), checked for reachability first
     and wrapped in an engine that does everything through SQL."""
     credentials = setup.credentials
-    if setup.other_catalogs:
-        # A server's catalogs and jars are fixed where it starts, and secrets must not
-        # travel in SET statements.
-        names = ", ".join(f"`{c.name}`" for c in setup.other_catalogs)
-        raise DbtRuntimeError(
-            f"catalogs.yml declares {names}, but `method: thrift` uses the catalogs the "
-            "Spark Thrift Server was started with. Fix: use `method: session` for this "
-            "project, or remove catalogs.yml"
-        )
+    setup.refuse_declared_catalogs("thrift", "Spark Thrift Server")
     wait_until_reachable(credentials, "Spark Thrift Server")
     wrapper = SparkConnectionManager.open(connection).handle
     # `setup.after_conflict` is not used: the server writes the files and may still be

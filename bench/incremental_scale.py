@@ -135,6 +135,20 @@ def process_model_time(root: Path, target: str, model: str) -> tuple[float, floa
     return model_time["execution_time"], wall
 
 
+def bare_merge_sql(table: str, source: str) -> str:
+    """The adapter's dedup merge of `source` into the bench table `table`, as a statement."""
+    return merge_sql(
+        IncrementalWrite(
+            target=f"{SCHEMA}.{table}",
+            source_sql=source,
+            target_columns=COLUMNS,
+            source_columns=COLUMNS,
+            unique_key=["id"],
+            watermark_column="version",
+        )
+    )
+
+
 def timed(run: Callable[[], None]) -> float:
     started = time.perf_counter()
     run()
@@ -219,17 +233,7 @@ def bench_size(
                 spark.sql(f"CACHE TABLE {view} AS {SOURCE}")
                 spark.sql(f"SELECT 1 FROM {view} LIMIT 1").collect()
                 source = f"SELECT * FROM {view}"
-            statement = merge_sql(
-                IncrementalWrite(
-                    target=f"{SCHEMA}.{table}",
-                    source_sql=source,
-                    target_columns=COLUMNS,
-                    source_columns=COLUMNS,
-                    unique_key=["id"],
-                    watermark_column="version",
-                )
-            )
-            spark.sql(statement)
+            spark.sql(bare_merge_sql(table, source))
             if cached:
                 spark.sql(f"DROP VIEW IF EXISTS {view}")
 

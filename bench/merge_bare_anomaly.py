@@ -27,27 +27,13 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from incremental_scale import COLUMNS, SCHEMA, SOURCE, warm_model_time, write_project
+from incremental_scale import SCHEMA, SOURCE, bare_merge_sql, warm_model_time, write_project
 from machine import write_csv
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
-from dbt.adapters.s3tables.incremental.strategies import IncrementalWrite, merge_sql
 from dbt.adapters.s3tables.jars import JarSources
-
-
-def statement(table: str, source: str) -> str:
-    return merge_sql(
-        IncrementalWrite(
-            target=f"{SCHEMA}.{table}",
-            source_sql=source,
-            target_columns=COLUMNS,
-            source_columns=COLUMNS,
-            unique_key=["id"],
-            watermark_column="version",
-        )
-    )
 
 
 def main() -> None:
@@ -80,7 +66,7 @@ def main() -> None:
             view = f"dbt_source_{uuid.uuid4().hex}"
             spark.sql(f"CACHE TABLE {view} AS {SOURCE}")
             spark.sql(f"SELECT 1 FROM {view} LIMIT 1").collect()
-            spark.sql(statement("cached", f"SELECT * FROM {view}"))
+            spark.sql(bare_merge_sql("cached", f"SELECT * FROM {view}"))
             spark.sql(f"DROP VIEW IF EXISTS {view}")
 
         def timed(run: Callable[[], object]) -> Callable[[], float]:
@@ -92,12 +78,12 @@ def main() -> None:
             return measure
 
         contenders: list[tuple[str, str, Callable[[], float]]] = [
-            ("same session", "same", timed(lambda: spark.sql(statement("same", SOURCE)))),
-            ("kept other session", "kept", timed(lambda: kept.sql(statement("kept", SOURCE)))),
+            ("same session", "same", timed(lambda: spark.sql(bare_merge_sql("same", SOURCE)))),
+            ("kept other session", "kept", timed(lambda: kept.sql(bare_merge_sql("kept", SOURCE)))),
             (
                 "new session",
                 "fresh",
-                timed(lambda: spark.newSession().sql(statement("fresh", SOURCE))),
+                timed(lambda: spark.newSession().sql(bare_merge_sql("fresh", SOURCE))),
             ),
             ("cached source", "cached", timed(cached)),
             ("dbt model", "merge_dedup", lambda: warm_model_time(root, "s3tables", "merge_dedup")),

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import pyspark
@@ -218,24 +219,43 @@ def embedded_catalog_submit(
     # Spark's default catalog is the Iceberg catalog, and a server session starts in its
     # `default` namespace: without it, every session fails with SCHEMA_NOT_FOUND.
     iceberg.create_namespace("default")
+    jars = resolve_jars([*catalog.jar_artifacts, *extra], JarSources())
     settings = session_settings(
         master=master,
         catalog=catalog,
-        jars=resolve_jars([*catalog.jar_artifacts, *extra], JarSources()),
+        jars=jars,
         user_settings={},
         log_file=str(service.jvm_log("server")),
+        # The server loads Iceberg's SQL extensions at start: its jars must be on the
+        # driver's own classpath, not only in the `spark.jars` class loader.
+        driver_class_path=jars.jars,
     )
     settings["spark.app.name"] = app_name
-    # The server loads Iceberg's SQL extensions at start: its jars must be on the driver's
-    # own classpath, not only in the `spark.jars` class loader.
-    settings["spark.driver.extraClassPath"] = os.pathsep.join(
-        p for p in settings.get("spark.jars", "").split(",") if p
-    )
     arguments = ["--master", master]
     for key, value in settings.items():
         if key != "spark.master":
             arguments += ["--conf", f"{key}={value}"]
     return arguments
+
+
+def launch_server(
+    service: Service,
+    arguments: list[str],
+    port: int,
+    warehouse: str,
+    answers: Callable[[int], bool],
+    what: str,
+) -> dict:
+    """Start the server's spark-submit, record its state, and wait until it answers."""
+    pid = service.launch(
+        "server",
+        spark_class("org.apache.spark.deploy.SparkSubmit", *arguments),
+        {"SPARK_LOCAL_IP": HOST},
+    )
+    state = {"pids": [pid], "host": HOST, "port": port, "warehouse": warehouse}
+    service.state_file.write_text(json.dumps(state))
+    wait_for(lambda: answers(port), what, service)
+    return state
 
 
 def start_thrift(service: Service, warehouse: str, master: str) -> dict:
@@ -250,15 +270,7 @@ def start_thrift(service: Service, warehouse: str, master: str) -> dict:
         "--hiveconf",
         f"hive.server2.thrift.bind.host={HOST}",
     ]
-    pid = service.launch(
-        "server",
-        spark_class("org.apache.spark.deploy.SparkSubmit", *arguments),
-        {"SPARK_LOCAL_IP": HOST},
-    )
-    state = {"pids": [pid], "host": HOST, "port": port, "warehouse": warehouse}
-    service.state_file.write_text(json.dumps(state))
-    wait_for(lambda: port_answers(port), "the thrift server", service)
-    return state
+    return launch_server(service, arguments, port, warehouse, port_answers, "the thrift server")
 
 
 # --- Spark Connect server ---
@@ -295,15 +307,9 @@ def start_connect(service: Service, warehouse: str, master: str, port: int | Non
         "org.apache.spark.sql.connect.service.SparkConnectServer",
         "spark-internal",
     ]
-    pid = service.launch(
-        "server",
-        spark_class("org.apache.spark.deploy.SparkSubmit", *arguments),
-        {"SPARK_LOCAL_IP": HOST},
+    return launch_server(
+        service, arguments, port, warehouse, connect_answers, "the Spark Connect server"
     )
-    state = {"pids": [pid], "host": HOST, "port": port, "warehouse": warehouse}
-    service.state_file.write_text(json.dumps(state))
-    wait_for(lambda: connect_answers(port), "the Spark Connect server", service)
-    return state
 
 
 def main() -> None:

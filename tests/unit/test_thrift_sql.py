@@ -27,6 +27,7 @@ from pyspark.sql.types import (
 from TCLIService.ttypes import TOperationState
 
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
+from dbt.adapters.s3tables.engines.base import EngineSetup
 from dbt.adapters.s3tables.engines.thrift import ThriftEngine, check_reachable
 from dbt.adapters.s3tables.seed_csv import read_seed_csv
 from dbt.adapters.s3tables.seeds import text_rows_view_sql
@@ -422,9 +423,7 @@ def test_thrift_open_retries_reachability_then_names_host_and_port(monkeypatch) 
     with pytest.raises(DbtRuntimeError, match="10.0.0.9:10001"):
         module.open_thrift_engine(
             SimpleNamespace(),
-            SimpleNamespace(
-                credentials=credentials, conflict_retries=ConflictRetries(), other_catalogs=()
-            ),
+            EngineSetup(credentials, None, ConflictRetries(), lambda _: None),  # type: ignore[arg-type]
         )
     assert attempts == [("10.0.0.9", 10001, 4)] * 3
     assert sleeps == [4, 4]

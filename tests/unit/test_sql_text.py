@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.s3tables.sql_text import expression_problem, split_statements
+from dbt.adapters.s3tables.sql_text import expression_problem, qualify_columns, split_statements
 
 
 @pytest.mark.parametrize(
@@ -62,3 +62,23 @@ def test_one_expression_passes(predicate: str) -> None:
 )
 def test_expressions_that_could_escape_their_parentheses(predicate: str, problem: str) -> None:
     assert expression_problem(predicate) == problem
+
+
+@pytest.mark.parametrize(
+    ("predicate", "qualified"),
+    [
+        ("id != 2", "T.`id` != 2"),
+        ("`id` > 1 AND upper(s) = 'id'", "T.`id` > 1 AND upper(T.`s`) = 'id'"),
+        ("ID >= date_add(current_date(), -3)", "T.`ID` >= date_add(current_date(), -3)"),
+        ("DBT_INTERNAL_DEST.id != 2", "DBT_INTERNAL_DEST.id != 2"),
+        ("DBT_INTERNAL_SOURCE.id > 0 OR true", "DBT_INTERNAL_SOURCE.id > 0 OR true"),
+        ("cast(id as s) > 1", "cast(T.`id` as s) > 1"),
+        ("id in (select id from other)", "T.`id` in (select id from other)"),
+        ("exists(xs, id -> id > 1) and id > 2", "exists(xs, id -> id > 1) and T.`id` > 2"),
+        ("s.field = 1", "T.`s`.field = 1"),
+        ("id > 1e5 and other = 1", "T.`id` > 1e5 and other = 1"),
+        ("s(1) = 2", "s(1) = 2"),
+    ],
+)
+def test_qualify_columns(predicate: str, qualified: str) -> None:
+    assert qualify_columns(predicate, ["id", "s"], "T") == qualified

@@ -10,7 +10,9 @@ from dbt.adapters.s3tables.incremental.strategies import (
     IncrementalWrite,
     append_sql,
     delete_insert_sql,
+    merge_fallback_sql,
     merge_sql,
+    scd2_sql,
 )
 from dbt.adapters.s3tables.sql_text import quote
 
@@ -154,3 +156,39 @@ def test_delete_insert_delete_rows_are_distinct_unless_the_source_is_unique(
     sql = delete_insert_sql(write(unique_key=["id"], source_unique=source_unique))
     assert ("SELECT DISTINCT `id`, NULL AS `amount`" in sql) is distinct
     assert "'delete' AS dbt_internal_action" in sql
+
+
+def test_merge_leaves_a_column_the_model_no_longer_returns_as_it_is() -> None:
+    # The table has `status`, the model stopped returning it: matched rows keep theirs,
+    # new rows get NULL.
+    sql = merge_sql(write(unique_key=["id"], source_columns=["id", "amount"]))
+    update = re.search(r"UPDATE SET (.*)$", sql, re.M).group(1)
+    assert update == "DBT_INTERNAL_DEST.`amount` = DBT_INTERNAL_SOURCE.`amount`"
+    assert "NULL AS `status`" in sql
+
+
+def test_merge_exclude_path_also_skips_columns_the_model_lacks() -> None:
+    w = write(
+        unique_key=["id"], source_columns=["id", "amount"], update_columns=["amount", "status"]
+    )
+    assert w.columns_to_update == ["amount"]
+
+
+def test_merge_fallback_keeps_a_column_the_model_no_longer_returns() -> None:
+    sql = merge_fallback_sql(write(unique_key=["id"], source_columns=["id", "amount"]))
+    assert (
+        "CASE WHEN DBT_INTERNAL_DEST.dbt_internal_matched THEN DBT_INTERNAL_DEST.`status` "
+        "ELSE DBT_INTERNAL_SOURCE.`status` END" in sql
+    )
+    assert "ELSE DBT_INTERNAL_SOURCE.`amount` END" not in sql
+
+
+def test_scd2_does_not_compare_a_column_the_model_no_longer_returns() -> None:
+    sql = scd2_sql(write(unique_key=["id"], source_columns=["id", "amount"]))
+    assert "NOT (DBT_INTERNAL_DEST.`amount` <=> DBT_INTERNAL_SOURCE.`amount`)" in sql
+    assert "`status` <=>" not in sql
+
+
+def test_unqualified_predicate_columns_are_the_targets() -> None:
+    on = on_clause(delete_insert_sql(write(unique_key=["id"], predicates=["id != 2"])))
+    assert on.endswith("AND (DBT_INTERNAL_DEST.`id` != 2)")

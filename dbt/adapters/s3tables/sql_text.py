@@ -18,6 +18,14 @@ _EXPRESSION_TOKEN = re.compile(
 )
 
 
+# The tokens of an expression whose bare column names get qualified: literals and quoted
+# names (whole), words, numbers (so `1e5` is not a word), `->`, and any other character.
+_QUALIFY_TOKEN = re.compile(
+    r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`(?:[^`]|``)*`|\d[\w.]*|[A-Za-z_]\w*|->|\S""",
+    re.DOTALL,
+)
+
+
 def quote(name: str) -> str:
     """Spark SQL identifier quoting: backticks, with embedded backticks doubled."""
     return "`" + name.replace("`", "``") + "`"
@@ -84,3 +92,50 @@ def expression_problem(text: str) -> str | None:
     if depth:
         return "leaves a parenthesis open"
     return None
+
+
+def qualify_columns(expression: str, columns: list[str], alias: str) -> str:
+    """`expression` with each bare reference to one of `columns` prefixed by `alias.`, so
+    a condition written against one table (`id != 2`) means the same inside a statement
+    joining two tables with those columns. Left as they are: names already qualified
+    (`x.id`) or followed by `(` (functions), type names after `AS`, lambda parameters
+    (`x -> x > 1`, in their lambda's parentheses), and everything inside a subquery (its
+    names belong to its own tables)."""
+    wanted = {c.lower() for c in columns}
+    tokens = list(_QUALIFY_TOKEN.finditer(expression))
+    parts: list[str] = []
+    position = 0
+    # One entry per open parenthesis: whether it opens a subquery, and the lambda
+    # parameters declared inside it.
+    groups: list[tuple[bool, set[str]]] = [(False, set())]
+
+    def neighbour(index: int) -> str:
+        return tokens[index].group().upper() if 0 <= index < len(tokens) else ""
+
+    for index, match in enumerate(tokens):
+        token = match.group()
+        if token == "(":
+            groups.append((neighbour(index + 1) in ("SELECT", "WITH"), set()))
+            continue
+        if token == ")":
+            if len(groups) > 1:
+                groups.pop()
+            continue
+        is_name = token.startswith("`") or token[0].isalpha() or token[0] == "_"
+        name = token[1:-1].replace("``", "`") if token.startswith("`") else token
+        if not is_name or name.lower() not in wanted:
+            continue
+        if neighbour(index + 1) == "->":
+            groups[-1][1].add(name.lower())
+            continue
+        if (
+            not any(subquery for subquery, _ in groups)
+            and not any(name.lower() in parameters for _, parameters in groups)
+            and neighbour(index - 1) not in (".", "AS")
+            and neighbour(index + 1) != "("
+        ):
+            parts.append(expression[position : match.start()])
+            parts.append(f"{alias}.{quote(name)}")
+            position = match.end()
+    parts.append(expression[position:])
+    return "".join(parts)

@@ -8,6 +8,9 @@ from dbt.tests.adapter.incremental.test_incremental_merge_exclude_columns import
 )
 from dbt.tests.adapter.incremental.test_incremental_microbatch import BaseMicrobatch
 from dbt.tests.adapter.incremental.test_incremental_predicates import BaseIncrementalPredicates
+from dbt.tests.adapter.incremental.test_incremental_predicates import (
+    TestPredicatesDeleteInsert as PredicatesDeleteInsertUpstream,
+)
 from dbt.tests.adapter.incremental.test_incremental_unique_id import (
     BaseIncrementalUniqueKey,
     seeds__seed_csv,
@@ -114,30 +117,12 @@ class TestMergeExcludeColumnsWithoutMerge(BaseMergeExcludeColumns):
 
 
 class TestIncrementalPredicates(BaseIncrementalPredicates):
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        # delete+insert is one MERGE here (in Postgres a DELETE on the target alone), so an
-        # unqualified `id` is ambiguous: qualify it with dbt's target alias.
-        return {
-            "models": {
-                "+incremental_predicates": ["DBT_INTERNAL_DEST.id != 2"],
-                "+incremental_strategy": "delete+insert",
-            }
-        }
+    # Upstream's unqualified `id != 2`: its bare names are resolved against the target.
+    pass
 
 
-class TestPredicatesDeleteInsert(BaseIncrementalPredicates):
+class TestPredicatesDeleteInsert(PredicatesDeleteInsertUpstream):
     """dbt's legacy `predicates` config, which dbt-core reads as `incremental_predicates`."""
-
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        # Qualified for the same reason as in TestIncrementalPredicates.
-        return {
-            "models": {
-                "+predicates": ["DBT_INTERNAL_DEST.id != 2"],
-                "+incremental_strategy": "delete+insert",
-            }
-        }
 
 
 class TestIncrementalPredicatesWithoutMerge(BaseIncrementalPredicates):
@@ -145,10 +130,9 @@ class TestIncrementalPredicatesWithoutMerge(BaseIncrementalPredicates):
 
     @pytest.fixture(scope="class")
     def project_config_update(self):
-        # Qualified for the same reason as in TestIncrementalPredicates.
         return {
             "models": {
-                "+incremental_predicates": ["DBT_INTERNAL_DEST.id != 2"],
+                "+incremental_predicates": ["id != 2"],
                 "+incremental_strategy": "delete+insert",
                 "+use_merge": False,
             }

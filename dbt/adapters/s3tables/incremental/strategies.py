@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from dbt.adapters.s3tables.incremental.partition_evolution import PartitionTerm
-from dbt.adapters.s3tables.sql_text import quote
+from dbt.adapters.s3tables.sql_text import qualify_columns, quote
 
 # dbt's documented aliases, which users write in `incremental_predicates`.
 SOURCE_ALIAS = "DBT_INTERNAL_SOURCE"
@@ -42,7 +42,8 @@ class IncrementalWrite:
     source_columns: Sequence[str]
     unique_key: Sequence[str] = ()
     predicates: Sequence[str] = field(default=())
-    # merge: the target columns a matched row updates (default: every non-key column).
+    # merge: the target columns a matched row updates (default: every non-key column the
+    # model returns).
     update_columns: Sequence[str] | None = None
     # merge: keep, per key, the source row with the greatest value of this column.
     watermark_column: str | None = None
@@ -76,6 +77,20 @@ class IncrementalWrite:
     def keys(self) -> list[str]:
         return [self.target_column(k) for k in self.unique_key]
 
+    @property
+    def columns_to_update(self) -> list[str]:
+        """The target columns a matched row takes from the model: `update_columns`, else
+        every non-key column; of those, only the ones the model returns. A column the
+        model no longer returns keeps its value in matched rows (dbt-core's merge updates
+        only the model's columns too)."""
+        keys = {k.lower() for k in self.unique_key}
+        chosen = (
+            self.update_columns
+            if self.update_columns is not None
+            else [c for c in self.target_columns if c.lower() not in keys]
+        )
+        return [c for c in chosen if self.source_column(c) is not None]
+
     def aligned_select(self, columns: Sequence[str] | None = None) -> str:
         """The model's rows with exactly the given target columns (default: all), in the
         target's order: a column the model lacks is NULL (never dropped from the table)."""
@@ -104,7 +119,13 @@ class IncrementalWrite:
         return self.aligned_select() if self.source_unique else self.deduplicated_select()
 
     def on_clause(self, condition: str) -> str:
-        return " AND ".join(f"({c})" for c in [condition, *self.predicates])
+        """`condition` and every incremental predicate; a predicate's bare column names are
+        the target's (as in a `DELETE ... WHERE` on the target, where predicates written
+        for other adapters' delete+insert run): both sides have them here."""
+        predicates = [
+            qualify_columns(p, list(self.target_columns), TARGET_ALIAS) for p in self.predicates
+        ]
+        return " AND ".join(f"({c})" for c in [condition, *predicates])
 
     def partition_values(self, alias: str) -> list[str]:
         """The value of each partition field for the rows of `alias`."""
@@ -136,12 +157,8 @@ def insert_values(columns: Sequence[str]) -> str:
 
 def merge_sql(write: IncrementalWrite) -> str:
     """Update matched rows, insert new ones; the source is first made unique per key."""
-    keys = {k.lower() for k in write.unique_key}
-    update_columns = write.update_columns
-    if update_columns is None:
-        update_columns = [c for c in write.target_columns if c.lower() not in keys]
     updates = ", ".join(
-        f"{TARGET_ALIAS}.{quote(c)} = {SOURCE_ALIAS}.{quote(c)}" for c in update_columns
+        f"{TARGET_ALIAS}.{quote(c)} = {SOURCE_ALIAS}.{quote(c)}" for c in write.columns_to_update
     )
     update_clause = f"WHEN MATCHED THEN UPDATE SET {updates}\n" if updates else ""
     return (
@@ -251,10 +268,16 @@ class Scd2Parts:
         data_columns = [c for c in write.target_columns if c.lower() not in history]
         keys = write.keys
         key_names = {k.lower() for k in keys}
+        # A column the model no longer returns is not compared: its NULL in the model's
+        # rows is no change of the row (new versions hold NULL in it).
         tracked = (
             [write.target_column(c) for c in write.check_columns]
             if write.check_columns
-            else [c for c in data_columns if c.lower() not in key_names]
+            else [
+                c
+                for c in data_columns
+                if c.lower() not in key_names and write.source_column(c) is not None
+            ]
         )
         changed = (
             " OR ".join(
@@ -358,11 +381,7 @@ def partition_values_overwrite_fallback_sql(write: IncrementalWrite) -> str:
 
 
 def merge_fallback_sql(write: IncrementalWrite) -> str:
-    keys = {k.lower() for k in write.unique_key}
-    update_columns = write.update_columns
-    if update_columns is None:
-        update_columns = [c for c in write.target_columns if c.lower() not in keys]
-    updated = {c.lower() for c in update_columns} | keys
+    updated = {c.lower() for c in write.columns_to_update} | {k.lower() for k in write.unique_key}
     source = write.unique_select()
     values = ", ".join(
         f"{SOURCE_ALIAS}.{quote(c)}"

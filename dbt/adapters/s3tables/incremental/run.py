@@ -130,6 +130,18 @@ def renders_as_first_build(relation: str) -> bool:
 SKIPPED_WHEN_EMPTY = ("append", "merge", "delete+insert", "scd2", "insert_overwrite")
 
 
+# What each strategy writes into a column the model no longer returns (README, "Schema
+# evolution"): rows it leaves in place always keep their values.
+KEPT_COLUMN_VALUES = {
+    "merge": "merge keeps their values in updated rows and writes NULL in new rows",
+    "append": "append writes NULL in new rows",
+    "delete+insert": "delete+insert writes NULL in the rows it replaces or adds",
+    "insert_overwrite": "insert_overwrite writes NULL in the partitions it replaces",
+    "microbatch": "microbatch writes NULL in the batch it replaces",
+    "scd2": "scd2 does not compare them and writes NULL in new versions",
+}
+
+
 class Action(enum.Enum):
     """What one incremental run does to its table."""
 
@@ -301,7 +313,8 @@ class IncrementalRun:
         if diff.removed and mode not in ("ignore", "fail"):
             logger.warning(
                 f"{self.name}: column(s) {', '.join(diff.removed)} no longer returned by the "
-                "model are kept (this adapter never drops a column) and get NULL in new rows"
+                "model are kept (this adapter never drops a column); "
+                + KEPT_COLUMN_VALUES[self.settings.strategy]
             )
         self.plan = plan_evolution(self.name, mode, diff)
         # The table's columns after evolution: computed, not re-read.

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from dbt.adapters.s3tables.audit import audit_branch
+from dbt.adapters.s3tables.audit import RECORD_PREFIX, audit_branch
+from dbt.adapters.s3tables.incremental.model_state import STATE_KEYS
 
 # `round` changes the data; `bad` puts a NULL id in it (the not_null test fails).
 ORDERS_SQL = """
@@ -62,7 +63,13 @@ def main_snapshot(project, name: str) -> int | None:
 
 
 def branches(project, name: str) -> list[str]:
-    return project.adapter.iceberg.branches(project.test_schema, name)
+    return list(project.adapter.iceberg.branches(project.test_schema, name).heads)
+
+
+def model_state(project, name: str) -> dict[str, str]:
+    """The incremental state kept on the table (audit records excluded)."""
+    properties = project.adapter.iceberg.table_state(project.test_schema, name).properties
+    return {k: v for k, v in properties.items() if k in STATE_KEYS}
 
 
 def statuses(results) -> dict[str, str]:
@@ -94,7 +101,7 @@ class TestAuditBeforePublish:
             n: (main_snapshot(project, n), table_rows(project, n)) for n in ("orders", "events")
         }
         totals_before = table_rows(project, "totals")
-        state_before = project.adapter.iceberg.table_state(project.test_schema, "events").properties
+        state_before = model_state(project, "events")
 
         results, output = run_dbt_and_capture(
             ["build", "--vars", "{round: 2, bad: true}"], expect_pass=False
@@ -111,10 +118,7 @@ class TestAuditBeforePublish:
         assert "orders: not published (failing test(s): test.test.not_null_orders_id" in output
         assert f"branch_{branch}" in output  # the log says how to read the staged data
         # The incremental state did not move: the next run compares with the last published.
-        after = project.adapter.iceberg.table_state(project.test_schema, "events").properties
-        assert {k: v for k, v in after.items() if k.startswith("dbt.s3tables.")} == {
-            k: v for k, v in state_before.items() if k.startswith("dbt.s3tables.")
-        }
+        assert state_before and model_state(project, "events") == state_before
 
         # The next run starts from main (not from the failed data) and removes the branch.
         run_dbt(["build", "--vars", "{round: 3}"])
@@ -265,3 +269,47 @@ class TestMainMovedBeforeThePublish:
         # main holds what the other writer committed, the branch the staged rows.
         assert table_rows(project, "moved") == [(-1, -1)]
         assert table_rows(project, "moved", branch) == [(i, 1) for i in range(3)]
+
+
+LENIENT_YML = SCHEMA_YML.replace(
+    "data_tests: [not_null]", "data_tests: [{not_null: {config: {error_if: '>5'}}}]"
+)
+
+
+def record_keys(project, name: str) -> list[str]:
+    properties = project.adapter.iceberg.table_state(project.test_schema, name).properties
+    return [k for k in properties if k.startswith(RECORD_PREFIX)]
+
+
+class TestRetryAfterAFailedAudit:
+    """`dbt retry` re-runs only the failed test: it must audit the staged build again,
+    never pass on main while that build stays unpublished."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"orders.sql": ORDERS_SQL, "events.sql": EVENTS_SQL, "schema.yml": SCHEMA_YML}
+
+    def test_a_retry_audits_the_staged_build_again(self, project) -> None:
+        run_dbt(["build", "--vars", "{round: 1}"])
+        published = {n: table_rows(project, n) for n in ("orders", "events")}
+        state = model_state(project, "events")
+        run_dbt(["build", "--vars", "{round: 2, bad: true}"], expect_pass=False)
+        branch = audit_branch(last_invocation(project))
+
+        # The retry's tests read the staged data: they fail again, main does not move.
+        results, output = run_dbt_and_capture(["retry"], expect_pass=False)
+        assert statuses(results) == {"not_null_orders_id": "fail", "not_null_events_id": "fail"}
+        assert f"orders: the build staged on branch {branch} was not published" in output
+        assert {n: table_rows(project, n) for n in published} == published
+        assert model_state(project, "events") == state
+
+        # With the test made lenient, a retry passes on the staged data and publishes it.
+        Path(project.project_root, "models", "schema.yml").write_text(LENIENT_YML)
+        results, output = run_dbt_and_capture(["retry"])
+        assert set(statuses(results).values()) == {"warn"}
+        for name in ("orders", "events"):
+            assert f"{name}: audited (1 test(s) passed) and published" in output
+            assert (None, 2) in table_rows(project, name)
+            assert branches(project, name) == [] and record_keys(project, name) == []
+        # The incremental state kept for the publish landed with it.
+        assert model_state(project, "events") != state

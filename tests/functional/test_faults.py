@@ -292,6 +292,43 @@ def test_a_merge_that_loses_to_a_concurrent_commit_is_rerun(tmp_path: Path) -> N
     assert all(merged[i] == 2 * i for i in range(1, 51))
 
 
+# Each target row the MERGE reads waits 150 ms in its ON clause: the merge runs for seconds
+# after it read the table, while maintenance expires the snapshot it read.
+MERGED_SLOWLY = MERGED.replace(
+    "unique_key='id'", f"unique_key='id', incremental_predicates=[\"{PAUSE.format(ms=150)}\"]"
+)
+
+
+def test_a_merge_that_loses_to_snapshot_expiry_is_rerun(tmp_path: Path) -> None:
+    project = Project(tmp_path / "project", tmp_path / "warehouse", write_conflict_wait_seconds=1)
+    project.model("merged", MERGED_SLOWLY)
+    assert project.run("run").returncode == 0
+    catalog = project.catalog()
+    table = catalog.load_table(SCHEMA, "merged")
+    read_by_the_merge = table.current_snapshot().snapshot_id
+
+    run = project.start("run", "--vars", "{round: 2}", log_path="logs-merge")
+    log = project.root / "logs-merge" / "dbt.log"
+    while run.poll() is None:
+        if log.exists() and "MERGE INTO" in log.read_text(errors="replace"):
+            break
+        time.sleep(0.05)
+    time.sleep(1.5)  # the merge has read the table and is joining
+    # Maintenance's moves: another commit, then expiry of the snapshot the merge read.
+    table.append(pa.table({"id": [1000], "v": [0]}, schema=table.schema().as_arrow()))
+    catalog.load_table(SCHEMA, "merged").maintenance.expire_snapshots().by_id(
+        read_by_the_merge
+    ).commit()
+    output = run.communicate(timeout=600)[0]
+    assert run.returncode == 0, output
+    assert_readable(output)
+    assert "write conflict; retry 1 of 3" in log.read_text(), "the merge never lost to expiry"
+    rows = catalog.load_table(SCHEMA, "merged").scan().to_arrow().to_pylist()
+    merged = {r["id"]: r["v"] for r in rows}
+    assert len(merged) == len(rows) == 51
+    assert all(merged[i] == 2 * i for i in range(1, 51)) and merged[1000] == 0
+
+
 def test_two_overlapping_runs_on_one_table_both_land(tmp_path: Path) -> None:
     project = Project(tmp_path / "project", tmp_path / "warehouse")
     project.model("merged", MERGED)
@@ -304,6 +341,51 @@ def test_two_overlapping_runs_on_one_table_both_land(tmp_path: Path) -> None:
         assert job.returncode == 0 or "Iceberg commit conflict" in output, output
     table = project.catalog().load_table(SCHEMA, "merged").scan().to_arrow().to_pylist()
     assert sorted((r["id"], r["v"]) for r in table) == [(i, 3 * i) for i in range(1, 51)]
+
+
+# --- two audited builds of one table at once ------------------------------------------------
+
+AUDITED = (
+    "{{ config(materialized='table', audit_before_publish=true) }}\n"
+    "select {{ var('job') }} * 100 + id as id, {{ var('round') }} as round\n"
+    f"from range(1, 4) as r(id) where {PAUSE.format(ms=700)}"
+)
+AUDITED_TESTS = """
+version: 2
+models:
+  - name: audited
+    columns:
+      - name: id
+        data_tests: [not_null]
+"""
+
+
+def test_two_audited_builds_at_once_each_publish_or_say_why(tmp_path: Path) -> None:
+    project = Project(tmp_path / "project", tmp_path / "warehouse")
+    project.model("audited", AUDITED)
+    (project.root / "models" / "schema.yml").write_text(AUDITED_TESTS)
+    assert project.run("build", "--vars", "{job: 0, round: 0}").returncode == 0
+    for round_ in (1, 2, 3):
+        jobs = {
+            job: project.start(
+                "build", "--vars", f"{{job: {job}, round: {round_}}}", log_path=f"logs-{job}"
+            )
+            for job in (1, 2)
+        }
+        outputs = {job: process.communicate(timeout=600)[0] for job, process in jobs.items()}
+        published = []
+        for job, process in jobs.items():
+            assert_readable(outputs[job])
+            assert "Branch does not exist" not in outputs[job], outputs[job]
+            if process.returncode == 0:
+                published.append(job)
+            else:  # lost the race to publish: main had moved on; said in one sentence
+                assert "its tests passed but the publish failed" in outputs[job], outputs[job]
+        assert published, outputs
+        rows = project.catalog().load_table(SCHEMA, "audited").scan().to_arrow().to_pylist()
+        ids = sorted(r["id"] for r in rows)
+        assert {r["round"] for r in rows} == {round_}
+        assert any(ids == [job * 100 + i for i in (1, 2, 3)] for job in published), ids
 
 
 # --- 7. out of memory ------------------------------------------------------------------------

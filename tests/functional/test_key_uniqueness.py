@@ -1,5 +1,7 @@
-"""A merge whose unique key is declared unique uses the model's rows without dedup; a
-broken promise on a key the table holds fails the run and commits nothing."""
+"""Rows repeating a `unique_key` value: a first build keeps them all (as dbt's own does),
+a merge or scd2 run takes one row per key (the greatest `watermark_column`), and each says
+how many. A merge whose unique key is declared unique uses the model's rows without
+counting; a broken promise on a key the table holds fails the run and commits nothing."""
 
 from __future__ import annotations
 
@@ -65,7 +67,10 @@ class TestDeclaredUniqueKey:
             assert table_rows(project, query.format(table)) == [(1, "a"), (2, "B"), (3, "c")]
         assert "used as they are (`unique_key_is_unique: true`)" in debug_line(log, "configured")
         assert "used as they are (a unique constraint on id)" in debug_line(log, "constrained")
-        assert "deduplicated per key" in debug_line(log, "deduplicated")
+        # Undeclared, the rows were counted: no key repeats, so no dedup either.
+        assert "used as they are (no key repeats in this run's rows, counted)" in debug_line(
+            log, "deduplicated"
+        )
 
         snapshots = {m: snapshot_count(project, relation(project, m)) for m in ("configured",)}
         results = run_dbt(["run", *run_vars(batch=3)], expect_pass=False)
@@ -78,3 +83,55 @@ class TestDeclaredUniqueKey:
         table = relation(project, "configured")
         assert snapshot_count(project, table) == snapshots["configured"]
         assert table_rows(project, query.format(table)) == [(1, "a"), (2, "B"), (3, "c")]
+
+
+REPEATED_KEY_ROWS = {
+    1: "select * from values (1, 'a', 1), (1, 'b', 2), (2, 'c', 1) as t(id, label, version)",
+    2: "select * from values (2, 'd', 2), (2, 'e', 3), (2, 'f', 1), (3, 'g', 1) "
+    "as t(id, label, version)",
+    3: "select * from values (3, 'h', 2) as t(id, label, version)",
+}
+KEYED = "materialized='incremental', unique_key='id', watermark_column='version'"
+
+
+class TestRepeatedKeys:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "repeated.sql": batch_model(KEYED, REPEATED_KEY_ROWS),
+            "repeated_scd2.sql": batch_model(
+                f"{KEYED}, incremental_strategy='scd2'", REPEATED_KEY_ROWS
+            ),
+        }
+
+    def test_first_build_keeps_them_merges_take_one_and_both_say_so(self, project):
+        table = relation(project, "repeated")
+        query = f"select id, label from {table}"
+        warning = "`unique_key` value(s) appear in more than one of the model's rows"
+
+        _, log = run_dbt_and_capture(["run"])
+        assert table_rows(project, query) == [(1, "a"), (1, "b"), (2, "c")]
+        assert (
+            f"repeated: 1 {warning} (2 rows); a first build keeps every row, as dbt's does, "
+            "and a later merge run treats all rows of such a key alike" in log
+        )
+        assert f"repeated_scd2: 1 {warning} (2 rows); a first build keeps every row" in log
+        _, log = run_dbt_and_capture(["run", *run_vars(batch=2)])
+        assert table_rows(project, query) == [(1, "a"), (1, "b"), (2, "e"), (3, "g")]
+        assert (
+            f"repeated: 1 {warning} (3 rows); this merge run takes one row per key: the one with "
+            "the greatest `version`" in log
+        )
+        assert f"repeated_scd2: 1 {warning} (3 rows); this scd2 run takes one row per key" in log
+        _, log = run_dbt_and_capture(["run", *run_vars(batch=3)])
+        assert table_rows(project, query) == [(1, "a"), (1, "b"), (2, "e"), (3, "h")]
+        assert warning not in log
+        history = f"select id, label, valid_to is null from {relation(project, 'repeated_scd2')}"
+        assert table_rows(project, history) == [
+            (1, "a", True),
+            (1, "b", True),
+            (2, "c", False),
+            (2, "e", True),
+            (3, "g", False),
+            (3, "h", True),
+        ]

@@ -99,6 +99,42 @@ class TestRunUndo:
         output = undo(project, fifth, expect_pass=False)
         assert "refused, nothing changed" in output
         assert "`totals`: refused, changed since by run" in output
+        assert "Fix: undo run " in output
+        # The other tables' steps are said as not done, never as done.
+        assert "not done (the undo is refused): " in output
+        assert "undone: " not in output
+        assert contents(project) == state
+
+    def test_maintenance_after_a_run_is_no_reason_to_refuse_its_undo(self, project) -> None:
+        run(project, "--vars", "{round: 7}")
+        before = contents(project)
+        eighth = run(project, "--vars", "{round: 8}")
+        run_dbt(["run", "--vars", "{round: 8}", "--select", "events"])  # a second file to compact
+        maintain = {"models": list(MODELS), "operations": ["compact", "rewrite_manifests"]}
+        run_dbt(["run-operation", "s3tables_maintain", "--args", json.dumps(maintain)])
+        ninth = run(project, "--select", "events", "--vars", "{round: 8}")
+        for invocation in (ninth, eighth):
+            output = undo(project, invocation)
+            assert "undone: " in output, output
+        assert "later compaction commit(s), which change no row" in output
+        assert contents(project) == before
+
+    def test_an_expired_state_before_the_run_is_refused_saying_so(self, project) -> None:
+        run(project, "--vars", "{round: 9}")
+        tenth = run(project, "--vars", "{round: 10}")
+        state = contents(project)
+        # Every snapshot but the current (round 10's) expires.
+        expire = {
+            "models": list(MODELS),
+            "operations": ["expire_snapshots"],
+            "snapshots_older_than_days": 0,
+            "retain_last": 1,
+        }
+        run_dbt(["run-operation", "s3tables_maintain", "--args", json.dumps(expire)])
+        output = undo(project, tenth, expect_pass=False)
+        for name in MODELS:
+            assert f"`{name}`: refused, its state before the run has expired" in output, output
+        assert "a writer outside dbt" not in output
         assert contents(project) == state
 
     def test_a_table_the_run_created_is_dropped(self, project) -> None:

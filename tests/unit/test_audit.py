@@ -4,12 +4,17 @@ how a test result is judged, and when the ledger publishes or gives up on a buil
 from __future__ import annotations
 
 from dbt.adapters.s3tables.audit import (
+    ABANDONED_AFTER_SECONDS,
     AuditLedger,
+    AuditRecord,
     StagedBuild,
     audit_branch,
+    audit_records,
     gating_tests,
     is_audit_branch,
     is_failing_test,
+    record_key,
+    stale_branches,
 )
 
 RUN = "3f2a-77"
@@ -116,3 +121,76 @@ def test_a_new_invocation_starts_with_an_empty_ledger() -> None:
     ledger.stage(RUN, build("m", tests={"t1"}))
     assert ledger.staged_branch("another-run", "m") is None
     assert ledger.unpublished("another-run", ["m"]) == set()
+
+
+NOW = 1_800_000_000.0
+
+
+def record(branch: str, owner: str = "41@here", age: float = 60, **values) -> AuditRecord:
+    return AuditRecord(branch, "model.p.orders", owner, NOW - age, **values)
+
+
+def test_a_record_survives_its_table_property() -> None:
+    kept = record(
+        "dbt_audit_a",
+        tests=("test.p.t1",),
+        set_properties={"dbt.s3tables.unique_key": '["id"]'},
+        remove_properties=("x",),
+        drop_columns=("legacy",),
+    ).unpublished()
+    properties = {record_key("dbt_audit_a"): kept.to_property(), "other": "1"}
+    assert audit_records(properties) == {"dbt_audit_a": kept}
+    assert AuditRecord.from_property("{not json") is None
+    assert audit_records({record_key("dbt_audit_b"): '{"branch": 1}'}) == {}
+
+
+def stale(branches, records, alive=(), host="here") -> list[str]:
+    by_branch = {r.branch: r for r in records}
+    return stale_branches(branches, by_branch, "dbt_audit_own", NOW, host, lambda p: p in alive)
+
+
+def test_a_concurrent_build_in_flight_keeps_its_branch() -> None:
+    # Staged by a live process on this machine: in flight.
+    assert stale(["dbt_audit_a", "dbt_audit_own"], [record("dbt_audit_a")], alive={41}) == []
+
+
+def test_unpublished_dead_and_unrecorded_branches_are_removed() -> None:
+    branches = [
+        "dbt_audit_failed",
+        "dbt_audit_dead",
+        "dbt_audit_bare",
+        "main_copy",
+        "dbt_audit_own",
+    ]
+    records = [
+        record("dbt_audit_failed").unpublished(),
+        record("dbt_audit_dead", owner="99@here"),
+    ]
+    assert stale(branches, records, alive={41}) == [
+        "dbt_audit_failed",
+        "dbt_audit_dead",
+        "dbt_audit_bare",
+    ]
+
+
+def test_a_build_staged_on_another_machine_is_in_flight_for_a_day() -> None:
+    recent = record("dbt_audit_a", owner="41@elsewhere")
+    old = record("dbt_audit_b", owner="41@elsewhere", age=ABANDONED_AFTER_SECONDS + 1)
+    assert stale(["dbt_audit_a", "dbt_audit_b"], [recent, old]) == ["dbt_audit_b"]
+
+
+def test_a_build_of_an_earlier_invocation_is_taken_up_once_per_invocation() -> None:
+    ledger = AuditLedger()
+    asked = []
+
+    def resumer(invocation: str, relation: object, node: object) -> StagedBuild | None:
+        asked.append(invocation)
+        return StagedBuild("m.orders", "orders", "dbt_audit_old", {"t.not_null"}, set())
+
+    ledger.resume_with(resumer)
+    assert ledger.reading_branch(RUN, "m.orders", None, None, resume=False) is None
+    assert ledger.reading_branch(RUN, "m.orders", None, None, resume=True) == "dbt_audit_old"
+    assert ledger.reading_branch(RUN, "m.orders", None, None, resume=True) == "dbt_audit_old"
+    assert asked == [RUN]
+    update = ledger.test_done(RUN, "t.not_null", ["m.orders"], failed=False)
+    assert [b.model_id for b in update.publish] == ["m.orders"]

@@ -74,6 +74,10 @@ def test_merge_validation_failure_is_a_conflict_and_explained() -> None:
         VALIDATION,
         "ValidationException: Missing required files to delete: file:/w/a.parquet",
         "ValidationException: Cannot commit, found new delete for replaced data file",
+        # Snapshot expiry removed the snapshot the statement started from.
+        "java.lang.IllegalArgumentException: Snapshot 5213 is not an ancestor of -8841",
+        "ValidationException: Cannot determine history between starting snapshot 1 and the "
+        "last known ancestor 2",
     ],
 )
 def test_conflicts_are_recognised(text: str) -> None:

@@ -120,6 +120,8 @@ class FakeWarehouse:
         self.engine = FakeEngine(schemas)
         self.iceberg = iceberg
         self.statements: list[str] = []
+        # What a count of the model's rows per key answers: rows, repeated keys, their rows.
+        self.key_counts: tuple[int, int, int] = (2, 0, 0)
 
     def execute(self, sql: str) -> None:
         self.statements.append(sql)
@@ -129,6 +131,8 @@ class FakeWarehouse:
 
     def fetch(self, sql: str) -> list[Any]:
         self.statements.append(sql)
+        if "count_if(n > 1)" in sql:
+            return [self.key_counts]
         return [(1,)]
 
     def port(self) -> Warehouse:
@@ -142,11 +146,17 @@ def incremental_run(
     iceberg: FakeIceberg | None = None,
     table_exists: bool = True,
     language: str = "sql",
+    model_node: dict[str, Any] | None = None,
 ) -> tuple[IncrementalRun, FakeWarehouse]:
     warehouse = FakeWarehouse(schemas or {"": ID_NAME}, iceberg or FakeIceberg())
     model_config = parse_model_config("orders", {"materialized": "incremental", **config}, language)
     run = IncrementalRun(
-        model_config, Target(), model_sql, warehouse.port(), table_exists=table_exists
+        model_config,
+        Target(),
+        model_sql,
+        warehouse.port(),
+        table_exists=table_exists,
+        model_node=model_node,
     )
     return run, warehouse
 
@@ -342,11 +352,60 @@ def test_insert_overwrite_after_a_spec_change_replaces_partitions_by_value() -> 
 def test_the_merge_source_is_deduplicated_unless_the_key_is_declared_unique(
     config: dict[str, Any], model_node: dict[str, Any] | None, deduplicated: bool
 ) -> None:
-    run, warehouse = incremental_run({"unique_key": "id", **config})
-    run.write(model_node=model_node)
+    run, warehouse = incremental_run({"unique_key": "id", **config}, model_node=model_node)
+    warehouse.key_counts = (3, 1, 2)  # a key repeats: undeclared, the rows are deduplicated
+    run.write()
     merge = next(s for s in warehouse.statements if s.startswith("MERGE"))
     assert ("ROW_NUMBER" in merge) is deduplicated
 
 
 def test_every_strategy_says_what_it_writes_into_a_kept_column() -> None:
     assert set(KEPT_COLUMN_VALUES) == set(STRATEGY_BUILDERS)
+
+
+def test_a_first_build_keeps_repeated_keys_and_counts_them_once() -> None:
+    run, warehouse = incremental_run({"unique_key": "id"}, table_exists=False)
+    warehouse.key_counts = (5, 2, 4)
+    assert run.create_sql == "select id, name from src"  # every row kept, as dbt's does
+    assert run.create_sql  # counted once, whatever asks again
+    assert sum("count_if(n > 1)" in s for s in warehouse.statements) == 1
+
+
+def test_a_first_build_without_repeated_keys_writes_the_rows_as_they_are() -> None:
+    run, warehouse = incremental_run({"unique_key": "id"}, table_exists=False)
+    assert run.create_sql == "select id, name from src"
+    assert "GROUP BY `id`" in warehouse.statements[0]
+
+
+@pytest.mark.parametrize(
+    ("config", "counted"),
+    [
+        ({"unique_key": "id", "unique_key_is_unique": True}, False),
+        ({"unique_key": "id", "incremental_strategy": "delete+insert"}, False),
+        ({"incremental_strategy": "append"}, False),
+        ({"unique_key": "id"}, True),
+    ],
+)
+def test_only_undeclared_merge_keys_are_counted(config: dict, counted: bool) -> None:
+    run, warehouse = incremental_run(config, table_exists=False)
+    assert run.create_sql
+    assert any("count_if(n > 1)" in s for s in warehouse.statements) is counted
+
+
+@pytest.mark.parametrize(("counts", "deduplicated"), [((3, 0, 0), False), ((3, 1, 2), True)])
+def test_a_merge_dedups_its_rows_only_when_a_key_repeats(
+    counts: tuple[int, int, int], deduplicated: bool
+) -> None:
+    run, warehouse = incremental_run({"unique_key": "id"})
+    warehouse.key_counts = counts
+    run.write()
+    merge = next(s for s in warehouse.statements if s.startswith("MERGE"))
+    assert ("ROW_NUMBER()" in merge) is deduplicated
+
+
+def test_a_merge_of_no_rows_commits_nothing() -> None:
+    run, warehouse = incremental_run({"unique_key": "id"})
+    warehouse.key_counts = (0, 0, 0)
+    response = run.write()
+    assert response is not None and response.snapshot_id is None
+    assert not any(s.startswith("MERGE") for s in warehouse.statements)

@@ -10,16 +10,29 @@ ledger; `audited_build.py` carries out the branch writes and the publish).
 - A model built while a parent is still staged reads the parent's branch, so it is staged
   too, and publishes only after every such parent has published: data built from
   unpublished data is never published before it.
+- Each staged build keeps an `AuditRecord` on its table (a table property per branch):
+  whose build it is, whether it ended unpublished, and what its publish still has to do. A
+  concurrent build of the same table never removes a branch still in flight, and a build
+  whose audit failed can be audited again later (`dbt retry`, `dbt test`): its tests then
+  read the staged data, and it publishes when they pass.
 """
 
 from __future__ import annotations
 
+import json
 import threading
-from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 BRANCH_PREFIX = "dbt_audit_"
+# The table property holding a staged build's record: this prefix, then the branch.
+RECORD_PREFIX = "dbt.s3tables.audit."
+# A staged build whose process cannot be checked (another machine) is taken as abandoned
+# after this long: no audited build runs for a day.
+ABANDONED_AFTER_SECONDS = 24 * 3600
+STAGED = "staged"
+UNPUBLISHED = "unpublished"
 
 
 def audit_branch(invocation_id: str) -> str:
@@ -29,6 +42,100 @@ def audit_branch(invocation_id: str) -> str:
 
 def is_audit_branch(name: str) -> bool:
     return name.startswith(BRANCH_PREFIX)
+
+
+def record_key(branch: str) -> str:
+    return RECORD_PREFIX + branch
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    """What a table keeps about one of its staged builds (see the module docstring)."""
+
+    branch: str
+    model_id: str
+    # The process that staged it, as `pid@host`, and when (seconds since the epoch).
+    owner: str
+    staged_at: float
+    state: str = STAGED
+    # The tests that gate it.
+    tests: tuple[str, ...] = ()
+    # What its publish does after moving main: table properties set and removed, and
+    # columns dropped.
+    set_properties: dict[str, str] = field(default_factory=dict)
+    remove_properties: tuple[str, ...] = ()
+    drop_columns: tuple[str, ...] = ()
+
+    def to_property(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_property(cls, text: str) -> AuditRecord | None:
+        """The record, or None for a value this version cannot read."""
+        try:
+            values = json.loads(text)
+            return cls(
+                branch=str(values["branch"]),
+                model_id=str(values["model_id"]),
+                owner=str(values["owner"]),
+                staged_at=float(values["staged_at"]),
+                state=str(values.get("state", STAGED)),
+                tests=tuple(values.get("tests") or ()),
+                set_properties={
+                    str(k): str(v) for k, v in (values.get("set_properties") or {}).items()
+                },
+                remove_properties=tuple(values.get("remove_properties") or ()),
+                drop_columns=tuple(values.get("drop_columns") or ()),
+            )
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+    def unpublished(self) -> AuditRecord:
+        """Its audit failed (or a parent's did, or its publish): done, not in flight."""
+        return replace(self, state=UNPUBLISHED)
+
+
+def audit_records(properties: Mapping[str, str]) -> dict[str, AuditRecord]:
+    """The records a table's properties hold, by branch."""
+    records = {}
+    for key, value in properties.items():
+        if key.startswith(RECORD_PREFIX):
+            record = AuditRecord.from_property(value)
+            if record is not None:
+                records[record.branch] = record
+    return records
+
+
+def in_flight(record: AuditRecord, now: float, host: str, is_alive: Callable[[int], bool]) -> bool:
+    """Whether a staged build may still be running: staged (not yet unpublished) by a
+    process that is alive (same machine) or, elsewhere, less than a day ago."""
+    if record.state != STAGED:
+        return False
+    pid, _, owner_host = record.owner.partition("@")
+    if owner_host == host and pid.isdigit():
+        return is_alive(int(pid))
+    return now - record.staged_at < ABANDONED_AFTER_SECONDS
+
+
+def stale_branches(
+    branches: Iterable[str],
+    records: Mapping[str, AuditRecord],
+    own: str,
+    now: float,
+    host: str,
+    is_alive: Callable[[int], bool],
+) -> list[str]:
+    """The audit branches a new audited build removes before staging its own: every one
+    but its own and those of builds still in flight (a concurrent build of the same
+    table). A branch without a record is an earlier version's, or its record was written
+    after it: records are written before their branch, so never a build in flight."""
+    return [
+        branch
+        for branch in branches
+        if is_audit_branch(branch)
+        and branch != own
+        and not (branch in records and in_flight(records[branch], now, host, is_alive))
+    ]
 
 
 def gating_tests(
@@ -79,6 +186,10 @@ class StagedBuild:
         return not self.published and not self.failed and not self.pending_tests
 
 
+# (invocation id, the model's relation on main, its node) -> the build taken up, or None.
+Resumer = Callable[[str, Any, Any], StagedBuild | None]
+
+
 @dataclass
 class LedgerUpdate:
     """What a ledger event settled: builds to publish now (in order), and builds whose
@@ -96,12 +207,46 @@ class AuditLedger:
         self._lock = threading.Lock()
         self._invocation: str | None = None
         self._builds: dict[str, StagedBuild] = {}
+        # Taking up builds staged by earlier invocations (see `reading_branch`): one at a
+        # time, each model asked once per invocation.
+        self._resume_lock = threading.Lock()
+        self._resumer: Resumer | None = None
+        self._asked: set[str] = set()
 
     def _for(self, invocation_id: str) -> dict[str, StagedBuild]:
         if invocation_id != self._invocation:
             self._invocation = invocation_id
             self._builds = {}
+            self._asked = set()
         return self._builds
+
+    def resume_with(self, resumer: Resumer) -> None:
+        """How a build an earlier invocation staged and did not publish is taken up (the
+        adapter reads its record from the table's catalog)."""
+        self._resumer = resumer
+
+    def reading_branch(
+        self, invocation_id: str, model_id: str, relation: Any, node: Any, resume: bool
+    ) -> str | None:
+        """The branch a reader of `model_id` reads: its audit branch while staged in this
+        invocation; with `resume`, also the branch of a build an earlier invocation staged
+        and did not publish, when this invocation runs tests that gate it (it is then
+        staged here too, published when they pass). None: main."""
+        branch = self.staged_branch(invocation_id, model_id)
+        if branch is not None or not resume or self._resumer is None:
+            return branch
+        with self._resume_lock:
+            with self._lock:
+                builds = self._for(invocation_id)
+                if model_id in self._asked:
+                    build = builds.get(model_id)
+                    return build.branch if build is not None and not build.published else None
+                self._asked.add(model_id)
+            resumed = self._resumer(invocation_id, relation, node)
+            if resumed is None:
+                return None
+            self.stage(invocation_id, resumed)
+            return resumed.branch
 
     def unpublished(self, invocation_id: str, model_ids: Iterable[str]) -> set[str]:
         """Those of `model_ids` staged in this invocation and not published."""

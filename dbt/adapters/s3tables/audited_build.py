@@ -13,6 +13,9 @@ on Spark 3.5); the table is created empty if missing and the branch gets an
 
 from __future__ import annotations
 
+import os
+import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -20,7 +23,15 @@ from typing import TYPE_CHECKING
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.s3tables.audit import LEDGER, LedgerUpdate, StagedBuild, is_audit_branch
+from dbt.adapters.s3tables.audit import (
+    LEDGER,
+    AuditRecord,
+    LedgerUpdate,
+    StagedBuild,
+    audit_records,
+    record_key,
+    stale_branches,
+)
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.incremental.model_state import state_keys
 from dbt.adapters.s3tables.incremental.schema_evolution import SchemaDiff, schema_diff
@@ -33,6 +44,23 @@ if TYPE_CHECKING:
     from dbt.adapters.s3tables.incremental.run import Warehouse
 
 logger = AdapterLogger("s3tables")
+
+# Iceberg's message for a branch that is already gone: removing it is then done.
+BRANCH_GONE = "does not exist"
+
+
+def _is_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
+
+
+def this_process() -> str:
+    return f"{os.getpid()}@{socket.gethostname()}"
 
 
 @dataclass
@@ -54,6 +82,8 @@ class AuditedBuild:
     dropped_columns: list[str] = field(default_factory=list)
     # Run once published (the table's threshold maintenance).
     after_publish: Callable[[], object] | None = None
+    # What the table keeps about this build (see audit.py), once it is prepared.
+    record: AuditRecord | None = None
 
     @property
     def relation(self) -> BaseRelation:
@@ -73,15 +103,42 @@ class AuditedBuild:
         return f"SELECT * FROM (\n{sql}\n) AS dbt_audit_rows WHERE false"
 
     def prepare(self) -> None:
-        """Once the table exists: remove the branches of its earlier audits, then branch
-        off `main` (a later batch of the same build finds its branch there already)."""
+        """Once the table exists: remove the branches of earlier audits no longer in
+        flight (and their records), record this build, then branch off `main` (a later
+        batch of the same build finds its branch there already). The record comes first,
+        so a concurrent build of the table never takes this branch for a leftover."""
         iceberg = self.warehouse.iceberg
-        branches = iceberg.branches(self._namespace, self._table)
-        for old in [b for b in branches if is_audit_branch(b) and b != self.branch]:
-            self.warehouse.execute(f"ALTER TABLE {self.target} DROP BRANCH {quote(old)}")
+        current = iceberg.branches(self._namespace, self._table)
+        if self.branch in current.heads:
+            return
+        records = audit_records(current.properties)
+        stale = stale_branches(
+            current.heads, records, self.branch, time.time(), socket.gethostname(), _is_alive
+        )
+        for old in stale:
+            self.drop_branch(old)
             logger.info(f"{self.name}: removed the branch of an earlier audit, {old}")
-        if self.branch not in branches:
-            self.warehouse.execute(f"ALTER TABLE {self.target} CREATE BRANCH {quote(self.branch)}")
+        # Records whose branch is removed now, or gone already, unless still in flight.
+        done = set(stale) | (set(records) - set(current.heads) - {self.branch})
+        self.record = AuditRecord(self.branch, self.model_id, this_process(), time.time())
+        iceberg.set_properties_if_changed(
+            self._namespace,
+            self._table,
+            {record_key(self.branch): self.record.to_property()},
+            tuple(record_key(b) for b in done if record_key(b) in current.properties),
+        )
+        self.warehouse.execute(f"ALTER TABLE {self.target} CREATE BRANCH {quote(self.branch)}")
+
+    def drop_branch(self, branch: str) -> None:
+        """Remove a branch; one another process removed first is removed all the same."""
+        try:
+            self.warehouse.execute(
+                f"ALTER TABLE {self.target} DROP BRANCH IF EXISTS {quote(branch)}"
+            )
+        except Exception as error:
+            if BRANCH_GONE not in str(error):
+                raise
+            logger.debug(f"{self.name}: branch {branch} was removed by another process")
 
     def replace_sql(self, sql: str) -> str:
         """The statement writing the query's rows as the branch's whole content, after
@@ -132,8 +189,21 @@ class AuditedBuild:
     # --- after the build ---
 
     def staged(self) -> None:
-        """The build is on its branch: publish now if nothing gates it, else when its
-        tests (and staged parents) say so."""
+        """The build is on its branch: its record completed (what the publish does, which
+        tests gate it); published now if nothing gates it, else when its tests (and
+        staged parents) say so."""
+        self._keep_record(
+            AuditRecord(
+                self.branch,
+                self.model_id,
+                this_process(),
+                self.record.staged_at if self.record else time.time(),
+                tests=tuple(sorted(self.gating_tests)),
+                set_properties=dict(self.properties),
+                remove_properties=tuple(sorted(self.removed_properties)),
+                drop_columns=tuple(self.dropped_columns),
+            )
+        )
         build = StagedBuild(
             self.model_id,
             self.name,
@@ -149,9 +219,22 @@ class AuditedBuild:
         )
         settle(self.invocation_id, LEDGER.stage(self.invocation_id, build))
 
+    def _keep_record(self, record: AuditRecord) -> None:
+        self.record = record
+        self.warehouse.iceberg.set_properties_if_changed(
+            self._namespace, self._table, {record_key(self.branch): record.to_property()}
+        )
+
+    def mark_unpublished(self) -> None:
+        """It will not publish in this run (a test or a parent failed, or the publish): the
+        record says so. The build stays on its branch, can be audited again, and is no
+        longer in flight for a concurrent build's cleanup."""
+        if self.record is not None:
+            self._keep_record(self.record.unpublished())
+
     def publish(self) -> None:
-        """`main` fast-forwarded to the branch, then what was kept for the publish, then
-        the branch removed."""
+        """`main` fast-forwarded to the branch, then what was kept for the publish (the
+        build's record removed with it), then the branch removed."""
         iceberg = self.warehouse.iceberg
         self.warehouse.execute(
             procedure_call(
@@ -163,17 +246,19 @@ class AuditedBuild:
                 f"to => {sql_string(self.branch)}",
             )
         )
-        if self.properties or self.removed_properties:
-            iceberg.set_properties_if_changed(
-                self._namespace, self._table, self.properties, tuple(self.removed_properties)
-            )
+        iceberg.set_properties_if_changed(
+            self._namespace,
+            self._table,
+            self.properties,
+            (*self.removed_properties, record_key(self.branch)),
+        )
         if self.dropped_columns:
             iceberg.drop_columns(self._namespace, self._table, self.dropped_columns)
             logger.info(
                 f"{self.name}: column(s) {', '.join(self.dropped_columns)} no longer "
                 "returned by the model removed at publish"
             )
-        self.warehouse.execute(f"ALTER TABLE {self.target} DROP BRANCH {quote(self.branch)}")
+        self.drop_branch(self.branch)
 
     def inspect_hint(self) -> str:
         return f"select * from {self.relation}"
@@ -218,6 +303,7 @@ def settle(invocation_id: str, update: LedgerUpdate) -> None:
             continue
         reported.add(build.model_id)
         audited = build.payload
+        audited.mark_unpublished()
         why = (
             f"its parent {build.failed_parent} did not publish"
             if build.failed_parent

@@ -15,8 +15,18 @@ from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 from dbt_common.invocation import get_invocation_id
+from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
-from dbt.adapters.s3tables.audit import LEDGER, audit_branch, gating_tests, is_failing_test
+from dbt import selected_resources
+from dbt.adapters.s3tables.audit import (
+    LEDGER,
+    UNPUBLISHED,
+    StagedBuild,
+    audit_branch,
+    audit_records,
+    gating_tests,
+    is_failing_test,
+)
 from dbt.adapters.s3tables.audited_build import AuditedBuild, settle
 from dbt.adapters.s3tables.maintenance import (
     MaintenanceOptions,
@@ -179,6 +189,69 @@ class IcebergSafety(metaclass=AdapterMeta):
             ),
         )
 
+    def resume_audit(
+        self, invocation: str, relation: BaseRelation, node: Any
+    ) -> StagedBuild | None:
+        """A build of `node` an earlier invocation staged and did not publish (its audit
+        failed), taken up when this invocation runs tests that gated it and does not
+        rebuild it (`dbt retry`, `dbt test`): its tests read the staged data again, and a
+        pass publishes it, so a retry never passes on `main` while the build that failed
+        stays unpublished. Nothing is looked up for a model without
+        `audit_before_publish`, or selected here, or when no test is selected."""
+        config = getattr(node, "config", None)
+        audited = config.get("audit_before_publish") if hasattr(config, "get") else None
+        selected = set(selected_resources.SELECTED_RESOURCES)
+        unique_id = str(node.unique_id)
+        if str(audited).lower() != "true" or unique_id in selected:
+            return None
+        if not any(resource.startswith("test.") for resource in selected):
+            return None
+        try:
+            branches = self.iceberg_for(relation).branches(
+                str(relation.schema), str(relation.identifier)
+            )
+        except (NoSuchTableError, NoSuchNamespaceError):
+            return None  # not built yet, or a view
+        records = [
+            r
+            for r in audit_records(branches.properties).values()
+            if r.model_id == unique_id and r.state == UNPUBLISHED and r.branch in branches.heads
+        ]
+        if not records:
+            return None
+        record = max(records, key=lambda r: r.staged_at)
+        tests = frozenset(record.tests) & selected
+        name = str(node.name)
+        if not tests:
+            return None
+        if record.branch not in branches.ahead_of_main:
+            logger.warning(
+                f"{name}: the build staged on branch {record.branch} was not published and "
+                "no longer can be (main has moved since it was staged); its tests read main. "
+                "Fix: rebuild the model (`dbt build -s <model>+`)"
+            )
+            return None
+        logger.info(
+            f"{name}: the build staged on branch {record.branch} was not published; its "
+            f"{len(tests)} test(s) in this run audit it again, and it is published when "
+            "they pass"
+        )
+        audited_build = AuditedBuild(
+            name=name,
+            model_id=unique_id,
+            invocation_id=invocation,
+            target=relation,
+            branch=record.branch,
+            warehouse=self._warehouse(relation),
+            gating_tests=tests,
+            waiting_on=set(),
+            properties=dict(record.set_properties),
+            removed_properties=set(record.remove_properties),
+            dropped_columns=list(record.drop_columns),
+            record=record,
+        )
+        return StagedBuild(unique_id, name, record.branch, set(tests), set(), payload=audited_build)
+
     @available
     def reading_main(self, sql: str) -> str:
         """A view's query reading its parents' main even where a parent is still staged
@@ -224,25 +297,30 @@ class IcebergSafety(metaclass=AdapterMeta):
                     steps.append((iceberg.config.name, relation, step))
         if not steps:
             raise DbtRuntimeError(
-                f"Run {invocation_id} changed no table of this project's schemas. Fix: take "
+                f"Run {invocation_id} changed no table of this project's schemas (or every "
+                "snapshot it made has expired since). Fix: take "
                 "the invocation_id from that run's target/run_results.json (metadata); runs "
                 "over `method: thrift` or `method: connect` are not tagged"
             )
-        lines = [step.describe() for _, _, step in steps]
-        for line in lines:
-            logger.info(("would undo: " if dry_run else "undo: ") + line)
         refused = [step for _, _, step in steps if step.action == "refuse"]
         if refused:
+            # Nothing is done: the other tables' steps are only what the undo would do.
+            for _, _, step in steps:
+                if step.action != "refuse":
+                    logger.info(f"not done (the undo is refused): {step.describe()}")
             raise DbtRuntimeError(
                 f"Undo of run {invocation_id} refused, nothing changed: "
-                + "; ".join(step.describe() for step in refused)
-                + ". Fix: undo the later runs first, newest first"
+                + "; ".join(f"{step.describe()}. Fix: {step.fix}" for step in refused)
             )
-        if not dry_run:
-            for catalog, relation, step in steps:
+        lines = []
+        for catalog, relation, step in steps:
+            line = step.describe()
+            if not dry_run:
                 sql = undo_sql(catalog, str(relation.schema), str(relation.identifier), step)
                 if sql is not None:
                     self.execute(sql)
                 if step.action == "drop":
                     self.cache_dropped(relation)
+            logger.info(("would undo: " if dry_run else "undone: ") + line)
+            lines.append(line)
         return lines

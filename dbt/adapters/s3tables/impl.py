@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -31,6 +31,7 @@ from dbt_common.contracts.metadata import (
 from dbt_common.exceptions import DbtRuntimeError
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
+from dbt.adapters.s3tables.audit import LEDGER
 from dbt.adapters.s3tables.audited_build import AuditedBuild
 from dbt.adapters.s3tables.catalog_ddl import CatalogDdl
 from dbt.adapters.s3tables.catalogs import catalog_type_named
@@ -121,6 +122,7 @@ class S3TablesAdapter(IcebergSafety, SparkAdapter):
         # and `retry` must know the same catalogs.
         for integration in active_catalog_integrations(config):
             self.add_catalog_integration(integration)
+        LEDGER.resume_with(self.resume_audit)
 
     def add_catalog_integration(
         self, catalog_integration: CatalogIntegrationConfig
@@ -543,6 +545,7 @@ class S3TablesAdapter(IcebergSafety, SparkAdapter):
         batch_start: str | None = None,
         batch_end: str | None = None,
         audit: AuditedBuild | None = None,
+        model_node: Mapping[str, Any] | None = None,
     ) -> IncrementalRun:
         """This run of an incremental model, decided and checked (nothing written yet); the
         materialization executes it (see incremental/run.py). Under an `audit`, it
@@ -557,6 +560,7 @@ class S3TablesAdapter(IcebergSafety, SparkAdapter):
             full_refresh=bool(full_refresh),
             batch_start=batch_start,
             batch_end=batch_end,
+            model_node=model_node,
         )
 
     @available

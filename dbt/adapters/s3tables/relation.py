@@ -57,10 +57,16 @@ class S3TablesRelation(SparkRelation):
     def create_from(cls, quoting: Any, relation_config: Any, **kwargs: Any) -> S3TablesRelation:
         """A node's relation, as `ref()` resolves it: a model staged on its audit branch in
         this invocation and not published yet reads from that branch (its tests, and the
-        models built from it, see the staged data)."""
+        models built from it, see the staged data). A ref resolved at run time (dbt passes
+        `limit` then, never while parsing) may also take up a build an earlier invocation
+        staged and did not publish (see audit.py)."""
         relation = super().create_from(quoting, relation_config, **kwargs)
         unique_id = getattr(relation_config, "unique_id", None)
-        branch = unique_id and LEDGER.staged_branch(get_invocation_id(), unique_id)
+        if not unique_id:
+            return relation
+        branch = LEDGER.reading_branch(
+            get_invocation_id(), unique_id, relation, relation_config, resume="limit" in kwargs
+        )
         return relation.incorporate(audit_branch=branch) if branch else relation
 
     def _is_exactish_match(self, field: ComponentName, value: str) -> bool:

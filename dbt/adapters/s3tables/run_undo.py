@@ -3,13 +3,19 @@
 Each commit carries its invocation in the snapshot summary (`engines/commit_tags.py`).
 For one table, the plan (pure, from its snapshot log) is:
 
-- the run's commits must be the newest entries of the log: a table changed since by
-  another run (or by anything else) is refused by name, never overwritten blindly;
+- the run's commits must be the newest entries of the log, except for later `replace`
+  commits: Iceberg's name for a rewrite that changes no row (compaction, by this
+  adapter's maintenance or by S3 Tables itself), which the undo goes back across. A table
+  whose rows were changed since by another run (or by anything else) is refused by name,
+  never overwritten blindly, with the fix that applies;
 - its state before the run is the log entry just before the run's first commit: the table
   is set back to that snapshot (Iceberg keeps it; the run's snapshots stay in history);
 - a table already back at that snapshot (undone before) is left as it is;
 - a table whose first snapshot is the run's (and has no parent) was created by it, and is
-  dropped; one whose earlier snapshots have expired is refused.
+  dropped; one whose state before the run has expired is refused.
+
+(Maintenance commits cannot carry the run's tags: Iceberg's SQL procedures take no
+snapshot properties. Their operation tells them apart.)
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from dbt.adapters.s3tables.sql_text import procedure_call, quote
 # The snapshot summary keys every commit of the adapter's in-process engine carries.
 INVOCATION_KEY = "dbt.invocation_id"
 NODE_KEY = "dbt.unique_id"
+# Iceberg's operation of a commit that rewrites files without changing any row.
+REWRITE_OPERATION = "replace"
 
 UndoAction = Literal["restore", "drop", "refuse", "none"]
 
@@ -34,6 +42,10 @@ class SnapshotEntry:
     snapshot_id: int
     invocation_id: str | None
     parent_id: int | None = None
+    # The commit's Iceberg operation (append, overwrite, delete, replace).
+    operation: str | None = None
+    # False once the snapshot has expired (its log entry can outlive it).
+    exists: bool = True
 
 
 @dataclass(frozen=True)
@@ -42,12 +54,21 @@ class UndoStep:
     action: UndoAction
     # restore: the snapshot the table goes back to.
     snapshot_id: int | None = None
-    # refuse: why.
+    # refuse: why, and what to do.
     reason: str = ""
+    fix: str = ""
+    # restore: the rewrites (compactions) after the run that the restore goes back across.
+    rewrites_after: int = 0
 
     def describe(self) -> str:
+        """The step as planned (`planned`: the wording before it is carried out)."""
         if self.action == "restore":
-            return f"{self.table}: back to snapshot {self.snapshot_id}"
+            across = (
+                f" (across {self.rewrites_after} later compaction commit(s), which change no row)"
+                if self.rewrites_after
+                else ""
+            )
+            return f"{self.table}: back to snapshot {self.snapshot_id}{across}"
         if self.action == "drop":
             return f"{self.table}: dropped (created by this run)"
         if self.action == "none":
@@ -67,14 +88,36 @@ def plan_undo(
     if first > 0 and log[first - 1].snapshot_id == current_snapshot_id:
         return UndoStep(table, "none")  # undone before: setting a snapshot is logged too
     later = [entry for entry in log[first:] if entry.invocation_id != invocation]
-    if later:
-        by = later[-1].invocation_id or "a writer outside dbt"
-        return UndoStep(table, "refuse", reason=f"changed since by run {by}")
+    changed = [entry for entry in later if entry.operation != REWRITE_OPERATION]
+    if changed:
+        by = changed[-1].invocation_id
+        if by is not None:
+            return UndoStep(
+                table,
+                "refuse",
+                reason=f"changed since by run {by}",
+                fix=f"undo run {by} first (later runs before earlier ones)",
+            )
+        return UndoStep(
+            table,
+            "refuse",
+            reason=(
+                f"its rows were changed since by a writer outside dbt (snapshot "
+                f"{changed[-1].snapshot_id}, operation {changed[-1].operation or 'unknown'})"
+            ),
+            fix="only that writer's change can be undone first, by hand (CALL "
+            "<catalog>.system.set_current_snapshot), or leave the table as it is",
+        )
+    expired = "its state before the run has expired (snapshot expiry removed it)"
+    no_fix = "none: the snapshot is gone; rebuild the model if its state before the run matters"
     if first == 0:
         if log[0].parent_id is not None:
-            return UndoStep(table, "refuse", reason="its state before the run has expired")
+            return UndoStep(table, "refuse", reason=expired, fix=no_fix)
         return UndoStep(table, "drop")
-    return UndoStep(table, "restore", snapshot_id=log[first - 1].snapshot_id)
+    before = log[first - 1]
+    if not before.exists:
+        return UndoStep(table, "refuse", reason=expired, fix=no_fix)
+    return UndoStep(table, "restore", snapshot_id=before.snapshot_id, rewrites_after=len(later))
 
 
 def undo_sql(catalog: str, namespace: str, name: str, step: UndoStep) -> str | None:

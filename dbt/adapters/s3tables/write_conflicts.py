@@ -25,11 +25,15 @@ logger = AdapterLogger("s3tables")
 
 T = TypeVar("T")
 
-# Text of Iceberg's exceptions when a concurrent commit made this one impossible.
+# Text of Iceberg's exceptions when a concurrent commit made this one impossible. The
+# last two: snapshot expiry (maintenance) removed the snapshot the statement started from
+# while it ran, so its commit cannot validate the history since; run again, it starts
+# from the current snapshot.
 _CONFLICT = re.compile(
     r"CommitFailedException|Found conflicting files|Found new conflicting|"
     r"Missing required files to delete|found new (position )?delete|"
-    r"Cannot commit, found new|conflicting (files|deletes)",
+    r"Cannot commit, found new|conflicting (files|deletes)|"
+    r"Snapshot -?\d+ is not an ancestor of -?\d+|Cannot determine history between",
     re.IGNORECASE,
 )
 # `CREATE OR REPLACE VIEW` of a view another run created meanwhile fails as a create;

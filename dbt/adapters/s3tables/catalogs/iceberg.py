@@ -82,6 +82,18 @@ class RelationDetails:
 
 
 @dataclass(frozen=True)
+class Branches:
+    """One metadata read of a table's branches (other than main) and properties."""
+
+    # Branch name to its head snapshot.
+    heads: dict[str, int]
+    properties: dict[str, str]
+    # The branches whose history holds main's current snapshot: main can be
+    # fast-forwarded to them.
+    ahead_of_main: frozenset[str]
+
+
+@dataclass(frozen=True)
 class TableState:
     """One metadata read of a table: what an incremental run needs before and after."""
 
@@ -420,16 +432,27 @@ class IcebergCatalog:
 
         self.call(commit, f"schema of {namespace}.{name}")
 
-    def branches(self, namespace: str, name: str) -> list[str]:
-        """The names of the table's branches other than main."""
+    def branches(self, namespace: str, name: str) -> Branches:
+        """The table's branches other than main, with its properties, from one load."""
 
-        def load() -> list[str]:
-            refs = self.load_table(namespace, name).metadata.refs
-            return [
-                n
-                for n, ref in refs.items()
+        def load() -> Branches:
+            table = self.load_table(namespace, name)
+            main = table.current_snapshot()
+            heads = {
+                n: ref.snapshot_id
+                for n, ref in table.metadata.refs.items()
                 if n != MAIN_BRANCH and ref.snapshot_ref_type == SnapshotRefType.BRANCH
-            ]
+            }
+            ahead = set()
+            for branch, head in heads.items():
+                snapshot = table.snapshot_by_id(head)
+                while snapshot is not None and main is not None:
+                    if snapshot.snapshot_id == main.snapshot_id:
+                        ahead.add(branch)
+                        break
+                    parent = snapshot.parent_snapshot_id
+                    snapshot = table.snapshot_by_id(parent) if parent is not None else None
+            return Branches(heads, dict(table.properties), frozenset(ahead))
 
         return self.call(load, f"branches of {namespace}.{name}")
 
@@ -498,7 +521,12 @@ class IcebergCatalog:
                 summary = snapshot.summary if snapshot is not None else None
                 invocation = summary.get(INVOCATION_KEY) if summary is not None else None
                 parent = snapshot.parent_snapshot_id if snapshot is not None else None
-                entries.append(SnapshotEntry(logged.snapshot_id, invocation, parent))
+                operation = summary.operation.value if summary is not None else None
+                entries.append(
+                    SnapshotEntry(
+                        logged.snapshot_id, invocation, parent, operation, snapshot is not None
+                    )
+                )
             current = table.current_snapshot()
             return entries, current.snapshot_id if current else None
 

@@ -7,6 +7,10 @@ constraint), not a `unique` data test: on Iceberg 1.10 / Spark 3.5 a MERGE whose
 holds a key twice fails, committing nothing, only when that key matches a target row
 (Iceberg's cardinality check); a key new to the table is inserted twice, silently. A test
 runs after that commit: it reports the double insert, it does not prevent it.
+
+Undeclared, a merge or scd2 model's rows are counted per key instead (`key_counts_sql`,
+reading only the key columns): a run whose rows repeat a key says how many and what it
+does with them, and one whose rows repeat none skips the dedup.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbt.adapters.s3tables.errors import ModelConfigError
+from dbt.adapters.s3tables.sql_text import quote
 
 CONFIG_KEY = "unique_key_is_unique"
 # How Spark 3.5 (Iceberg's rewrite of MERGE) and Spark 4 name a target row matched by
@@ -89,3 +94,55 @@ def is_cardinality_violation(error: BaseException) -> bool:
     """Whether a MERGE failed because a target row matched several source rows."""
     text = str(error)
     return any(marker in text for marker in CARDINALITY_VIOLATION)
+
+
+@dataclass(frozen=True)
+class KeyCounts:
+    """How a run's rows spread over `unique_key` values."""
+
+    rows: int
+    # Keys held by more than one row, and how many rows hold them.
+    repeated_keys: int
+    rows_of_repeated_keys: int
+
+    def warning(
+        self, model_name: str, strategy: str, watermark_column: str | None, first_build: bool
+    ) -> str:
+        """The line saying what the run does with the repeated keys: a first build keeps
+        every row (as dbt's own materializations do); a merge takes one row per key."""
+        found = (
+            f"{model_name}: {self.repeated_keys} `unique_key` value(s) appear in more than one "
+            f"of the model's rows ({self.rows_of_repeated_keys} rows); "
+        )
+        if first_build:
+            return (
+                found + "a first build keeps every row, as dbt's does, and a later "
+                f"{strategy} run treats all rows of such a key alike. Fix: make the rows unique "
+                "per key (dbt's `unique` test on the key finds them)"
+            )
+        kept = (
+            f"the one with the greatest `{watermark_column}`"
+            if watermark_column
+            else "an arbitrary one of them"
+        )
+        fix = "" if watermark_column else ", or set `watermark_column` to choose the row taken"
+        return (
+            found + f"this {strategy} run takes one row per key: {kept}. Fix: make the rows unique "
+            f"per key{fix}"
+        )
+
+
+def key_counts_sql(rows_sql: str, unique_key: Sequence[str]) -> str:
+    """One row (rows, repeated keys, rows of repeated keys) over a query's rows, grouped by
+    the key as the merge matches it (NULL equal to NULL). Only the key columns are read."""
+    keys = ", ".join(quote(k) for k in unique_key)
+    return (
+        "SELECT coalesce(sum(n), 0), count_if(n > 1), coalesce(sum(if(n > 1, n, 0)), 0) "
+        f"FROM (SELECT count(*) AS n FROM (\n{rows_sql}\n) AS dbt_key_rows GROUP BY {keys}) "
+        "AS dbt_key_counts"
+    )
+
+
+def key_counts(row: Sequence[Any]) -> KeyCounts:
+    rows, repeated, rows_of_repeated = (int(value or 0) for value in row)
+    return KeyCounts(rows, repeated, rows_of_repeated)

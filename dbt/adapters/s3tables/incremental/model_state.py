@@ -64,9 +64,22 @@ def state_properties(
     return properties
 
 
+# Every property this module keeps on a table (the adapter's other properties, such as
+# write-audit-publish records, share the prefix but are not a model's state).
+STATE_KEYS = (
+    STRATEGY,
+    UNIQUE_KEY,
+    SQL_HASH,
+    CONFIG_HASH,
+    LAST_PROCESSED_VALUE,
+    REBUILD_PLAN,
+    *RETIRED,
+)
+
+
 def state_keys(properties: Mapping[str, str]) -> tuple[str, ...]:
-    """Every property this module keeps on a table."""
-    return tuple(k for k in properties if k.startswith(PREFIX))
+    """The properties of `properties` this module keeps on a table."""
+    return tuple(k for k in properties if k in STATE_KEYS)
 
 
 def _changed(previous: Mapping[str, str], key: str, current: str) -> bool:

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -52,8 +53,11 @@ from dbt.adapters.s3tables.incremental.commit_counts import (
 )
 from dbt.adapters.s3tables.incremental.key_uniqueness import CONFIG_KEY as UNIQUENESS_KEY
 from dbt.adapters.s3tables.incremental.key_uniqueness import (
+    KeyUniqueness,
     declared_unique_columns,
     is_cardinality_violation,
+    key_counts,
+    key_counts_sql,
     key_uniqueness,
 )
 from dbt.adapters.s3tables.incremental.model_state import (
@@ -226,6 +230,7 @@ class IncrementalRun:
         batch_start: str | None = None,
         batch_end: str | None = None,
         keep_state: Callable[[dict[str, str], tuple[str, ...]], None] | None = None,
+        model_node: Mapping[str, Any] | None = None,
     ) -> None:
         assert config.incremental is not None, "an incremental run needs an incremental model"
         self.config = config
@@ -239,6 +244,8 @@ class IncrementalRun:
         self.warehouse = warehouse
         self.batch_start = batch_start
         self.batch_end = batch_end
+        # dbt's model node: its constraints may declare the unique key unique.
+        self.model_node: Mapping[str, Any] = model_node or {}
         self.model = analyse(warehouse.engine, model_sql)
         self.whole_history: AnalysedQuery | None = None
         self.table_exists = table_exists
@@ -374,16 +381,56 @@ class IncrementalRun:
             properties[REBUILD_PLAN] = self.settings.chunk_plan.to_property()
         return properties
 
-    @property
+    @cached_property
     def create_sql(self) -> str:
-        """The query the table is created from."""
+        """The query the table is created from (its rows counted per key first, see
+        `_say_repeated_keys`)."""
         if self.action is Action.BUILD:
+            self._say_repeated_keys(self.model)
             return self._build_sql(self.model)
         if self.action is Action.RECREATE_EMPTY:
+            self._say_repeated_keys(self.model)
             return self._replacement_sql(self.model)
         assert self.whole_history is not None, "use_whole_history() comes first"
-        return self._replacement_sql(
-            self.whole_history, empty=self.action is Action.REBUILD_IN_CHUNKS
+        if self.action is Action.REBUILD_IN_CHUNKS:
+            return self._replacement_sql(self.whole_history, empty=True)
+        self._say_repeated_keys(self.whole_history)
+        return self._replacement_sql(self.whole_history)
+
+    def _say_repeated_keys(self, query: AnalysedQuery) -> None:
+        """A table created from rows that repeat a `unique_key` value keeps them all, as
+        dbt's own materializations do, and the run says how many (counted on the key
+        columns alone, unless the key is declared unique)."""
+        if self._measures_keys:
+            counts = key_counts(
+                self.warehouse.fetch(key_counts_sql(query.sql, self.settings.unique_key))[0]
+            )
+            if counts.repeated_keys:
+                logger.warning(
+                    counts.warning(
+                        self.name,
+                        self.settings.strategy,
+                        self.settings.watermark_column,
+                        first_build=True,
+                    )
+                )
+
+    @cached_property
+    def _declared_uniqueness(self) -> KeyUniqueness:
+        return key_uniqueness(
+            self.settings.unique_key,
+            self.settings.unique_key_is_unique,
+            declared_unique_columns(self.model_node),
+        )
+
+    @property
+    def _measures_keys(self) -> bool:
+        """Whether this run counts the model's rows per key: a merge or scd2 model whose key
+        is not declared unique (see key_uniqueness.py)."""
+        return (
+            self.settings.strategy in ("merge", "scd2")
+            and bool(self.settings.unique_key)
+            and not self._declared_uniqueness.source_unique
         )
 
     def _typed(self, query: AnalysedQuery) -> str:
@@ -425,33 +472,53 @@ class IncrementalRun:
 
     # --- writing ---
 
-    def write(self, model_node: Mapping[str, Any] | None = None) -> IncrementalResponse | None:
+    def write(self) -> IncrementalResponse | None:
         """The run's writes after the create statement (if any); the response to report
-        instead of the create statement's, or None. `model_node`: dbt's model node, whose
-        constraints may declare the unique key unique."""
+        instead of the create statement's, or None."""
         if self.action is Action.APPLY:
-            return self._apply(model_node or {})
+            return self._apply()
         if self.action in (Action.REBUILD_IN_CHUNKS, Action.RESUME_CHUNKS):
             assert self.whole_history is not None
             return self._write_chunks(self.whole_history)
         self._record_state(self.model.sql)
         return None
 
-    def _source_unique(self, model_node: Mapping[str, Any]) -> bool:
-        """Whether merge and delete+insert may use the model's rows without dedup."""
+    def _source_unique(self) -> bool:
+        """Whether merge and delete+insert may use the model's rows without dedup because
+        the key is declared unique."""
         if self.settings.strategy not in ("merge", "delete+insert") or not self.settings.unique_key:
             return False
-        decision = key_uniqueness(
-            self.settings.unique_key,
-            self.settings.unique_key_is_unique,
-            declared_unique_columns(model_node),
-        )
-        path = "used as they are" if decision.source_unique else "deduplicated per key"
-        logger.debug(f"{self.name}: the model's rows are {path} ({decision.reason})")
+        decision = self._declared_uniqueness
         self.uniqueness_reason = decision.reason
+        if decision.source_unique or not self._measures_keys:
+            path = "used as they are" if decision.source_unique else "deduplicated per key"
+            logger.debug(f"{self.name}: the model's rows are {path} ({decision.reason})")
         return decision.source_unique
 
-    def _apply(self, model_node: Mapping[str, Any]) -> IncrementalResponse:
+    def _inspect_rows(self, rows: str, source_unique: bool) -> tuple[bool, bool]:
+        """Whether the run's (cached) rows are none, and whether its statement may use them
+        as they are: declared unique, or, for a merge, counted per key (a key repeating is
+        said, and the rows are deduplicated)."""
+        if not self._measures_keys:
+            return self._is_empty(rows), source_unique
+        counts = key_counts(self.warehouse.fetch(key_counts_sql(rows, self.settings.unique_key))[0])
+        if counts.repeated_keys:
+            logger.warning(
+                counts.warning(
+                    self.name,
+                    self.settings.strategy,
+                    self.settings.watermark_column,
+                    first_build=False,
+                )
+            )
+            self.uniqueness_reason = f"{counts.repeated_keys} key(s) repeat in this run's rows"
+        else:
+            self.uniqueness_reason = "no key repeats in this run's rows, counted"
+        path = "deduplicated per key" if counts.repeated_keys else "used as they are"
+        logger.debug(f"{self.name}: the model's rows are {path} ({self.uniqueness_reason})")
+        return counts.rows == 0, not counts.repeated_keys
+
+    def _apply(self) -> IncrementalResponse:
         """Schema evolution, the table's write properties, then the strategy's one
         statement (one commit), reported with the exact row counts of that commit."""
         assert self.before is not None
@@ -467,7 +534,7 @@ class IncrementalRun:
             predicates=self.settings.predicates,
             update_columns=merge_update_columns(self.settings, self.target_columns),
             watermark_column=self.settings.watermark_column,
-            source_unique=self._source_unique(model_node),
+            source_unique=self._source_unique(),
             check_columns=self.settings.check_columns,
             valid_from=self.settings.valid_from,
             valid_to=self.settings.valid_to,
@@ -478,7 +545,8 @@ class IncrementalRun:
         if self.settings.strategy not in SKIPPED_WHEN_EMPTY:
             return self._commit(write)
         with self._cached_source() as rows:
-            if self._is_empty(rows):
+            empty, source_unique = self._inspect_rows(rows, write.source_unique)
+            if empty:
                 # Iceberg would commit an empty snapshot: an hourly job would pile up
                 # thousands a year. The run is a no-op; the table stays at its snapshot.
                 logger.info(f"{self.name}: the model returned no rows; nothing committed")
@@ -494,7 +562,9 @@ class IncrementalRun:
                     rows_deleted=0,
                     snapshot_id=None,
                 )
-            return self._commit(replace(write, source_sql=rows), processed_rows=rows)
+            return self._commit(
+                replace(write, source_sql=rows, source_unique=source_unique), processed_rows=rows
+            )
 
     def _evolve_schema(self) -> None:
         """Commit the planned schema changes with PyIceberg, before the data commit."""
@@ -597,8 +667,8 @@ class IncrementalRun:
                 if write.source_unique and is_cardinality_violation(error):
                     raise DbtRuntimeError(
                         f"{self.name}: the model's rows hold a `unique_key` value more than "
-                        "once, matching one table row several times, though the key is "
-                        f"declared unique ({self.uniqueness_reason}); nothing was committed. "
+                        "once, matching one table row several times, though the key was "
+                        f"taken as unique ({self.uniqueness_reason}); nothing was committed. "
                         f"Fix: make the rows unique per key, or set `{UNIQUENESS_KEY}: "
                         "false` (the rows are then deduplicated per key)"
                     ) from error

@@ -102,15 +102,16 @@ class IncrementalWrite:
         # The model SQL sits on lines of its own: it may end in a `--` comment.
         return f"SELECT {', '.join(expressions)} FROM (\n{self.source_sql}\n) AS {SOURCE_ALIAS}_raw"
 
-    def deduplicated_select(self) -> str:
-        """One source row per unique key: the greatest watermark, else an arbitrary one."""
+    def deduplicated_select(self, columns: Sequence[str] | None = None) -> str:
+        """One source row per unique key, with the given target columns (default: all):
+        the greatest watermark, else an arbitrary one."""
         order = quote(self.target_column(self.watermark_column or self.keys[0]))
         direction = " DESC NULLS LAST" if self.watermark_column else ""
         return (
-            f"SELECT {column_list(self.target_columns)} FROM (\n"
-            f"SELECT *, ROW_NUMBER() OVER (PARTITION BY {column_list(self.keys)} "
+            f"SELECT {column_list(columns if columns is not None else self.target_columns)} "
+            f"FROM (\nSELECT *, ROW_NUMBER() OVER (PARTITION BY {column_list(self.keys)} "
             f"ORDER BY {order}{direction}) AS {ROW_NUMBER_COLUMN}\n"
-            f"FROM ({self.aligned_select()}) AS {SOURCE_ALIAS}_aligned\n"
+            f"FROM ({self.aligned_select(columns)}) AS {SOURCE_ALIAS}_aligned\n"
             f") AS {SOURCE_ALIAS}_ranked WHERE {ROW_NUMBER_COLUMN} = 1"
         )
 
@@ -285,7 +286,12 @@ class Scd2Parts:
             )
             or "false"
         )
-        rows = f"({write.aligned_select(data_columns)})"
+        # One row per key, as the merge takes its source (see key_uniqueness.py).
+        rows = (
+            f"({write.aligned_select(data_columns)})"
+            if write.source_unique
+            else f"({write.deduplicated_select(data_columns)})"
+        )
         return cls(keys, valid_from, valid_to, data_columns, changed, rows)
 
     @property

@@ -26,7 +26,7 @@
   {%- set run = adapter.incremental_run(
         model_config, target_relation, compiled_code, existing_relation, full_refresh,
         batch_start=batch.event_time_start if batch else none,
-        batch_end=batch.event_time_end if batch else none, audit=audit) -%}
+        batch_end=batch.event_time_end if batch else none, audit=audit, model_node=model) -%}
   {% do adapter.check_target_rules(model['name'], target_relation, 'incremental', columns=run.columns) %}
   {% if run.needs_whole_history %}
     {% do run.use_whole_history(s3tables_model_query(s3tables_first_build_sql())) %}
@@ -55,7 +55,7 @@
   {% elif audit %}
     {% do audit.prepare() %}
   {% endif %}
-  {%- set response = run.write(model_node=model) -%}
+  {%- set response = run.write() -%}
   {% if response is not none %}
     {% do store_result('main', response=response) %}
   {% endif %}

@@ -1,18 +1,22 @@
 """Run-level undo: every table one dbt invocation changed, back to its state before it.
 
 Each commit carries its invocation in the snapshot summary (`engines/commit_tags.py`).
-For one table, the plan (pure, from its snapshot log) is:
+For one table, the plan (pure) reads its snapshot log: the states the table went through,
+in order. A later entry that sets the table back to a state the log already named (an
+undo, a rollback) drops the entries after that state: what remains is the history that
+led to the current state. Then:
 
-- the run's commits must be the newest entries of the log, except for later `replace`
+- the run's commits must be the newest in that history, except for later `replace`
   commits: Iceberg's name for a rewrite that changes no row (compaction, by this
   adapter's maintenance or by S3 Tables itself), which the undo goes back across. A table
   whose rows were changed since by another run (or by anything else) is refused by name,
   never overwritten blindly, with the fix that applies;
-- its state before the run is the log entry just before the run's first commit: the table
-  is set back to that snapshot (Iceberg keeps it; the run's snapshots stay in history);
-- a table already back at that snapshot (undone before) is left as it is;
-- a table whose first snapshot is the run's (and has no parent) was created by it, and is
-  dropped; one whose state before the run has expired is refused.
+- its state before the run is the entry just before the run's first commit: the table is
+  set back to that snapshot (Iceberg keeps it; the run's snapshots stay in history);
+- a table whose history no longer holds the run's commits (undone before) is left as it
+  is;
+- a table whose first snapshot is the run's and was the table's first commit ever was
+  created by it, and is dropped; one whose state before the run has expired is refused.
 
 (Maintenance commits cannot carry the run's tags: Iceberg's SQL procedures take no
 snapshot properties. Their operation tells them apart.)
@@ -37,15 +41,21 @@ UndoAction = Literal["restore", "drop", "refuse", "none"]
 
 @dataclass(frozen=True)
 class SnapshotEntry:
-    """One entry of a table's snapshot log, oldest first."""
+    """One entry of a table's snapshot log (a state it went through), oldest first."""
 
     snapshot_id: int
     invocation_id: str | None
     parent_id: int | None = None
     # The commit's Iceberg operation (append, overwrite, delete, replace).
     operation: str | None = None
+    # The table's commit count at this snapshot (1: its first commit ever).
+    sequence_number: int = 0
     # False once the snapshot has expired (its log entry can outlive it).
     exists: bool = True
+
+    @property
+    def creates_the_table(self) -> bool:
+        return self.parent_id is None and self.sequence_number <= 1
 
 
 @dataclass(frozen=True)
@@ -76,45 +86,69 @@ class UndoStep:
         return f"{self.table}: refused, {self.reason}"
 
 
+def _changed_by(entry: SnapshotEntry, table: str, what: str) -> UndoStep:
+    """The refusal naming who changed (or replaced) the table since the run."""
+    if entry.invocation_id is not None:
+        return UndoStep(
+            table,
+            "refuse",
+            reason=f"{what} since by run {entry.invocation_id}",
+            fix=f"undo run {entry.invocation_id} first (later runs before earlier ones)",
+        )
+    return UndoStep(
+        table,
+        "refuse",
+        reason=(
+            f"{what} since by a writer outside dbt (snapshot {entry.snapshot_id}, "
+            f"operation {entry.operation or 'unknown'})"
+        ),
+        fix="only that writer's change can be undone first, by hand (CALL "
+        "<catalog>.system.set_current_snapshot), or leave the table as it is",
+    )
+
+
+def effective_history(log: Sequence[SnapshotEntry]) -> list[SnapshotEntry]:
+    """The log's entries that led to the current state (see the module docstring)."""
+    history: list[SnapshotEntry] = []
+    for entry in log:
+        earlier = next(
+            (i for i, e in enumerate(history) if e.snapshot_id == entry.snapshot_id), None
+        )
+        if earlier is None:
+            history.append(entry)
+        else:
+            del history[earlier + 1 :]
+    return history
+
+
 def plan_undo(
     table: str, log: Sequence[SnapshotEntry], current_snapshot_id: int | None, invocation: str
 ) -> UndoStep | None:
     """What undoing `invocation` does to this table (None: the run did not change it)."""
     if not any(entry.invocation_id == invocation for entry in log):
         return None
-    if not log or log[-1].snapshot_id != current_snapshot_id:
-        return UndoStep(table, "refuse", reason="its current snapshot is not in its log")
-    first = next(i for i, entry in enumerate(log) if entry.invocation_id == invocation)
-    if first > 0 and log[first - 1].snapshot_id == current_snapshot_id:
-        return UndoStep(table, "none")  # undone before: setting a snapshot is logged too
-    later = [entry for entry in log[first:] if entry.invocation_id != invocation]
-    changed = [entry for entry in later if entry.operation != REWRITE_OPERATION]
-    if changed:
-        by = changed[-1].invocation_id
-        if by is not None:
-            return UndoStep(
-                table,
-                "refuse",
-                reason=f"changed since by run {by}",
-                fix=f"undo run {by} first (later runs before earlier ones)",
-            )
+    history = effective_history(log)
+    if not history or history[-1].snapshot_id != current_snapshot_id:
         return UndoStep(
             table,
             "refuse",
-            reason=(
-                f"its rows were changed since by a writer outside dbt (snapshot "
-                f"{changed[-1].snapshot_id}, operation {changed[-1].operation or 'unknown'})"
-            ),
-            fix="only that writer's change can be undone first, by hand (CALL "
-            "<catalog>.system.set_current_snapshot), or leave the table as it is",
+            reason="its current snapshot is not in its log",
+            fix="set the table's snapshot by hand (CALL <catalog>.system.set_current_snapshot)",
         )
+    if not any(entry.invocation_id == invocation for entry in history):
+        return UndoStep(table, "none")  # undone before: the log went back past the run
+    first = next(i for i, entry in enumerate(history) if entry.invocation_id == invocation)
+    later = [entry for entry in history[first:] if entry.invocation_id != invocation]
+    changed = [entry for entry in later if entry.operation != REWRITE_OPERATION]
+    if changed:
+        return _changed_by(changed[-1], table, "its rows were changed")
     expired = "its state before the run has expired (snapshot expiry removed it)"
     no_fix = "none: the snapshot is gone; rebuild the model if its state before the run matters"
     if first == 0:
-        if log[0].parent_id is not None:
+        if not history[0].creates_the_table:
             return UndoStep(table, "refuse", reason=expired, fix=no_fix)
         return UndoStep(table, "drop")
-    before = log[first - 1]
+    before = history[first - 1]
     if not before.exists:
         return UndoStep(table, "refuse", reason=expired, fix=no_fix)
     return UndoStep(table, "restore", snapshot_id=before.snapshot_id, rewrites_after=len(later))

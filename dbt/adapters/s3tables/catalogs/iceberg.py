@@ -511,20 +511,24 @@ class IcebergCatalog:
 
     def snapshot_log(self, namespace: str, name: str) -> tuple[list[SnapshotEntry], int | None]:
         """The table's snapshot log (oldest first, each entry with the dbt run that made
-        it) and its current snapshot id."""
+        it and its operation) and its current snapshot id."""
 
         def read() -> tuple[list[SnapshotEntry], int | None]:
             table = self.load_table(namespace, name)
             entries = []
             for logged in table.metadata.snapshot_log:
                 snapshot = table.snapshot_by_id(logged.snapshot_id)
-                summary = snapshot.summary if snapshot is not None else None
-                invocation = summary.get(INVOCATION_KEY) if summary is not None else None
-                parent = snapshot.parent_snapshot_id if snapshot is not None else None
-                operation = summary.operation.value if summary is not None else None
+                if snapshot is None:
+                    entries.append(SnapshotEntry(logged.snapshot_id, None, exists=False))
+                    continue
+                summary = snapshot.summary
                 entries.append(
                     SnapshotEntry(
-                        logged.snapshot_id, invocation, parent, operation, snapshot is not None
+                        snapshot.snapshot_id,
+                        summary.get(INVOCATION_KEY) if summary is not None else None,
+                        snapshot.parent_snapshot_id,
+                        summary.operation.value if summary is not None else None,
+                        snapshot.sequence_number or 0,
                     )
                 )
             current = table.current_snapshot()

@@ -46,6 +46,7 @@ from dbt.adapters.s3tables.catalogs.integrations import (
     active_catalog_integrations,
     catalog_config_from_integration,
 )
+from dbt.adapters.s3tables.catalogs.node_catalog import node_label, requested_catalog
 from dbt.adapters.s3tables.column import S3TablesColumn
 from dbt.adapters.s3tables.connections import S3TablesConnectionManager
 from dbt.adapters.s3tables.contracts import contract_select_sql, not_null_columns
@@ -196,6 +197,15 @@ class S3TablesAdapter(IcebergSafety, SparkAdapter):
         if self.catalogs.is_default(name):
             return None
         return self.catalogs.named(name).name
+
+    @available
+    def node_database(self, custom_database_name: object, node: object) -> str | None:
+        """generate_database_name for any node dbt names a relation for (a saved query's
+        exports too): the database of the catalog it asks for, none for the profile's."""
+        name = requested_catalog(node, custom_database_name)
+        if self.catalogs.is_default(name):
+            return None
+        return self.catalogs.named(name, relation=node_label(node)).name
 
     @property
     def engine(self) -> Engine:

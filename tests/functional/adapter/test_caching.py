@@ -17,6 +17,8 @@ from dbt.tests.util import run_dbt
 
 class SparkCacheInspection:
     def run_and_inspect_cache(self, project, run_args=None):
+        """The base's check, except the database: the base lower-cases it, and Spark
+        relations have none (None on both runs), so that is asserted instead."""
         run_dbt(run_args)
 
         # The cache was empty at the start of the run; the materialization added its

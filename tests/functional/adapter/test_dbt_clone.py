@@ -68,6 +68,8 @@ class TestClonePossibleUnderS3TablesRules(BaseClonePossible):
         }
 
     def test_can_clone_true(self, project, unique_schema, other_schema):
+        """Under the S3 Tables rules a clone is a table copy: four tables (the view
+        model built as a table), each with the state's rows."""
         project.create_test_schema(other_schema)
         self.run_and_save_state(project.project_root, with_snapshot=True)
         clone_args = ["clone", "--state", "state", "--target", "otherschema"]

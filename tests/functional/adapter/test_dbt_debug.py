@@ -50,9 +50,9 @@ class TestDebug(BaseDebugPostgres):
         object.__setattr__(get_flags(), "PROFILES_DIR", str(project.profiles_dir))
 
     def assertGotValue(self, linepat, result):
-        # The base passes when no line matches, and none does: `match` anchors the pattern
-        # at the line's start, before the log's colour code and timestamp. Here the
-        # pattern is matched after that prefix, and a matching line must be there.
+        """The base passes when no line matches, and none does: `match` anchors the
+        pattern at the line's start, before the log's colour code and timestamp. Here the
+        pattern is matched after that prefix, and a matching line must be there."""
         output = self.capsys.readouterr().out
         lines = [
             line for line in output.split("\n") if linepat.match(LOG_PREFIX.sub("", line, count=1))

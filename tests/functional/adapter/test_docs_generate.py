@@ -133,4 +133,6 @@ class TestCatalogRelationTypes(CatalogRelationTypes):
         ],
     )
     def test_relation_types_populate_correctly(self, docs, node_name: str, relation_type: str):
+        """The base's test with Spark's relation types (`table`, `view`, not `BASE
+        TABLE`, `VIEW`) and no materialized view, as the base's docstring asks."""
         super().test_relation_types_populate_correctly(docs, node_name, relation_type)

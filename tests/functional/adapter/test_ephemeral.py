@@ -30,6 +30,7 @@ def schema_without_digits(project) -> str:
 
 class TestEphemeralMulti(BaseEphemeralMulti):
     def test_ephemeral_multi(self, project):
+        """The compiled SQL compared to this adapter's statement (see the module)."""
         run_dbt(["seed"])
         results = run_dbt(["run"])
         assert len(results) == 3
@@ -58,6 +59,7 @@ class TestEphemeralMulti(BaseEphemeralMulti):
 
 class TestEphemeralNested(BaseEphemeralNested):
     def test_ephemeral_nested(self, project):
+        """The compiled SQL compared to this adapter's statement (see the module)."""
         results = run_dbt(["run"])
         assert len(results) == 2
 

@@ -91,6 +91,10 @@ def check_target_context(ctx: dict, state: str, project, host) -> None:
 
 
 class SparkModelHookChecks:
+    """The base's hook checks (get_ctx_vars, check_hooks) with the hook rows read with
+    backticks (a double-quoted name is a string literal in Spark) and compared with this
+    profile's target (check_target_context) instead of Postgres'."""
+
     @pytest.fixture(scope="class", autouse=True)
     def setUp(self, project):
         create_audit_table(project, "seed_model.sql")
@@ -201,6 +205,10 @@ class TestPrePostSnapshotHooksInConfigKwargs(BasePrePostSnapshotHooksInConfigKwa
 
 
 class TestPrePostRunHooks(BasePrePostRunHooks):
+    """The base's run hooks with Spark's STRING for TEXT, and its checks (get_ctx_vars,
+    check_hooks) reading the rows with backticks and comparing them with this profile's
+    target (check_target_context) instead of Postgres'."""
+
     @pytest.fixture(scope="function")
     def setUp(self, project):
         create_audit_table(project, "seed_run.sql")

@@ -54,6 +54,8 @@ class TestPySpark(BasePySparkTests):
         }
 
     def test_different_dataframes(self, project):
+        """Three DataFrames, not the base's four: its Koalas model is left out (see the
+        module docstring); each is checked row by row."""
         results = run_dbt(["run"])
         assert len(results) == 3
         # Each kind of DataFrame arrives whole, with its column names.

@@ -43,6 +43,8 @@ def tables_in_schema(project) -> dict[str, str]:
 
 class TestEmptyModelsArentRun(EmptyModelsArentRunBase):
     def test_dbt_doesnt_run_empty_models(self, project):
+        """The base's check with the schema's relations listed through the adapter
+        (Spark has no information_schema)."""
         results = run_dbt(["seed"])
         assert len(results) == 1
         results = run_dbt()

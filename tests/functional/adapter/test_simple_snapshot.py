@@ -174,8 +174,9 @@ class TestSnapshotNewColumnWithDeletes(
 
 class TestSimpleSnapshot(BaseSimpleSnapshot):
     def add_fact_column(self, column=None, definition=None):
-        # `varchar(200) default null`: Iceberg on Spark 3.5 takes no DEFAULT clause, and
-        # NULL is what a new column without one holds on existing rows.
+        """The base's ALTER TABLE in Spark's dialect: STRING for `varchar(200)`, and no
+        `default null` (Iceberg on Spark 3.5 takes no DEFAULT clause, and NULL is what a
+        new column without one holds on existing rows)."""
         super().add_fact_column(column, _DEFAULT.sub("", _VARCHAR.sub("STRING", definition)))
 
 

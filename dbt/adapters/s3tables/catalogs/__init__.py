@@ -16,6 +16,7 @@ catalog types is a member of it, answered in that type's module:
 - `local_files`, `failed_writes`: the embedded catalog's files (catalog file checks,
   process locks) and what a failed write left in its warehouse.
 - `table_bucket`: the S3 Tables bucket check made when a connection opens.
+- `node_catalog`: the catalog a node asks for when dbt names its relation.
 
 To add a catalog type: add one module defining a `CatalogType` subclass (a REST catalog
 extends `RestCatalogType`) and register it in `CATALOG_TYPES` here; a profile key of its

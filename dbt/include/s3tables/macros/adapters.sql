@@ -119,11 +119,11 @@
   {% do adapter.drop_namespace_with_contents(relation.schema, relation.database) %}
 {%- endmacro %}
 
-{#-- A node's database is its catalog: the model's `catalog_name` (a catalogs.yml catalog)
-     or `database` config; none for the profile's catalog, Spark's default. --#}
+{#-- A node's database is its catalog: the node's `catalog_name` (a catalogs.yml catalog)
+     or `database` config; none for the profile's catalog, Spark's default. dbt passes
+     every kind of node here, a saved query's exports too (read in Python). --#}
 {% macro s3tables__generate_database_name(custom_database_name=none, node=none) -%}
-  {%- set catalog_name = node.config.get('catalog_name') if node is not none and node.config is defined else none -%}
-  {% do return(adapter.catalog_database(catalog_name or custom_database_name)) %}
+  {% do return(adapter.node_database(custom_database_name, node)) %}
 {%- endmacro %}
 
 {#-- PURGE: a dropped table's files go too (and S3 Tables rejects non-purge drops). --#}

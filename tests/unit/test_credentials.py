@@ -338,3 +338,10 @@ def test_server_methods_refuse_secret_spark_conf_without_printing_it(method: str
     assert "Fix: configure it where the server starts" in message
     # In-process, a secret is given to the running JVM (see spark_session.py).
     assert credentials(spark_conf=conf).spark_conf == conf
+
+
+def test_a_serialized_profile_reads_back() -> None:
+    # dbt serializes credentials with dbt-spark's defaults of the keys this adapter refuses.
+    creds = credentials(method="thrift", host="127.0.0.1")
+    again = S3TablesCredentials.from_dict(creds.to_dict(omit_none=True))
+    assert again.host == "127.0.0.1" and again.organization == "0"

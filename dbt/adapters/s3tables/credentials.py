@@ -29,9 +29,15 @@ DEFAULT_CATALOG_NAME = "local"
 # The default port of each server `method`.
 SERVER_PORTS = {"thrift": 10000, "connect": 15002}
 
-# dbt-spark's keys of its `odbc` and `http` methods, which this adapter does not have:
-# nothing here reads them.
-OTHER_METHOD_KEYS = ("driver", "cluster", "endpoint", "organization", "connection_string_suffix")
+# dbt-spark's keys of its `odbc` and `http` methods, which this adapter does not have
+# (nothing here reads them), with dbt-spark's defaults, which a serialized profile holds.
+OTHER_METHOD_KEYS: dict[str, str | None] = {
+    "driver": None,
+    "cluster": None,
+    "endpoint": None,
+    "organization": "0",
+    "connection_string_suffix": None,
+}
 
 # Spark and Iceberg catalog names become SQL identifiers and JDBC rows: keep them plain.
 _CATALOG_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -78,21 +84,21 @@ def validate_spark_conf(spark_conf: Any) -> dict[str, str]:
     return scalar_mapping("spark_conf", spark_conf, "Spark settings", "{spark.executor.memory: 2g}")
 
 
-def check_profile_keys(keys: Iterable[str], known: Iterable[str]) -> None:
+def check_profile_keys(profile: Mapping[str, Any], known: Iterable[str]) -> None:
     """Every key of the profile is one the adapter reads: a misspelt key (`wharehouse`)
     would otherwise be ignored and its default used. dbt takes `type` and `threads` out
     before the adapter sees the profile."""
     known = set(known)
-    given = list(keys)
+    given = list(profile)
     for key in given:
-        if key in OTHER_METHOD_KEYS:
+        if key in OTHER_METHOD_KEYS and profile[key] != OTHER_METHOD_KEYS[key]:
             raise ProfileError(
                 key,
                 "is dbt-spark's key for `method: odbc` or `http`, which this adapter does not "
                 "have; nothing reads it",
                 "remove it",
             )
-    unknown = [key for key in given if key not in known]
+    unknown = [key for key in given if key not in known and key not in OTHER_METHOD_KEYS]
     if not unknown:
         return
     key, others = unknown[0], unknown[1:]

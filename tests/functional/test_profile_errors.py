@@ -80,7 +80,7 @@ def test_bad_profile_key_is_named(tmp_path: Path, target: dict, expected: list[s
     assert not warehouse.exists()
 
 
-@pytest.mark.parametrize("command", ["parse", "run"])
+@pytest.mark.parametrize("command", ["run"])
 def test_a_misspelt_profile_key_fails_every_command(tmp_path: Path, command: str) -> None:
     result = run_debug(tmp_path, {"wharehouse": "./wh"}, command=command)
     assert result.returncode != 0

@@ -15,7 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.functional.test_engines import DBT, dbt, local_catalog, services, services_alive
+from tests.functional.test_engines import (
+    DBT,
+    conf_probe_project,
+    dbt,
+    local_catalog,
+    services,
+    services_alive,
+    write_profile,
+)
 
 MODELS = {
     "numbers.sql": "{{ config(materialized='table') }}\n"
@@ -143,3 +151,20 @@ def test_a_token_against_a_server_without_tls_fails_in_one_sentence(
     assert "Fix: remove `token`" in output
     assert not re.search(r"^[IEW]\d{4} ", output, re.MULTILINE), output  # gRPC's log lines
     assert token not in output and "Traceback" not in output
+
+
+def test_spark_conf_reaches_the_connect_session(tmp_path: Path, server: dict) -> None:
+    project = conf_probe_project(tmp_path)
+    conf = {"spark.sql.shuffle.partitions": 2}
+    write_profile(tmp_path, connect_output(server, spark_conf=conf))
+    result = dbt(tmp_path, project, "run")
+    assert result.returncode == 0, result.stdout[-4000:]
+    assert rows(server["warehouse"], "conf_probe") == [{"shuffle_partitions": "2"}]
+
+    write_profile(tmp_path, connect_output(server, spark_conf={"spark.executor.memory": "3g"}))
+    refused = dbt(tmp_path, project, "run")
+    assert refused.returncode != 0
+    assert (
+        "The Spark Connect server refused `spark_conf` `spark.executor.memory`: Spark reads it "
+        "only when it starts" in refused.stdout
+    ), refused.stdout[-4000:]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS, CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from tests.functional.test_concurrency import SCHEMA_GROUPS, model_files
 
@@ -253,3 +253,46 @@ def test_threads_eight_over_thrift(tmp_path: Path, thrift: dict) -> None:
             ids = rows.column("id").to_pylist()
             # 20 ids, each exactly once after two builds: no lost or duplicated rows.
             assert sorted(ids) == list(range(1, 21)), (namespace, relation.name)
+
+
+# Reads the server session's value while the model compiles, on the model's own connection.
+CONF_PROBE = (
+    "{{ config(materialized='table') }}\n"
+    "{% set value = run_query('SET spark.sql.shuffle.partitions').columns[1].values()[0]"
+    " if execute else '' %}\n"
+    "select '{{ value }}' as shuffle_partitions\n"
+)
+
+
+def conf_probe_project(root: Path) -> Path:
+    project = root / "conf-probe"
+    (project / "models").mkdir(parents=True)
+    (project / "dbt_project.yml").write_text(
+        "name: conf_probe\nversion: '1.0'\nconfig-version: 2\nprofile: integration_tests\n"
+    )
+    (project / "models" / "conf_probe.sql").write_text(CONF_PROBE)
+    return project
+
+
+def test_spark_conf_reaches_the_thrift_session(tmp_path: Path, thrift: dict) -> None:
+    project = conf_probe_project(tmp_path)
+    folder = tmp_path / "conf-profile"
+    # Two threads, two server sessions: each gets the setting.
+    conf = {"spark.sql.shuffle.partitions": 2}
+    write_profile(folder, {**thrift_output(thrift, threads=2), "spark_conf": conf})
+    result = dbt(folder, project, "run")
+    assert result.returncode == 0, result.stdout[-4000:]
+    table = local_catalog(thrift["warehouse"]).catalog.load_table(("analytics", "conf_probe"))
+    assert table.scan().to_arrow().to_pylist() == [{"shuffle_partitions": "2"}]
+
+    # A key Spark reads only at launch is refused, naming it; one the server already has
+    # at the asked value (Iceberg's SQL extensions) is in effect and passes.
+    launch_only = {"spark.executor.memory": "3g", "spark.sql.extensions": ICEBERG_EXTENSIONS}
+    write_profile(folder, {**thrift_output(thrift), "spark_conf": launch_only})
+    refused = dbt(folder, project, "run")
+    assert refused.returncode != 0
+    assert (
+        "The Spark Thrift Server refused `spark_conf` `spark.executor.memory`: Spark reads it "
+        "only when it starts" in refused.stdout
+    ), refused.stdout[-4000:]
+    assert "spark.sql.extensions`" not in refused.stdout

@@ -17,7 +17,9 @@ from dbt.adapters.s3tables.jars import ICEBERG_VERSION, SQLITE_JDBC, iceberg_spa
 DBT = str(Path(sys.executable).parent / "dbt")
 
 
-def run_debug(tmp_path: Path, target: dict, env: dict | None = None) -> subprocess.CompletedProcess:
+def run_debug(
+    tmp_path: Path, target: dict, env: dict | None = None, command: str = "debug"
+) -> subprocess.CompletedProcess:
     project = tmp_path / "project"
     project.mkdir()
     (project / "dbt_project.yml").write_text(
@@ -28,7 +30,7 @@ def run_debug(tmp_path: Path, target: dict, env: dict | None = None) -> subproce
         yaml.safe_dump({"errors": {"target": "dev", "outputs": {"dev": profile}}})
     )
     return subprocess.run(
-        [DBT, "debug", "--profiles-dir", str(project), "--project-dir", str(project)],
+        [DBT, command, "--profiles-dir", str(project), "--project-dir", str(project)],
         capture_output=True,
         text=True,
         env=env or os.environ.copy(),
@@ -47,6 +49,23 @@ def run_debug(tmp_path: Path, target: dict, env: dict | None = None) -> subproce
         ({"spark_conf": "spark.executor.memory=2g"}, ["`spark_conf`", "mapping"]),
         ({"jars_dir": "/no/such/folder"}, ["`jars_dir`", "not a folder", "dbt-s3tables-jars"]),
         ({"maven_repository": "repo.example.com"}, ["`maven_repository`", "not a URL"]),
+        (
+            {"wharehouse": "./wh"},
+            ["`wharehouse`", "(did you mean `warehouse`?)", "rename it to `warehouse`"],
+        ),
+        ({"write_conflict_wait_seconds": 0}, ["`write_conflict_wait_seconds`", "positive"]),
+        (
+            {
+                "method": "thrift",
+                "host": "127.0.0.1",
+                "spark_conf": {"spark.hadoop.fs.s3a.secret.key": "s3cr3t-9"},
+            },
+            [
+                "`spark_conf.spark.hadoop.fs.s3a.secret.key`",
+                "names a secret",
+                "where the server starts",
+            ],
+        ),
     ],
 )
 def test_bad_profile_key_is_named(tmp_path: Path, target: dict, expected: list[str]) -> None:
@@ -57,7 +76,16 @@ def test_bad_profile_key_is_named(tmp_path: Path, target: dict, expected: list[s
     for fragment in expected:
         assert fragment in output, output
     assert "Fix:" in output
+    assert "s3cr3t-9" not in output
     assert not warehouse.exists()
+
+
+@pytest.mark.parametrize("command", ["run"])
+def test_a_misspelt_profile_key_fails_every_command(tmp_path: Path, command: str) -> None:
+    result = run_debug(tmp_path, {"wharehouse": "./wh"}, command=command)
+    assert result.returncode != 0
+    assert "(did you mean `warehouse`?)" in result.stdout + result.stderr
+    assert not (tmp_path / "project" / "warehouse").exists()
 
 
 def test_warehouse_under_a_file_is_refused(tmp_path: Path) -> None:

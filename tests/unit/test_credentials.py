@@ -264,3 +264,84 @@ def test_offline_jar_keys_are_checked(tmp_path) -> None:
     with pytest.raises(ProfileError) as error:
         credentials(maven_repository="artifacts.example.com")
     assert_names_key(error, "maven_repository")
+
+
+# --- unknown keys ---
+
+
+def test_a_misspelt_key_is_refused_with_the_nearest_key() -> None:
+    with pytest.raises(ProfileError) as error:
+        credentials(wharehouse="./wh")
+    assert_names_key(error, "wharehouse")
+    message = str(error.value)
+    assert "would be ignored (did you mean `warehouse`?)" in message
+    assert "Fix: rename it to `warehouse`" in message
+
+
+def test_every_unknown_key_is_named_and_a_far_one_gets_no_guess() -> None:
+    with pytest.raises(ProfileError) as error:
+        credentials(zzzzzz=1, mastr="local[1]")
+    message = str(error.value)
+    assert "`zzzzzz`" in message and "did you mean" not in message.split(";")[0]
+    assert "also unknown: `mastr`" in message
+    assert "Fix: remove it" in message
+
+
+@pytest.mark.parametrize("key", ["driver", "cluster", "endpoint", "organization"])
+def test_dbt_spark_keys_of_methods_this_adapter_lacks_are_refused(key: str) -> None:
+    with pytest.raises(ProfileError) as error:
+        credentials(**{key: "x"})
+    assert_names_key(error, key)
+    assert "`method: odbc` or `http`" in str(error.value)
+
+
+def test_dbt_and_dbt_spark_keys_this_adapter_reads_pass() -> None:
+    creds = credentials(
+        database="analytics",
+        method="thrift",
+        host="127.0.0.1",
+        user="me",
+        auth="NONE",
+        connect_retries=2,
+        connect_timeout=5,
+        retry_all=True,
+        query_timeout=60,
+        poll_interval=1,
+        query_retries=2,
+    )
+    assert creds.connect_retries == 2 and creds.query_retries == 2
+
+
+def test_every_profile_key_is_documented_in_the_readme() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme.split("\n## Profile\n", 1)[1].split("\n## ", 1)[0]
+    undocumented = [k for k in S3TablesCredentials.profile_keys() if f"`{k}`" not in section]
+    assert undocumented == []
+
+
+def test_a_bad_wait_is_a_profile_error_naming_it() -> None:
+    # Not a TypeError: the error used to be built with five arguments.
+    with pytest.raises(ProfileError) as error:
+        credentials(write_conflict_wait_seconds=0)
+    assert_names_key(error, "write_conflict_wait_seconds")
+
+
+@pytest.mark.parametrize("method", ["thrift", "connect"])
+def test_server_methods_refuse_secret_spark_conf_without_printing_it(method: str) -> None:
+    conf = {"spark.sql.shuffle.partitions": "2", "spark.hadoop.fs.s3a.secret.key": "s3cr3t-9"}
+    with pytest.raises(ProfileError) as error:
+        credentials(method=method, host="127.0.0.1", spark_conf=conf)
+    message = str(error.value)
+    assert_names_key(error, "spark_conf.spark.hadoop.fs.s3a.secret.key")
+    assert f"`method: {method}` could only send to the server in a SET statement" in message
+    assert "s3cr3t-9" not in message
+    assert "Fix: configure it where the server starts" in message
+    # In-process, a secret is given to the running JVM (see spark_session.py).
+    assert credentials(spark_conf=conf).spark_conf == conf
+
+
+def test_a_serialized_profile_reads_back() -> None:
+    # dbt serializes credentials with dbt-spark's defaults of the keys this adapter refuses.
+    creds = credentials(method="thrift", host="127.0.0.1")
+    again = S3TablesCredentials.from_dict(creds.to_dict(omit_none=True))
+    assert again.host == "127.0.0.1" and again.organization == "0"

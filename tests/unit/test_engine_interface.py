@@ -139,3 +139,51 @@ def test_server_engines_refuse_catalogs_yml_naming_them_and_the_fix(method, serv
     assert "catalogs.yml declares `lake`" in message
     assert f"`method: {method}` uses the catalogs the {server} was started with" in message
     assert "Fix: use `method: session`" in message
+
+
+class FakeServerSession:
+    """What `apply_spark_conf` talks to: a session whose launch-only keys refuse a SET."""
+
+    def __init__(self, launch_settings: dict[str, str]) -> None:
+        self.launch_settings = launch_settings
+        self.values: dict[str, str] = dict(launch_settings)
+
+    def set(self, key: str, value: str) -> None:
+        if key == "spark.broken":
+            raise ConnectionError("server gone")
+        if key in self.launch_settings:
+            raise RuntimeError(f"Cannot modify the value of a static config: {key}.")
+        self.values[key] = value
+
+
+def setup_with_conf(conf: dict[str, str]) -> Any:
+    from types import SimpleNamespace
+
+    from dbt.adapters.s3tables.engines.base import EngineSetup
+
+    credentials = SimpleNamespace(spark_conf=conf)
+    return EngineSetup(credentials, None, None, lambda _: None)  # type: ignore[arg-type]
+
+
+def test_spark_conf_is_set_per_session_and_launch_only_keys_are_refused() -> None:
+    from dbt_common.exceptions import DbtRuntimeError
+
+    session = FakeServerSession({"spark.sql.extensions": "iceberg", "spark.executor.memory": "1g"})
+    fine = {"spark.sql.shuffle.partitions": "2", "spark.sql.extensions": "iceberg"}
+    setup_with_conf(fine).apply_spark_conf("X server", session.set, session.values.get, str)
+    assert session.values["spark.sql.shuffle.partitions"] == "2"
+
+    wrong = {**fine, "spark.executor.memory": "3g", "spark.sql.extensions": "other"}
+    with pytest.raises(DbtRuntimeError) as refused:
+        setup_with_conf(wrong).apply_spark_conf("X server", session.set, session.values.get, str)
+    assert (
+        "The X server refused `spark_conf` `spark.sql.extensions`, `spark.executor.memory`: "
+        "Spark reads them only when it starts" in str(refused.value)
+    )
+    assert "Fix: set them where the server starts" in str(refused.value)
+
+    # Any other failure is the failure itself, not a refusal.
+    with pytest.raises(ConnectionError):
+        setup_with_conf({"spark.broken": "1"}).apply_spark_conf(
+            "X server", session.set, session.values.get, str
+        )

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
 from dbt.adapters.spark.connections import SparkCredentials
 
 from dbt.adapters.s3tables.catalogs import check_catalog_keys
+from dbt.adapters.s3tables.catalogs.config import is_secret
 from dbt.adapters.s3tables.engines import ENGINES
 from dbt.adapters.s3tables.errors import ProfileError
 from dbt.adapters.s3tables.jars import FETCH_COMMAND, MAVEN_CENTRAL, JarSources
+from dbt.adapters.s3tables.key_spelling import nearest_key
 
 # Every `method` an engine is registered for (engines/__init__.py).
 SUPPORTED_METHODS = tuple(ENGINES)
@@ -25,6 +28,16 @@ DEFAULT_MASTER = "local[*]"
 DEFAULT_CATALOG_NAME = "local"
 # The default port of each server `method`.
 SERVER_PORTS = {"thrift": 10000, "connect": 15002}
+
+# dbt-spark's keys of its `odbc` and `http` methods, which this adapter does not have
+# (nothing here reads them), with dbt-spark's defaults, which a serialized profile holds.
+OTHER_METHOD_KEYS: dict[str, str | None] = {
+    "driver": None,
+    "cluster": None,
+    "endpoint": None,
+    "organization": "0",
+    "connection_string_suffix": None,
+}
 
 # Spark and Iceberg catalog names become SQL identifiers and JDBC rows: keep them plain.
 _CATALOG_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -69,6 +82,51 @@ def validate_spark_conf(spark_conf: Any) -> dict[str, str]:
                 f"rename it to the full Spark setting name, e.g. `spark.{name}`",
             )
     return scalar_mapping("spark_conf", spark_conf, "Spark settings", "{spark.executor.memory: 2g}")
+
+
+def check_profile_keys(profile: Mapping[str, Any], known: Iterable[str]) -> None:
+    """Every key of the profile is one the adapter reads: a misspelt key (`wharehouse`)
+    would otherwise be ignored and its default used. dbt takes `type` and `threads` out
+    before the adapter sees the profile."""
+    known = set(known)
+    given = list(profile)
+    for key in given:
+        if key in OTHER_METHOD_KEYS and profile[key] != OTHER_METHOD_KEYS[key]:
+            raise ProfileError(
+                key,
+                "is dbt-spark's key for `method: odbc` or `http`, which this adapter does not "
+                "have; nothing reads it",
+                "remove it",
+            )
+    unknown = [key for key in given if key not in known and key not in OTHER_METHOD_KEYS]
+    if not unknown:
+        return
+    key, others = unknown[0], unknown[1:]
+    nearest = nearest_key(key, known)
+    hint = f" (did you mean `{nearest}`?)" if nearest else ""
+    also = f"; also unknown: {', '.join(f'`{k}`' for k in others)}" if others else ""
+    raise ProfileError(
+        key,
+        f"is not a key of the s3tables profile and would be ignored{hint}{also}",
+        f"rename it to `{nearest}`"
+        if nearest
+        else "remove it (the README's Profile section lists the keys)",
+    )
+
+
+def refuse_secret_server_settings(method: str, spark_conf: Mapping[str, str]) -> None:
+    """A server method gives `spark_conf` to its server session as `SET` statements, which
+    the server logs: a secret must be configured on the server instead."""
+    secrets = [key for key in spark_conf if is_secret(key)]
+    if secrets:
+        others = f" (and {', '.join(f'`{k}`' for k in secrets[1:])})" if secrets[1:] else ""
+        raise ProfileError(
+            f"spark_conf.{secrets[0]}",
+            f"names a secret{others}, which `method: {method}` could only send to the server "
+            "in a SET statement its logs record",
+            "configure it where the server starts (its spark-defaults.conf or `--conf`) and "
+            "remove it from `spark_conf`",
+        )
 
 
 @dataclass
@@ -119,6 +177,16 @@ class S3TablesCredentials(SparkCredentials):
     # (written once into the user's cache folder), and starts seconds sooner.
     class_data_sharing: bool = True
 
+    @classmethod
+    def __pre_deserialize__(cls, data: Mapping[str, Any]) -> Any:
+        check_profile_keys(data, cls.profile_keys())
+        return super().__pre_deserialize__(data)
+
+    @classmethod
+    def profile_keys(cls) -> list[str]:
+        """The keys a profile of this adapter may hold (dbt's `type` and `threads` aside)."""
+        return [f.name for f in fields(cls) if f.name not in OTHER_METHOD_KEYS]
+
     def __post_init__(self) -> None:
         if self.schema is None:
             raise ProfileError("schema", "is required", "set `schema: analytics` (the namespace)")
@@ -158,8 +226,6 @@ class S3TablesCredentials(SparkCredentials):
         if self.write_conflict_wait_seconds <= 0:
             raise ProfileError(
                 "write_conflict_wait_seconds",
-                "jars_dir",
-                "maven_repository",
                 "must be a positive number of seconds",
                 "omit it for 1",
             )
@@ -182,6 +248,8 @@ class S3TablesCredentials(SparkCredentials):
                 f"omit it for {MAVEN_CENTRAL}, or give a mirror's https:// URL",
             )
         self.spark_conf = validate_spark_conf(self.spark_conf)
+        if self.method in SERVER_PORTS:
+            refuse_secret_server_settings(self.method, self.spark_conf)
         # Passed to both Spark and PyIceberg.
         self.catalog_properties = scalar_mapping(
             "catalog_properties",

@@ -102,6 +102,11 @@ class ModelConfigError(CompilationError):
         return cls(model_name, key, f"unknown value `{value}`", f"use one of: {', '.join(allowed)}")
 
 
+class UnknownConfigKeysError(CompilationError):
+    """Config keys nothing reads (see config_keys.py), with the project's flag making them
+    errors; raised before anything is written, one sentence per key."""
+
+
 class NamingRuleError(CompilationError):
     """A namespace, table or column name outside S3 Tables' naming rules."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from dbt.adapters.contracts.relation import RelationType
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt.flags import get_flags
+from dbt_common.behavior_flags import BehaviorFlag
 from dbt_common.clients.agate_helper import DEFAULT_TYPE_TESTER
 from dbt_common.contracts.constraints import (
     ColumnLevelConstraint,
@@ -48,11 +50,19 @@ from dbt.adapters.s3tables.catalogs.integrations import (
 )
 from dbt.adapters.s3tables.catalogs.node_catalog import node_label, requested_catalog
 from dbt.adapters.s3tables.column import S3TablesColumn
+from dbt.adapters.s3tables.config_keys import (
+    FAIL_FLAG,
+    WARNING_NOTE,
+    config_fields,
+    declared_keys,
+    unknown_config_keys,
+    unknown_key_sentence,
+)
 from dbt.adapters.s3tables.connections import S3TablesConnectionManager
 from dbt.adapters.s3tables.contracts import contract_select_sql, not_null_columns
 from dbt.adapters.s3tables.cross_db import listagg_sql
 from dbt.adapters.s3tables.docs_catalog import catalog_rows, catalog_table
-from dbt.adapters.s3tables.errors import ModelConfigError
+from dbt.adapters.s3tables.errors import ModelConfigError, UnknownConfigKeysError
 from dbt.adapters.s3tables.iceberg_safety import IcebergSafety
 from dbt.adapters.s3tables.incremental.model_state import (
     LAST_PROCESSED_VALUE,
@@ -118,6 +128,9 @@ class S3TablesAdapter(IcebergSafety, SparkAdapter):
             credentials.warehouse, getattr(config, "project_root", None)
         )
         super().__init__(config, mp_context)
+        # (node, key) pairs already warned about as read by nothing.
+        self._config_key_warnings: set[tuple[str, str]] = set()
+        self._config_key_warnings_lock = threading.Lock()
         # dbt 1.11 reads catalogs.yml only for build, compile, parse, run, seed, snapshot
         # and test; `docs generate`, `show`, `source freshness`, `clone`, `run-operation`
         # and `retry` must know the same catalogs.
@@ -227,6 +240,44 @@ class S3TablesAdapter(IcebergSafety, SparkAdapter):
         if iceberg.config.s3tables_rules:
             check_namespace(namespace)
         iceberg.create_namespace(namespace)
+
+    @property
+    def _behavior_flags(self) -> list[BehaviorFlag]:
+        return [
+            {
+                "name": FAIL_FLAG,
+                "default": False,
+                "description": (
+                    "A config key that neither dbt nor dbt-s3tables reads is a warning; with "
+                    "this flag it fails the node before anything is written."
+                ),
+            }
+        ]
+
+    @available
+    def check_config_keys(self, node: Any, node_config: Any, declared: Any = None) -> None:
+        """A warning for each config key of `node` that nothing reads (see config_keys.py),
+        naming the nearest known key, or with flag `s3tables_fail_on_unknown_config_keys`
+        one error for them all; `node_config` is the node's config object (dbt keeps the
+        keys it does not know in its `extra`), `declared` the project's var
+        `s3tables_known_config_keys`."""
+        unknown = unknown_config_keys(
+            node_config.extra, config_fields(node_config), declared_keys(declared)
+        )
+        if not unknown:
+            return
+        sentences = [
+            unknown_key_sentence(node["resource_type"], node["name"], item) for item in unknown
+        ]
+        if getattr(self.behavior, FAIL_FLAG).no_warn:
+            raise UnknownConfigKeysError("\n".join(sentences))
+        for item, sentence in zip(unknown, sentences, strict=True):
+            # Once per node and key: a microbatch model runs its materialization per batch.
+            with self._config_key_warnings_lock:
+                first = (node["unique_id"], item.key) not in self._config_key_warnings
+                self._config_key_warnings.add((node["unique_id"], item.key))
+            if first:
+                logger.warning(sentence + WARNING_NOTE)
 
     @available
     def parse_model_config(self, model: Any) -> ModelConfig:

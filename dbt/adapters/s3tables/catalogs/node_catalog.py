@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+# The config key naming a node's catalog (a catalogs.yml integration).
+CONFIG_KEY = "catalog_name"
+
 
 def _field(thing: object, key: str) -> object:
     if isinstance(thing, Mapping):
@@ -30,7 +33,7 @@ def _config_value(config: object, key: str) -> object:
 def requested_catalog(node: object, custom_database_name: object) -> object:
     """The catalog `node` names: its `catalog_name` config, else its `database` config
     (`custom_database_name`); unset (none) for the profile's catalog."""
-    return _config_value(_field(node, "config"), "catalog_name") or custom_database_name
+    return _config_value(_field(node, "config"), CONFIG_KEY) or custom_database_name
 
 
 def node_label(node: object) -> str:

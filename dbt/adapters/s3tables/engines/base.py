@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from dbt.adapters.s3tables.seed_csv import SeedText
     from dbt.adapters.s3tables.write_conflicts import ConflictRetries
 
+# What Spark answers a session's SET of a key it reads only at launch (a static SQL config,
+# or a Spark core config such as `spark.executor.memory`).
+LAUNCH_ONLY_REFUSAL = "Cannot modify the value of"
+
 # A DB-API column description: name, type name, four unused fields, nullability.
 ColumnDescription = tuple[str, Any, int | None, int | None, int | None, int | None, bool]
 
@@ -122,6 +126,38 @@ class EngineSetup:
                 f"catalogs.yml declares {names}, but `method: {method}` uses the catalogs the "
                 f"{server} was started with. Fix: use `method: session` for this project, or "
                 "remove catalogs.yml"
+            )
+
+    def apply_spark_conf(
+        self,
+        server: str,
+        set_one: Callable[[str, str], None],
+        current: Callable[[str], str | None],
+        error_text: Callable[[Exception], str],
+    ) -> None:
+        """Give a server session the profile's `spark_conf` (the profile refuses secret keys
+        for server methods), `set_one` key at a time. Spark refuses keys it reads only
+        when it starts; one the server already has at the asked value is in effect, the
+        others fail the connection in one sentence naming them."""
+        refused = []
+        for key, value in self.credentials.spark_conf.items():
+            try:
+                set_one(key, value)
+            except Exception as error:
+                if LAUNCH_ONLY_REFUSAL not in error_text(error):
+                    raise
+                if current(key) != value:
+                    refused.append(key)
+        if refused:
+            from dbt_common.exceptions import DbtRuntimeError
+
+            names = ", ".join(f"`{key}`" for key in refused)
+            them = "it" if len(refused) == 1 else "them"
+            raise DbtRuntimeError(
+                f"The {server} refused `spark_conf` {names}: Spark reads {them} only when it "
+                f"starts, and a session cannot change that. Fix: set {them} where the server "
+                f"starts (its `--conf` options or spark-defaults.conf) and remove {them} from "
+                "`spark_conf`"
             )
 
 

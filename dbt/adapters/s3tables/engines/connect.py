@@ -1,11 +1,12 @@
 """`method: connect`: SQL and Python models run on a Spark Connect server (Spark 3.5's
 DataFrame API over gRPC), such as the warm local one `scripts/spark-connect` starts.
 
-Each dbt connection opens its own server session, so settings and temporary views stay
-with the connection, as in-process. What needs the driver's JVM is not reachable over
-Connect and degrades explicitly: commits are not tagged with the dbt run (run-level undo
-says so, as for thrift), cancel interrupts the session's operations instead of a job
-group, and a stopped server is reported as unreachable, not with a JVM post-mortem.
+Each dbt connection opens its own server session, so settings (the profile's `spark_conf`,
+set when it opens) and temporary views stay with the connection, as in-process. What needs
+the driver's JVM is not reachable over Connect and degrades explicitly: commits are not
+tagged with the dbt run (run-level undo says so, as for thrift), cancel interrupts the
+session's operations instead of a job group, and a stopped server is reported as
+unreachable, not with a JVM post-mortem.
 """
 
 from __future__ import annotations
@@ -163,8 +164,15 @@ def open_connect_engine(connection: Connection, setup: EngineSetup) -> ConnectEn
     setup.refuse_declared_catalogs("connect", SERVER)
     # `setup.after_conflict` is not used: the server writes the files and may still be
     # writing a lost attempt's, so this process cannot remove them.
+    session = open_connect_session(setup.credentials)
+    setup.apply_spark_conf(
+        SERVER,
+        session.conf.set,
+        lambda key: session.conf.get(key, None),
+        connect_error_text,
+    )
     return ConnectEngine(
-        open_connect_session(setup.credentials),  # type: ignore[arg-type]
+        session,  # type: ignore[arg-type]
         job_group=f"dbt:{connection.name}",
         retries=setup.conflict_retries,
         node=lambda: str(connection.name or ""),

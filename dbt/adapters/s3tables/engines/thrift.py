@@ -1,7 +1,8 @@
 """`method: thrift`: SQL runs on a Spark Thrift Server, over dbt-spark's PyHive connection.
 
-Everything goes through SQL: settings are `SET`, a query's schema is `DESCRIBE QUERY`, a
-seed's rows travel as a `VALUES` view.
+Everything goes through SQL: settings are `SET` (the profile's `spark_conf` too, when the
+connection opens), a query's schema is `DESCRIBE QUERY`, a seed's rows travel as a
+`VALUES` view.
 """
 
 from __future__ import annotations
@@ -90,10 +91,7 @@ class ThriftEngine(PyhiveConnectionWrapper):
     @contextmanager
     def settings(self, values: dict[str, str]) -> Iterator[None]:
         """`SET` for one block of this server session, then restore (or `RESET`)."""
-        previous = {}
-        for key in values:
-            rows = self._rows(f"SET {key}")
-            previous[key] = rows[0][1] if rows and rows[0][1] != "<undefined>" else None
+        previous = {key: self.setting(key) for key in values}
         for key, value in values.items():
             self._run(f"SET {key}={value}")
         try:
@@ -101,6 +99,17 @@ class ThriftEngine(PyhiveConnectionWrapper):
         finally:
             for key, value in previous.items():
                 self._run(f"SET {key}={value}" if value is not None else f"RESET {key}")
+
+    def set_setting(self, key: str, value: str) -> None:
+        """One `SET` for the rest of this server session, sent as it is: a value may hold
+        a `;`, which `execute` would take for the end of a statement."""
+        self.cursor()
+        super().execute(f"SET {key}={value}")
+
+    def setting(self, key: str) -> str | None:
+        """The server session's value of `key` (None when it has none)."""
+        rows = self._rows(f"SET {key}")
+        return str(rows[0][1]) if rows and rows[0][1] != "<undefined>" else None
 
     def create_text_view(self, view_name: str, seed: SeedText) -> None:
         # The server may not see this machine's files: the rows travel in the statement.
@@ -167,10 +176,14 @@ def open_thrift_engine(connection: Connection, setup: EngineSetup) -> ThriftEngi
     wrapper = SparkConnectionManager.open(connection).handle
     # `setup.after_conflict` is not used: the server writes the files and may still be
     # writing a lost attempt's, so this process cannot remove them.
-    return ThriftEngine(
+    engine = ThriftEngine(
         wrapper.handle,
         poll_interval=wrapper.poll_interval,
         query_timeout=wrapper.query_timeout,
         query_retries=wrapper.query_retries,
         retries=setup.conflict_retries,
     )
+    setup.apply_spark_conf(
+        "Spark Thrift Server", engine.set_setting, engine.setting, thrift_error_text
+    )
+    return engine

@@ -6,7 +6,7 @@
      could share the state table's data files instead, but a purge or S3 Tables' cleanup of
      either table would then delete files the other still reads. --#}
 {% materialization clone, adapter='s3tables' %}
-  {% do adapter.parse_model_config(model) %}
+  {% do s3tables_model_config() %}
   {#-- A relation cloned onto itself stays as it is: the view route would otherwise
        replace the table with a view selecting from itself. --#}
   {%- if defer_relation and this.render() | lower == defer_relation.render() | lower -%}

@@ -5,7 +5,7 @@
      it) does so with one CREATE [OR REPLACE] TABLE ... AS; `run.write()` then commits the
      strategy's one statement, or the chunks of a chunked rebuild. --#}
 {% materialization incremental, adapter='s3tables', supported_languages=['sql', 'python'] %}
-  {%- set model_config = adapter.parse_model_config(model) -%}
+  {%- set model_config = s3tables_model_config() -%}
   {%- set identifier = model['alias'] -%}
   {%- set grant_config = config.get('grants') -%}
   {%- set existing_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}

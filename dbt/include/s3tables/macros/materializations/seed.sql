@@ -5,7 +5,7 @@
      as dbt's agate loader infers them (seed_csv.py); dbt's agate table, for `--show`,
      holds its first rows. --#}
 {% materialization seed, adapter='s3tables' %}
-  {%- set model_config = adapter.parse_model_config(model) -%}
+  {%- set model_config = s3tables_model_config() -%}
   {%- set identifier = model['alias'] -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}

@@ -3,7 +3,7 @@
      (`audit_before_publish`, see audit.py): the rows go to the table's audit branch
      instead, created empty first if missing, and main moves when the tests pass. --#}
 {% materialization table, adapter='s3tables', supported_languages=['sql', 'python'] %}
-  {%- set model_config = adapter.parse_model_config(model) -%}
+  {%- set model_config = s3tables_model_config() -%}
   {%- set identifier = model['alias'] -%}
   {%- set grant_config = config.get('grants') -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}

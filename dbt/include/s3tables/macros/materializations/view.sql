@@ -1,5 +1,5 @@
 {% materialization view, adapter='s3tables' -%}
-  {% do adapter.parse_model_config(model) %}
+  {% do s3tables_model_config() %}
   {%- set identifier = model['alias'] -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='view') -%}

@@ -292,10 +292,11 @@ def test_a_merge_that_loses_to_a_concurrent_commit_is_rerun(tmp_path: Path) -> N
     assert all(merged[i] == 2 * i for i in range(1, 51))
 
 
-# Each target row the MERGE reads waits 150 ms in its ON clause: the merge runs for seconds
-# after it read the table, while maintenance expires the snapshot it read.
+# Each target row the MERGE reads builds a 4M-element array in its ON clause (a MERGE
+# condition must be deterministic, so no sleep): the merge runs for seconds after it read
+# the table, while maintenance expires the snapshot it read.
 MERGED_SLOWLY = MERGED.replace(
-    "unique_key='id'", f"unique_key='id', incremental_predicates=[\"{PAUSE.format(ms=150)}\"]"
+    "unique_key='id'", "unique_key='id', incremental_predicates=['size(sequence(1, 4000000)) > 0']"
 )
 
 
@@ -322,7 +323,10 @@ def test_a_merge_that_loses_to_snapshot_expiry_is_rerun(tmp_path: Path) -> None:
     output = run.communicate(timeout=600)[0]
     assert run.returncode == 0, output
     assert_readable(output)
-    assert "write conflict; retry 1 of 3" in log.read_text(), "the merge never lost to expiry"
+    assert "write conflict; retry 1 of 3 in" in log.read_text()
+    assert "snapshot expiry (maintenance) removed the snapshot the statement started from" in (
+        log.read_text()
+    ), "the merge never lost to expiry"
     rows = catalog.load_table(SCHEMA, "merged").scan().to_arrow().to_pylist()
     merged = {r["id"]: r["v"] for r in rows}
     assert len(merged) == len(rows) == 51

@@ -11,6 +11,7 @@ from dbt.adapters.s3tables.spark_errors import JavaError, summarize
 from dbt.adapters.s3tables.write_conflicts import (
     MAX_WAIT_SECONDS,
     ConflictRetries,
+    conflict_cause,
     is_write_conflict,
     run_with_conflict_retries,
 )
@@ -82,6 +83,11 @@ def test_merge_validation_failure_is_a_conflict_and_explained() -> None:
 )
 def test_conflicts_are_recognised(text: str) -> None:
     assert is_write_conflict(text)
+
+
+def test_the_retry_line_names_expiry_apart_from_another_writer() -> None:
+    assert conflict_cause("Snapshot 5213 is not an ancestor of -8841").startswith("snapshot expiry")
+    assert conflict_cause(VALIDATION) == "another writer committed to the table first"
 
 
 @pytest.mark.parametrize(

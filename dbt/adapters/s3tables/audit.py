@@ -11,10 +11,11 @@ ledger; `audited_build.py` carries out the branch writes and the publish).
   too, and publishes only after every such parent has published: data built from
   unpublished data is never published before it.
 - Each staged build keeps an `AuditRecord` on its table (a table property per branch):
-  whose build it is, whether it ended unpublished, and what its publish still has to do. A
-  concurrent build of the same table never removes a branch still in flight, and a build
-  whose audit failed can be audited again later (`dbt retry`, `dbt test`): its tests then
-  read the staged data, and it publishes when they pass.
+  whose build it is, whether it ended unpublished, which of its tests passed, and what its
+  publish still has to do. A concurrent build of the same table never removes a branch
+  still in flight, and a build whose audit failed can be audited again later (`dbt
+  retry`, `dbt test`): a test of it that has not passed reads the staged data, and the
+  build publishes once every such test has passed.
 """
 
 from __future__ import annotations
@@ -58,8 +59,9 @@ class AuditRecord:
     owner: str
     staged_at: float
     state: str = STAGED
-    # The tests that gate it.
+    # The tests that gate it, and those of them that passed on its staged data.
     tests: tuple[str, ...] = ()
+    passed: tuple[str, ...] = ()
     # What its publish does after moving main: table properties set and removed, and
     # columns dropped.
     set_properties: dict[str, str] = field(default_factory=dict)
@@ -81,6 +83,7 @@ class AuditRecord:
                 staged_at=float(values["staged_at"]),
                 state=str(values.get("state", STAGED)),
                 tests=tuple(values.get("tests") or ()),
+                passed=tuple(values.get("passed") or ()),
                 set_properties={
                     str(k): str(v) for k, v in (values.get("set_properties") or {}).items()
                 },
@@ -93,6 +96,14 @@ class AuditRecord:
     def unpublished(self) -> AuditRecord:
         """Its audit failed (or a parent's did, or its publish): done, not in flight."""
         return replace(self, state=UNPUBLISHED)
+
+    def with_passed(self, test_id: str) -> AuditRecord:
+        return replace(self, passed=tuple(sorted({*self.passed, test_id})))
+
+    @property
+    def tests_to_pass(self) -> frozenset[str]:
+        """The gating tests that have not passed on its staged data."""
+        return frozenset(self.tests) - frozenset(self.passed)
 
 
 def audit_records(properties: Mapping[str, str]) -> dict[str, AuditRecord]:
@@ -197,6 +208,9 @@ class LedgerUpdate:
 
     publish: list[StagedBuild] = field(default_factory=list)
     failed: list[StagedBuild] = field(default_factory=list)
+    # Gating tests that passed without publishing their build (it failed already, or
+    # waits for other tests): (build, test).
+    passed: list[tuple[StagedBuild, str]] = field(default_factory=list)
 
 
 class AuditLedger:
@@ -299,6 +313,8 @@ class AuditLedger:
                     update.failed += self._fail_children(builds, build.model_id)
                 elif self._ready(build):
                     update.publish.append(build)
+                else:
+                    update.passed.append((build, test_id))
         return update
 
     def published(self, invocation_id: str, model_id: str) -> LedgerUpdate:

@@ -84,6 +84,8 @@ class AuditedBuild:
     after_publish: Callable[[], object] | None = None
     # What the table keeps about this build (see audit.py), once it is prepared.
     record: AuditRecord | None = None
+    # Staged by an earlier invocation and audited again in this one.
+    resumed: bool = False
 
     @property
     def relation(self) -> BaseRelation:
@@ -225,6 +227,13 @@ class AuditedBuild:
             self._namespace, self._table, {record_key(self.branch): record.to_property()}
         )
 
+    def test_passed(self, test_id: str) -> None:
+        """One of its tests passed without publishing it (it failed already, or waits for
+        other tests): the record keeps the pass, which holds for this staged data in any
+        later run that audits it again."""
+        if self.record is not None:
+            self._keep_record(self.record.with_passed(test_id))
+
     def mark_unpublished(self) -> None:
         """It will not publish in this run (a test or a parent failed, or the publish): the
         record says so. The build stays on its branch, can be audited again, and is no
@@ -268,6 +277,15 @@ def settle(invocation_id: str, update: LedgerUpdate) -> None:
     """Carry out what a ledger event settled: publish the builds that are ready (and
     then those that waited for them), report the ones that cannot publish; a publish that
     failed fails the node that ran it (after the others were carried out)."""
+    for build, test_id in update.passed:
+        audited_build: AuditedBuild = build.payload
+        audited_build.test_passed(test_id)
+        if audited_build.resumed and not build.failed and build.pending_tests:
+            logger.warning(
+                f"{build.name}: {test_id} passed on the build staged on branch "
+                f"{build.branch}; it is published once these pass too: "
+                f"{', '.join(sorted(build.pending_tests))}"
+            )
     pending = list(update.publish)
     failed = list(update.failed)
     publish_errors = []

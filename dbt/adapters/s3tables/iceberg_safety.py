@@ -17,7 +17,6 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt_common.invocation import get_invocation_id
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
-from dbt import selected_resources
 from dbt.adapters.s3tables.audit import (
     LEDGER,
     UNPUBLISHED,
@@ -192,19 +191,18 @@ class IcebergSafety(metaclass=AdapterMeta):
     def resume_audit(
         self, invocation: str, relation: BaseRelation, node: Any
     ) -> StagedBuild | None:
-        """A build of `node` an earlier invocation staged and did not publish (its audit
-        failed), taken up when this invocation runs tests that gated it and does not
-        rebuild it (`dbt retry`, `dbt test`): its tests read the staged data again, and a
-        pass publishes it, so a retry never passes on `main` while the build that failed
-        stays unpublished. Nothing is looked up for a model without
-        `audit_before_publish`, or selected here, or when no test is selected."""
+        """A build of `node` an earlier invocation staged and did not publish, taken up when
+        a test of it that has not passed on its staged data runs now (`dbt retry`, `dbt
+        test`): the test reads the staged data again, and once every such test has passed,
+        the build publishes, so a retry never passes on `main` while the build it failed
+        stays unpublished. Nothing is looked up unless the reader is a test (the thread's
+        connection is named after the node it runs) of a model with
+        `audit_before_publish`."""
+        reader = self.connections.get_if_exists()
+        reader_id = str(reader.name) if reader is not None and reader.name else ""
         config = getattr(node, "config", None)
         audited = config.get("audit_before_publish") if hasattr(config, "get") else None
-        selected = set(selected_resources.SELECTED_RESOURCES)
-        unique_id = str(node.unique_id)
-        if str(audited).lower() != "true" or unique_id in selected:
-            return None
-        if not any(resource.startswith("test.") for resource in selected):
+        if not reader_id.startswith("test.") or str(audited).lower() != "true":
             return None
         try:
             branches = self.iceberg_for(relation).branches(
@@ -212,6 +210,7 @@ class IcebergSafety(metaclass=AdapterMeta):
             )
         except (NoSuchTableError, NoSuchNamespaceError):
             return None  # not built yet, or a view
+        unique_id, name = str(node.unique_id), str(node.name)
         records = [
             r
             for r in audit_records(branches.properties).values()
@@ -220,9 +219,8 @@ class IcebergSafety(metaclass=AdapterMeta):
         if not records:
             return None
         record = max(records, key=lambda r: r.staged_at)
-        tests = frozenset(record.tests) & selected
-        name = str(node.name)
-        if not tests:
+        tests = record.tests_to_pass
+        if reader_id not in tests:
             return None
         if record.branch not in branches.ahead_of_main:
             logger.warning(
@@ -233,8 +231,8 @@ class IcebergSafety(metaclass=AdapterMeta):
             return None
         logger.info(
             f"{name}: the build staged on branch {record.branch} was not published; its "
-            f"{len(tests)} test(s) in this run audit it again, and it is published when "
-            "they pass"
+            f"tests that have not passed on it ({len(tests)}) audit it again in this run, and "
+            "it is published when they pass"
         )
         audited_build = AuditedBuild(
             name=name,
@@ -249,6 +247,7 @@ class IcebergSafety(metaclass=AdapterMeta):
             removed_properties=set(record.remove_properties),
             dropped_columns=list(record.drop_columns),
             record=record,
+            resumed=True,
         )
         return StagedBuild(unique_id, name, record.branch, set(tests), set(), payload=audited_build)
 

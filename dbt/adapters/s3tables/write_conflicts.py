@@ -25,14 +25,17 @@ logger = AdapterLogger("s3tables")
 
 T = TypeVar("T")
 
-# Text of Iceberg's exceptions when a concurrent commit made this one impossible. The
-# last two: snapshot expiry (maintenance) removed the snapshot the statement started from
-# while it ran, so its commit cannot validate the history since; run again, it starts
-# from the current snapshot.
+# Text of Iceberg's exceptions when a concurrent commit made this one impossible.
 _CONFLICT = re.compile(
     r"CommitFailedException|Found conflicting files|Found new conflicting|"
     r"Missing required files to delete|found new (position )?delete|"
-    r"Cannot commit, found new|conflicting (files|deletes)|"
+    r"Cannot commit, found new|conflicting (files|deletes)",
+    re.IGNORECASE,
+)
+# Snapshot expiry (maintenance) removed the snapshot the statement started from while it
+# ran, so its commit cannot validate the history since; run again, it starts from the
+# current snapshot.
+_EXPIRED_START = re.compile(
     r"Snapshot -?\d+ is not an ancestor of -?\d+|Cannot determine history between",
     re.IGNORECASE,
 )
@@ -53,7 +56,14 @@ def is_write_conflict(text: str, statement: str = "") -> bool:
         return False
     if _VIEW_CREATED_MEANWHILE.search(text):
         return bool(_REPLACES_VIEW.match(statement))
-    return bool(_CONFLICT.search(text))
+    return bool(_CONFLICT.search(text) or _EXPIRED_START.search(text))
+
+
+def conflict_cause(text: str) -> str:
+    """What made a statement lose its commit, as the retry line says it."""
+    if _EXPIRED_START.search(text):
+        return "snapshot expiry (maintenance) removed the snapshot the statement started from"
+    return "another writer committed to the table first"
 
 
 @dataclass(frozen=True)
@@ -83,15 +93,16 @@ def run_with_conflict_retries(
         try:
             return run()
         except Exception as error:
-            if retry == policy.retries or not is_write_conflict(error_text(error), statement):
+            text = error_text(error)
+            if retry == policy.retries or not is_write_conflict(text, statement):
                 raise
             if after_conflict:
                 after_conflict(attempt_started)
             wait = policy.wait(retry + 1)
             first_line = " ".join(statement.split())[:80]
             logger.warning(
-                f"write conflict; retry {retry + 1} of {policy.retries} in {wait:.1f} s: another "
-                f"writer committed to the table first (statement: {first_line}...)"
+                f"write conflict; retry {retry + 1} of {policy.retries} in {wait:.1f} s: "
+                f"{conflict_cause(text)} (statement: {first_line}...)"
             )
             time.sleep(wait)
     raise AssertionError("unreachable")

@@ -53,6 +53,7 @@ from dbt.adapters.s3tables.incremental.commit_counts import (
 )
 from dbt.adapters.s3tables.incremental.key_uniqueness import CONFIG_KEY as UNIQUENESS_KEY
 from dbt.adapters.s3tables.incremental.key_uniqueness import (
+    KeyCounts,
     KeyUniqueness,
     declared_unique_columns,
     is_cardinality_violation,
@@ -399,21 +400,22 @@ class IncrementalRun:
 
     def _say_repeated_keys(self, query: AnalysedQuery) -> None:
         """A table created from rows that repeat a `unique_key` value keeps them all, as
-        dbt's own materializations do, and the run says how many (counted on the key
-        columns alone, unless the key is declared unique)."""
+        dbt's own materializations do, and the run says how many (unless the key is
+        declared unique)."""
         if self._measures_keys:
-            counts = key_counts(
-                self.warehouse.fetch(key_counts_sql(query.sql, self.settings.unique_key))[0]
+            self._count_keys(query.sql, first_build=True)
+
+    def _count_keys(self, rows_sql: str, first_build: bool) -> KeyCounts:
+        """How the rows spread over `unique_key` values (only the key columns are read);
+        keys that repeat are said, with what the run does about them."""
+        row = self.warehouse.fetch(key_counts_sql(rows_sql, self.settings.unique_key))[0]
+        counts = key_counts(row)
+        if counts.repeated_keys:
+            settings = self.settings
+            logger.warning(
+                counts.warning(self.name, settings.strategy, settings.watermark_column, first_build)
             )
-            if counts.repeated_keys:
-                logger.warning(
-                    counts.warning(
-                        self.name,
-                        self.settings.strategy,
-                        self.settings.watermark_column,
-                        first_build=True,
-                    )
-                )
+        return counts
 
     @cached_property
     def _declared_uniqueness(self) -> KeyUniqueness:
@@ -501,16 +503,8 @@ class IncrementalRun:
         said, and the rows are deduplicated)."""
         if not self._measures_keys:
             return self._is_empty(rows), source_unique
-        counts = key_counts(self.warehouse.fetch(key_counts_sql(rows, self.settings.unique_key))[0])
+        counts = self._count_keys(rows, first_build=False)
         if counts.repeated_keys:
-            logger.warning(
-                counts.warning(
-                    self.name,
-                    self.settings.strategy,
-                    self.settings.watermark_column,
-                    first_build=False,
-                )
-            )
             self.uniqueness_reason = f"{counts.repeated_keys} key(s) repeat in this run's rows"
         else:
             self.uniqueness_reason = "no key repeats in this run's rows, counted"

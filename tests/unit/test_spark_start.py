@@ -1,6 +1,7 @@
 """Spark that cannot start, in one sentence naming the cause and the profile key (Spark's
-memory check, Java refusing its options or not starting, a crash); and the reaper process
-that ends a driver JVM whose dbt process is gone, tried on a stand-in process."""
+memory check, Java refusing its options or not starting, a crash); the driver JVM's end at
+dbt's exit (told to stop, waited for, killed after the wait), and the reaper process that
+ends it when dbt is gone, both tried on stand-in processes."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from dbt.adapters.s3tables.engines import jvm_reaper
 from dbt.adapters.s3tables.engines.jvm_process import (
+    DriverJvm,
     java_option_refusal,
     java_refusal,
     split_java_options,
@@ -105,6 +108,13 @@ def test_a_jvm_that_exits_without_profile_settings_points_at_java() -> None:
             "The Java thread stack size specified is too small. Specify at least 136k",
         ),
         ("Error: Could not create the Java Virtual Machine.\n", ""),
+        (
+            "WARNING: Using incubator modules: jdk.incubator.vector\n"
+            "2026-01-31 12:00:00 WARN Utils: Your hostname resolves to a loopback address\n"
+            "26/01/31 12:00:00 WARN NativeCodeLoader: Unable to load native-hadoop library\n"
+            "# A fatal error has been detected by the Java Runtime Environment:\n",
+            "",
+        ),
     ],
 )
 def test_java_s_reason_is_its_first_own_line(output: str, reason: str) -> None:
@@ -185,3 +195,26 @@ def test_the_reaper_ends_with_a_jvm_that_ends_first() -> None:
     stand_in.wait()
     assert reaper.wait(timeout=10) == 0
     reaper.stdin.close()  # type: ignore[union-attr]
+
+
+# --- dbt's own end --------------------------------------------------------------------------
+
+
+def stand_in_jvm(code: str) -> DriverJvm:
+    """A DriverJvm around a stand-in process with a pipe on its stdin, as PySpark's."""
+    process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE)
+    return DriverJvm(SimpleNamespace(proc=process), reaper=None, exit_wait=1.0)  # type: ignore[arg-type]
+
+
+def test_at_exit_the_jvm_is_told_to_stop_and_waited_for() -> None:
+    # PySpark's gateway exits when its stdin reaches end-of-file.
+    jvm = stand_in_jvm("import sys, time; sys.stdin.read(); time.sleep(0.3)")
+    jvm.stop()
+    assert jvm.process.returncode == 0
+
+
+def test_a_jvm_that_does_not_stop_in_time_is_killed() -> None:
+    jvm = stand_in_jvm("import sys, time; sys.stdin.read(); time.sleep(60)")
+    started = time.monotonic()
+    jvm.stop()
+    assert jvm.process.returncode == -9 and time.monotonic() - started < 10

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -51,6 +52,16 @@ _JAVA_FRAME_LINES = (
     "Error: A fatal exception has occurred. Program will exit.",
     "Error occurred during initialization of VM",
 )
+
+
+# A line of the JVM's log (log4j's `2026-01-31 12:00:00 WARN ...`, or Spark's default
+# `26/01/31 12:00:00 WARN ...`).
+_LOG_LINE = re.compile(r"\d{2,4}[-/]\d\d[-/]\d\d \d\d:\d\d:\d\d ")
+
+
+class JvmExited(Exception):
+    """The driver JVM ended (or never ran) before Spark could connect to it; what it
+    printed is in the JVM log."""
 
 
 @dataclass
@@ -84,6 +95,7 @@ class DriverJvm:
     def kill(self) -> None:
         """End the JVM at once: one that failed to start has nothing to finish (and its
         class archive, of a start that failed, is not worth writing)."""
+        atexit.unregister(self.stop)
         self.process.kill()
         self.process.wait()
         self._release_reaper()
@@ -105,7 +117,8 @@ def launch_gateway_logged(
 ) -> DriverJvm:
     """Start the driver JVM with these Spark settings and return its gateway, ready for a
     SparkContext; it is stopped when this process exits (see the module docstring).
-    `pass_fds` stay open in the JVM (the class archive writer's lock)."""
+    `pass_fds` stay open in the JVM (the class archive writer's lock). Raises `JvmExited`
+    when the JVM ends before Spark connects to it."""
     from pyspark.conf import SparkConf
     from pyspark.java_gateway import launch_gateway
 
@@ -119,6 +132,8 @@ def launch_gateway_logged(
         popen_kwargs.update(stdout=output, stderr=output)
     try:
         gateway = launch_gateway(conf, popen_kwargs=popen_kwargs)
+    except Exception as error:
+        raise JvmExited(str(error)) from error
     finally:
         if output is not None:
             output.close()
@@ -157,10 +172,14 @@ def start_reaper(jvm_pid: int) -> subprocess.Popen[bytes] | None:
 
 def java_refusal(output: str) -> str:
     """The reason Java gives for not starting, from its output ("" if none is found):
-    `Unrecognized VM option 'X'`, `Too small maximum heap`, ..."""
+    `Unrecognized VM option 'X'`, `Too small maximum heap`, ... Java's frame lines, its
+    warnings, a crash report's `#` lines and log lines (which start with a date) are not
+    reasons."""
     for line in output.splitlines():
         line = line.strip()
-        if line and line not in _JAVA_FRAME_LINES and not line.startswith("#"):
+        if not line or line in _JAVA_FRAME_LINES or line.startswith(("#", "WARNING:")):
+            continue
+        if not _LOG_LINE.match(line):
             return line
     return ""
 

@@ -21,6 +21,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig, is_secret
 from dbt.adapters.s3tables.engines.class_archive import ArchiveStart, class_archive_for
 from dbt.adapters.s3tables.engines.jvm_process import (
+    JvmExited,
     java_option_refusal,
     java_refusal,
     launch_gateway_logged,
@@ -68,14 +69,6 @@ class SparkContextFailed(Exception):
     def __init__(self, chain: list[JavaError]) -> None:
         super().__init__(chain)
         self.chain = chain
-
-
-class JvmExited(Exception):
-    """The driver JVM ended before Spark could connect to it; `output` is what it printed."""
-
-    def __init__(self, output: str) -> None:
-        super().__init__(output)
-        self.output = output
 
 
 def jvm_log_file() -> str | None:
@@ -295,11 +288,11 @@ def get_or_create_session(
         try:
             try:
                 _session = start(archive_start)
-            except JvmExited as exited:
+            except JvmExited:
                 # A damaged archive crashes the JVM as it starts: start without it; the
                 # next start writes a new one. Any other cause fails the start.
                 mapped = archive is not None and archive_use(java_options_used) == "map"
-                if not mapped or not jvm_crashed(exited.output):
+                if not mapped or not jvm_crashed(jvm_log_tail(log_file)):
                     raise
                 assert archive is not None
                 logger.debug(
@@ -309,8 +302,9 @@ def get_or_create_session(
                 java_options_used = ()
                 _session = start(ArchiveStart())
         except JvmExited as exited:
-            logger.debug(f"Spark's driver JVM exited at start; its output:\n{exited.output}")
-            _start_failure = jvm_exit_error(java_refusal(exited.output), user_settings, log_file)
+            output = jvm_log_tail(log_file)
+            logger.debug(f"Spark's driver JVM did not start ({exited}); its output:\n{output}")
+            _start_failure = jvm_exit_error(java_refusal(output), user_settings, log_file)
             raise _start_failure from None
         except SparkContextFailed as failed:
             _start_failure = context_start_error(failed.chain, user_settings)
@@ -347,8 +341,6 @@ def launched(
             pass_fds=archive_start.pass_fds,
             writes_archive=archive_use(archive_start.options) == "write",
         )
-    except Exception:
-        raise JvmExited(jvm_log_tail(log_file)) from None
     finally:
         archive_start.release()
     try:

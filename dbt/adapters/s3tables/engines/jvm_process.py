@@ -52,8 +52,6 @@ _JAVA_FRAME_LINES = (
     "Error: A fatal exception has occurred. Program will exit.",
     "Error occurred during initialization of VM",
 )
-
-
 # A line of the JVM's log (log4j's `2026-01-31 12:00:00 WARN ...`, or Spark's default
 # `26/01/31 12:00:00 WARN ...`).
 _LOG_LINE = re.compile(r"\d{2,4}[-/]\d\d[-/]\d\d \d\d:\d\d:\d\d ")
@@ -128,7 +126,7 @@ def launch_gateway_logged(
     popen_kwargs: dict[str, object] = {"pass_fds": pass_fds}
     if log_file:
         os.makedirs(os.path.dirname(log_file), exist_ok=True)
-        output = open(log_file, "ab")  # noqa: SIM115 (the JVM holds it; closed below)
+        output = open(log_file, "ab")  # the JVM gets its own copy; this one is closed below
         popen_kwargs.update(stdout=output, stderr=output)
     try:
         gateway = launch_gateway(conf, popen_kwargs=popen_kwargs)

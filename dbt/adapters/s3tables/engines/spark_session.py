@@ -64,7 +64,8 @@ _start_failure: DbtRuntimeError | None = None
 
 
 class SparkContextFailed(Exception):
-    """The driver JVM started, its SparkContext did not; `chain` is the Java exception's."""
+    """The driver JVM started, its SparkContext did not; `chain` is the Java exception's
+    (or the Python one's, as a chain of one)."""
 
     def __init__(self, chain: list[JavaError]) -> None:
         super().__init__(chain)
@@ -230,8 +231,8 @@ def get_or_create_session(
                     )
             return _session
         java = find_java()
-        java_options = user_settings.get("spark.driver.extraJavaOptions")
-        refusal = java_option_refusal(java, java_options) if java_options else None
+        user_java_options = user_settings.get("spark.driver.extraJavaOptions")
+        refusal = java_option_refusal(java, user_java_options) if user_java_options else None
         if refusal:
             _start_failure = ProfileError(
                 "spark_conf.spark.driver.extraJavaOptions",
@@ -291,10 +292,12 @@ def get_or_create_session(
             except JvmExited:
                 # A damaged archive crashes the JVM as it starts: start without it; the
                 # next start writes a new one. Any other cause fails the start.
-                mapped = archive is not None and archive_use(java_options_used) == "map"
-                if not mapped or not jvm_crashed(jvm_log_tail(log_file)):
+                if (
+                    archive is None
+                    or archive_use(java_options_used) != "map"
+                    or not jvm_crashed(jvm_log_tail(log_file))
+                ):
                     raise
-                assert archive is not None
                 logger.debug(
                     f"Spark's JVM crashed starting with its class archive in {archive.folder}"
                 )
@@ -352,10 +355,11 @@ def launched(
         logger.debug(f"Spark could not start:\n{traceback.format_exc()}")
         java_error = getattr(error, "java_exception", None)
         # Read while the JVM runs; then end it: every later start raises this failure.
-        chain = java_chain(java_error) if java_error is not None else []
+        if java_error is not None:
+            chain = java_chain(java_error)
+        else:
+            chain = [JavaError(type(error).__name__, str(error))]
         jvm.kill()
-        if not chain:
-            raise
         raise SparkContextFailed(chain) from None
     apply_at_runtime(session, secrets)
     return session

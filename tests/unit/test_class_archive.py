@@ -1,7 +1,8 @@
 """Class-data sharing for the driver JVM: which Java can write an archive, one archive per
-configuration, finished archives moved into place, unfinished ones left alone until stale,
-a bounded number of attempts, old configurations pruned; and the driver's Java options and
-class path in the session settings."""
+configuration, finished archives moved into place, one writer at a time, the unfinished
+files of writers that are gone removed (a live writer's kept), a bounded number of
+attempts, the cache within its size bound; and the driver's Java options and class path in
+the session settings."""
 
 from __future__ import annotations
 
@@ -14,13 +15,14 @@ import pytest
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.engines.class_archive import (
     DYNAMIC_ARCHIVE_MAGIC,
-    KEEP_OTHER_ARCHIVES,
     MAX_ATTEMPTS,
+    MAX_CACHE_BYTES,
     STALE_SECONDS,
     ClassArchive,
     class_archive_for,
     configuration_key,
     java_feature_version,
+    writer_alive,
 )
 from dbt.adapters.s3tables.engines.spark_session import archive_use, session_settings
 from dbt.adapters.s3tables.jars import JarPlan
@@ -68,93 +70,135 @@ def write_partial(archive: ClassArchive, name: str, whole: bool) -> Path:
     return path
 
 
-def test_without_an_archive_the_jvm_writes_one_to_a_name_of_its_own(tmp_path):
+def options(archive: ClassArchive) -> tuple[str, ...]:
+    """The Java options of a start whose JVM has ended since (its writer lock released)."""
+    start = archive.start()
+    start.release()
+    return start.options
+
+
+def written_name(options: tuple[str, ...]) -> str:
+    """`<key>.<id>` of the file a writing start's JVM writes."""
+    return Path(options[0].split("=", 1)[1]).name.removesuffix(".partial")
+
+
+def test_one_jvm_at_a_time_writes_each_to_a_name_of_its_own(tmp_path):
     archive = ClassArchive(tmp_path, "k1")
-    first, second = archive.java_options(), archive.java_options()
-    assert archive_use(first) == archive_use(second) == "write"
-    assert first[0] != second[0]  # two processes never write one file
-    assert first[0].startswith(f"-XX:ArchiveClassesAtExit={tmp_path}/k1.")
-    assert "-Xlog:cds=off" in first  # Java's archive warnings stay off the console
+    first = archive.start()
+    assert archive_use(first.options) == "write"
+    assert first.options[0].startswith(f"-XX:ArchiveClassesAtExit={tmp_path}/k1.")
+    assert "-Xlog:cds=off" in first.options  # Java's archive warnings stay off the console
+    lock = tmp_path / f"{written_name(first.options)}.writer"
+    assert first.pass_fds and writer_alive(lock)
+    # While that JVM lives, another start neither writes nor maps.
+    assert archive.start().options == ()
+    first.release()  # the JVM ended without writing
+    assert not writer_alive(lock)
+    second = options(archive)
+    assert archive_use(second) == "write" and written_name(second) != written_name(first.options)
 
 
 def test_attempts_are_bounded(tmp_path):
     archive = ClassArchive(tmp_path, "k1")
     for _ in range(MAX_ATTEMPTS):
-        assert archive_use(archive.java_options()) == "write"
-    assert archive.java_options() == ()
+        assert archive_use(options(archive)) == "write"
+    assert options(archive) == ()
 
 
 def test_a_whole_archive_is_moved_into_place_and_mapped(tmp_path):
     archive = ClassArchive(tmp_path, "k1")
-    archive.java_options()  # an attempt
-    write_partial(archive, "k1.abc", whole=True)
-    options = archive.java_options()
+    name = written_name(options(archive))  # an attempt, whose JVM wrote the archive
+    write_partial(archive, name, whole=True)
+    mapped = options(archive)
     current = archive.current()
     assert current is not None and current.name == f"k1.{len(DYNAMIC_ARCHIVE_MAGIC) + 7}.jsa"
-    assert options[0] == f"-XX:SharedArchiveFile={current}"
+    assert mapped[0] == f"-XX:SharedArchiveFile={current}"
     assert not archive.attempts_file.exists()
-    assert list(tmp_path.glob("*.partial")) == []
+    assert [p.name for p in tmp_path.iterdir()] == [current.name]
 
 
 def test_a_second_whole_archive_of_the_same_configuration_is_dropped(tmp_path):
     archive = ClassArchive(tmp_path, "k1")
     write_partial(archive, "k1.a", whole=True)
     write_partial(archive, "k1.b", whole=True)
-    archive.java_options()
+    options(archive)
     assert [p.name for p in tmp_path.iterdir()] == ["k1.11.jsa"]
 
 
-def test_an_unfinished_archive_is_left_alone_until_stale(tmp_path):
+def test_a_dead_writers_unfinished_file_is_removed_and_a_live_ones_kept(tmp_path):
+    archive = ClassArchive(tmp_path, "k1")
+    other = ClassArchive(tmp_path, "k2")
+    dead, live = archive.start(), other.start()
+    dead_name, live_name = written_name(dead.options), written_name(live.options)
+    write_partial(archive, dead_name, whole=False)
+    write_partial(other, live_name, whole=False)
+    dead.release()  # killed while writing: its lock is free
+    assert archive_use(options(archive)) == "write"
+    assert not (tmp_path / f"{dead_name}.partial").exists()
+    assert not (tmp_path / f"{dead_name}.writer").exists()
+    assert (tmp_path / f"{live_name}.partial").exists()  # its JVM still writes it
+    live.release()
+
+
+def test_an_unfinished_file_without_a_writer_lock_is_left_alone_until_stale(tmp_path):
+    # Written by an adapter version before writer locks: its writer cannot be asked.
     archive = ClassArchive(tmp_path, "k1")
     unfinished = write_partial(archive, "k1.writing", whole=False)
-    assert archive_use(archive.java_options()) == "write"
+    assert archive_use(options(archive)) == "write"
     assert unfinished.exists() and archive.current() is None
     old = time.time() - STALE_SECONDS - 10
     os.utime(unfinished, (old, old))
-    archive.java_options()
+    options(archive)
     assert not unfinished.exists()
 
 
 def test_another_configurations_whole_archive_goes_to_its_own_name(tmp_path):
     archive = ClassArchive(tmp_path, "k1")
     write_partial(archive, "k2.xyz", whole=True)
-    archive.java_options()
+    options(archive)
     assert (tmp_path / "k2.11.jsa").exists() and archive.current() is None
 
 
-def whole_archive(folder: Path, key: str, age_seconds: float = 0) -> Path:
-    path = folder / f"{key}.{len(DYNAMIC_ARCHIVE_MAGIC)}.jsa"
-    path.write_bytes(DYNAMIC_ARCHIVE_MAGIC)
+def whole_archive(folder: Path, key: str, age_seconds: float = 0, size: int = 4) -> Path:
+    path = folder / f"{key}.{size}.jsa"
+    path.write_bytes(DYNAMIC_ARCHIVE_MAGIC + b"\0" * (size - len(DYNAMIC_ARCHIVE_MAGIC)))
     stamp = time.time() - age_seconds
     os.utime(path, (stamp, stamp))
     return path
 
 
-def test_only_a_few_other_configurations_are_kept(tmp_path):
-    archive = ClassArchive(tmp_path, "current")
-    whole_archive(tmp_path, "current", age_seconds=1000)
+def test_the_cache_is_kept_within_its_size_bound(tmp_path):
+    assert MAX_CACHE_BYTES == 1024**3  # the README's figure
+    archive = ClassArchive(tmp_path, "current", max_bytes=250)
+    whole_archive(tmp_path, "current", age_seconds=1000, size=100)
     for age, key in enumerate(["new", "newer", "old", "oldest"]):
-        whole_archive(tmp_path, key, age_seconds=100 * age)
-    archive.java_options()
+        whole_archive(tmp_path, key, age_seconds=100 * age, size=60)
+    # A live writer's unfinished file counts, and is kept.
+    live = ClassArchive(tmp_path, "writing").start()
+    write_partial(archive, written_name(live.options), whole=False)
+    options(archive)
     kept = sorted(p.name.split(".")[0] for p in tmp_path.glob("*.jsa"))
-    assert kept == ["current", "new", "newer"] and KEEP_OTHER_ARCHIVES == 2
+    # 100 (current, kept whatever its age) + 2 x 60 + the 11-byte partial <= 250 < 291.
+    assert kept == ["current", "new", "newer"]
+    assert (tmp_path / f"{written_name(live.options)}.partial").exists()
+    live.release()
 
 
 def test_a_truncated_archive_is_never_mapped(tmp_path):
     archive = ClassArchive(tmp_path, "k1")
     path = whole_archive(tmp_path, "k1")
-    assert archive_use(archive.java_options()) == "map"
+    assert archive_use(options(archive)) == "map"
     path.write_bytes(DYNAMIC_ARCHIVE_MAGIC[:2])
-    assert archive_use(archive.java_options()) == "write"
+    assert archive_use(options(archive)) == "write"
     assert not path.exists()
 
 
 def test_a_discarded_archive_is_written_again(tmp_path):
     archive = ClassArchive(tmp_path, "k1")
     whole_archive(tmp_path, "k1")
-    assert archive_use(archive.java_options()) == "map"
+    assert archive_use(options(archive)) == "map"
     archive.discard()
-    assert archive_use(archive.java_options()) == "write"
+    assert archive_use(options(archive)) == "write"
 
 
 def settings(tmp_path: Path, **kwargs) -> dict[str, str]:

@@ -159,3 +159,25 @@ def test_a_full_disk_during_a_catalog_commit_is_explained() -> None:
     message = explain_catalog_error(config, error, "schema of soak.evolving") or ""
     assert message.startswith("The disk is full: schema of soak.evolving failed")
     assert "nothing was changed" in message
+
+
+def test_a_namespace_another_process_creates_meanwhile_is_created(tmp_path) -> None:
+    from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+    from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+
+    config = CatalogConfig(name="local", catalog_type="local", warehouse=str(tmp_path))
+    ours, theirs = IcebergCatalog(config), IcebergCatalog(config)
+    catalog = ours.catalog
+    real_check = catalog.namespace_exists
+    checks = []
+
+    def check_before_the_other_insert(namespace):  # our check runs before their insert
+        checks.append(namespace)
+        if len(checks) == 1:
+            theirs.create_namespace("faults")
+            return False
+        return real_check(namespace)
+
+    catalog.namespace_exists = check_before_the_other_insert  # type: ignore[method-assign]
+    ours.create_namespace("faults")  # our insert hits the unique key: created all the same
+    assert real_check("faults") and len(checks) == 2

@@ -217,9 +217,23 @@ def test_find_java_prefers_java_home(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert find_java() == java
 
 
-def test_find_java_falls_back_to_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_java_home_without_java_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Spark's launch script runs $JAVA_HOME/bin/java: a `java` on PATH would not be used.
     java = fake_java(tmp_path / "usr")
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-such-jdk"))
+    monkeypatch.setenv("PATH", os.path.dirname(java))
+    with pytest.raises(MissingDependencyError) as error:
+        find_java()
+    message = str(error.value)
+    assert f"JAVA_HOME is {tmp_path / 'no-such-jdk'}, which has no bin/java" in message
+    assert f"or unset it to use {java} on PATH" in message
+
+
+def test_without_java_home_java_comes_from_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    java = fake_java(tmp_path / "usr")
+    monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", os.path.dirname(java))
     assert find_java() == java
 

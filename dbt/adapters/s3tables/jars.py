@@ -243,6 +243,13 @@ def find_java() -> str:
         candidate = os.path.join(java_home, "bin", "java")
         if os.access(candidate, os.X_OK):
             return candidate
+        # Spark's launch script runs $JAVA_HOME/bin/java whenever JAVA_HOME is set.
+        on_path = shutil.which("java")
+        instead = f", or unset it to use {on_path} on PATH" if on_path else ""
+        raise MissingDependencyError(
+            f"Cannot start Spark: JAVA_HOME is {java_home}, which has no bin/java (Spark runs "
+            f"$JAVA_HOME/bin/java). Fix: point JAVA_HOME at a Java 17 runtime{instead}."
+        )
     found = shutil.which("java")
     if found:
         return found

@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 
 from dbt.adapters.events.logging import AdapterLogger
-from dbt_common.exceptions import DbtDatabaseError
+from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
 
-from dbt.adapters.s3tables.errors import StatementRefused
+from dbt.adapters.s3tables.errors import ProfileError, StatementRefused
 from dbt.adapters.s3tables.write_conflicts import is_write_conflict
 
 logger = AdapterLogger("s3tables")
@@ -205,7 +205,8 @@ def chain_text(chain: list[JavaError]) -> str:
     return "\n".join(f"{e.class_name}: {e.message}" for e in chain)
 
 
-def _java_chain(java_error: object, limit: int = 8) -> list[JavaError]:
+def java_chain(java_error: object, limit: int = 8) -> list[JavaError]:
+    """The exception chain of a JVM exception (a py4j object), outermost first."""
     chain: list[JavaError] = []
     while java_error is not None and len(chain) < limit:
         class_name = java_error.getClass().getName()  # type: ignore[attr-defined]
@@ -224,7 +225,7 @@ def java_error_text(error: BaseException) -> str:
     if java_error is None:
         return ""
     try:
-        return chain_text(_java_chain(java_error))
+        return chain_text(java_chain(java_error))
     except Exception:  # the JVM is gone: the chain cannot be read
         return ""
 
@@ -264,6 +265,80 @@ def connect_error(error: BaseException) -> DbtDatabaseError:
     return (StatementRefused if refused else DbtDatabaseError)(message)
 
 
+# `spark_conf` settings that shape the driver JVM's command line.
+JVM_LAUNCH_KEYS = (
+    "spark.driver.extraJavaOptions",
+    "spark.driver.memory",
+    "spark.driver.extraClassPath",
+    "spark.driver.extraLibraryPath",
+)
+# Spark's check of the memory it runs in (INVALID_DRIVER_MEMORY, INVALID_EXECUTOR_MEMORY).
+_MEMORY_BELOW_MINIMUM = re.compile(r"(System|Executor) memory (\d+) must be at least (\d+)")
+MEMORY_KEYS = {"System": "spark.driver.memory", "Executor": "spark.executor.memory"}
+MEMORY_ERROR_CLASSES = {"System": "INVALID_DRIVER_MEMORY", "Executor": "INVALID_EXECUTOR_MEMORY"}
+# The first line of the summary a crashing HotSpot JVM prints.
+_JVM_CRASH = "A fatal error has been detected by the Java Runtime Environment"
+
+
+def jvm_crashed(jvm_output: str) -> bool:
+    """Whether the JVM's output holds a crash report (a signal, such as SIGBUS)."""
+    return _JVM_CRASH in jvm_output
+
+
+def _mib(size: str) -> int:
+    return int(size) // (1024 * 1024)
+
+
+def jvm_exit_error(
+    refusal: str, user_settings: dict[str, str], log_file: str | None
+) -> DbtRuntimeError:
+    """Why Spark cannot start when its driver JVM exits before Spark connects to it:
+    Java's own reason, and the profile settings that shape the JVM's command line."""
+    where = f" (the JVM's output is in {log_file})" if log_file else ""
+    reason = f": {refusal}" if refusal else ""
+    keys = [k for k in JVM_LAUNCH_KEYS if k in user_settings]
+    if not keys:
+        return DbtRuntimeError(
+            f"Spark cannot start: its driver JVM exited before Spark could connect to "
+            f"it{reason}{where}. Fix: check the Java runtime and JAVA_TOOL_OPTIONS."
+        )
+    # Keys only: Java options may carry values that must not reach the console.
+    if len(keys) == 1:
+        return ProfileError(
+            f"spark_conf.{keys[0]}",
+            f"Spark's driver JVM does not start with it{reason}{where}",
+            "correct or remove it",
+        )
+    settings = ", ".join(f"`{k}`" for k in keys)
+    return ProfileError(
+        "spark_conf",
+        f"Spark's driver JVM does not start with {settings}{reason}{where}",
+        "correct or remove them",
+    )
+
+
+def context_start_error(chain: list[JavaError], user_settings: dict[str, str]) -> DbtRuntimeError:
+    """Why Spark cannot start when its JVM runs but the SparkContext fails to start."""
+    text = chain_text(chain)
+    memory = _MEMORY_BELOW_MINIMUM.search(text)
+    if memory:
+        kind, have, need = memory.groups()
+        key = MEMORY_KEYS[kind]
+        given = f" (`{user_settings[key]}`)" if key in user_settings else ""
+        return ProfileError(
+            f"spark_conf.{key}",
+            f"Spark cannot start: it gets {_mib(have)} MB of memory{given} and needs at "
+            f"least {_mib(need)} MB ({MEMORY_ERROR_CLASSES[kind]})",
+            "set it to 512m or more (Spark's default is 1g)",
+        )
+    keys = ", ".join(f"`{k}`" for k in user_settings)
+    settings = f" (it has {keys})" if keys else ""
+    return DbtRuntimeError(
+        f"Spark cannot start: {summarize(chain)}. Fix: check `spark_conf` in the "
+        f"profile{settings}; the full trace is in logs/dbt.log."
+    )
+
+
 def database_error(error: BaseException) -> DbtDatabaseError:
     """The error a failed Spark call raises to dbt; the full trace is logged at debug."""
     if type(error).__module__.startswith("pyspark.errors.exceptions.connect"):
@@ -279,7 +354,7 @@ def database_error(error: BaseException) -> DbtDatabaseError:
     trace = getattr(error, "stackTrace", None) or str(error)
     logger.debug(f"engine error, full trace:\n{trace}")
     try:
-        chain = _java_chain(java_error)
+        chain = java_chain(java_error)
     except Exception:  # the JVM is gone: its chain cannot be read, its text can
         return DbtDatabaseError(clean_message(str(error)))
     refused = bool(chain) and chain[0].class_name in _NOT_RUN

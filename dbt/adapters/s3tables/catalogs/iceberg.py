@@ -294,11 +294,18 @@ class IcebergCatalog:
         return self.call(lambda: self.catalog.namespace_exists(namespace), "namespace check")
 
     def create_namespace(self, namespace: str) -> None:
+        """Create the namespace unless it exists; one another process creates meanwhile is
+        created (two first runs at once: the SQL catalog's check and insert are not one
+        step, and the later insert fails on its unique key)."""
+
         def create() -> None:
             try:
                 self.catalog.create_namespace(namespace)
             except NamespaceAlreadyExistsError:
                 pass
+            except Exception:
+                if not self.catalog.namespace_exists(namespace):
+                    raise
 
         self.call(create, f"create namespace {namespace}")
 

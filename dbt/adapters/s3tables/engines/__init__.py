@@ -7,7 +7,9 @@ the opener registered for the profile's `method`. Which catalog the tables live 
 the other, independent axis.
 
 - `session.py`: `method: session`, the process's own SparkSession (a local JVM), which
-  `spark_session.py` starts (settings, secrets, JVM log and post-mortem).
+  `spark_session.py` starts (settings, secrets, JVM log and post-mortem); `jvm_process.py`
+  launches the JVM and ends it with dbt (`jvm_reaper.py` if dbt dies first), and
+  `class_archive.py` keeps its class-data-sharing archives.
 - `thrift.py`: `method: thrift`, a Spark Thrift Server over dbt-spark's PyHive connection.
 - `connect.py`: `method: connect`, a Spark Connect server (the DataFrame API over gRPC).
 

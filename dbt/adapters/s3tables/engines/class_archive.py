@@ -9,16 +9,25 @@ What this module owns: one archive per (Java runtime, Spark, driver class path) 
 user's cache folder, and the Java options of each start.
 - An archive exists: the JVM maps it. Java checks it against its own build and class path
   and ignores one that does not match (its warnings are kept off the console).
-- None yet: this JVM writes one as it exits, to a file name of its own, so concurrent runs
-  never write one file. Java writes an archive's header last, so a file that starts with
-  the archive magic is whole; the next start moves it into place.
+- None yet: this JVM writes one as it exits, to a file name of its own
+  (`<key>.<id>.partial`), while it holds a lock on `<key>.<id>.writer` (a file descriptor
+  it inherits and the operating system releases when it ends). One JVM at a time writes a
+  configuration's archive; another start meanwhile neither maps nor writes one. Java
+  writes an archive's header last, so a file that starts with the archive magic is whole;
+  the next start moves it into place.
+- A writer whose lock is free is gone (killed, or stopped while writing): its unfinished
+  file is removed at the next start. A live writer's file is never touched.
 - An archive whose size is not the one Java wrote is removed before a start (a JVM that
-  maps a truncated archive dies); a JVM that fails to start with an archive all the same
+  maps a truncated archive dies); a JVM that crashes starting with an archive all the same
   is started again without it, and the archive is removed (`discard`).
+- Size bound: each start removes the least recently used archives of other configurations
+  while the cache holds more than `MAX_CACHE_BYTES`; the current configuration's archive
+  and files being written are kept.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import time
@@ -31,12 +40,14 @@ DYNAMIC_ARCHIVE_MAGIC = bytes.fromhex("a8ab0bf0")
 # Java's CDS log lines (a class it skips while writing, an archive it cannot use) would
 # land on dbt's console: the archive is an optimisation, never a message.
 QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
-# Archives of other configurations kept besides the current one (each is 100-150 MB).
-KEEP_OTHER_ARCHIVES = 2
+# The cache's size bound (an archive is 100-175 MB): archives of other configurations
+# beyond it are removed, least recently used first.
+MAX_CACHE_BYTES = 1024**3
 # A run that wrote no archive (killed, or a Java that cannot write one) counts an attempt;
 # after this many, the configuration runs without an archive.
 MAX_ATTEMPTS = 3
-# An unfinished archive file older than this belongs to a JVM that is gone.
+# An unfinished archive file without a writer lock (written by an older version of the
+# adapter) older than this belongs to a JVM that is gone.
 STALE_SECONDS = 3600
 
 
@@ -88,6 +99,41 @@ def configuration_key(java: str, spark_version: str, class_path: tuple[str, ...]
     return digest.hexdigest()[:16]
 
 
+def writer_alive(lock: Path) -> bool:
+    """Whether a JVM still holds this writer lock (a live process writing an archive)."""
+    try:
+        descriptor = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(descriptor)
+    return False
+
+
+@dataclass
+class ArchiveStart:
+    """What one JVM start does with the archive: its Java options and, when it writes the
+    archive, the writer lock's file descriptor, which the JVM must inherit (and this
+    process close once the JVM runs: `release`)."""
+
+    options: tuple[str, ...] = ()
+    writer_lock: int | None = None
+
+    @property
+    def pass_fds(self) -> tuple[int, ...]:
+        return () if self.writer_lock is None else (self.writer_lock,)
+
+    def release(self) -> None:
+        """Close this process's copy of the writer lock: the JVM holds its own."""
+        if self.writer_lock is not None:
+            os.close(self.writer_lock)
+            self.writer_lock = None
+
+
 @dataclass(frozen=True)
 class ClassArchive:
     """The archive of one configuration, in `folder`: `<key>.<size>.jsa`. The size in the
@@ -96,6 +142,7 @@ class ClassArchive:
 
     folder: Path
     key: str
+    max_bytes: int = MAX_CACHE_BYTES
 
     @property
     def attempts_file(self) -> Path:
@@ -112,21 +159,27 @@ class ClassArchive:
                 continue
         return None
 
-    def java_options(self) -> tuple[str, ...]:
-        """The options of this start: map the archive, or write one at exit (at most
-        `MAX_ATTEMPTS` times), or none."""
+    def start(self) -> ArchiveStart:
+        """This start's use of the archive: map it, or write one at exit (at most
+        `MAX_ATTEMPTS` times, one JVM at a time), or neither."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        self._adopt_finished()
+        being_written = self._tidy()
         current = self.current()
         if current is not None:
             os.utime(current)  # recently used: kept by `_prune`
-            return (f"-XX:SharedArchiveFile={current}", *QUIET)
+            return ArchiveStart((f"-XX:SharedArchiveFile={current}", *QUIET))
         attempts = self._attempts()
-        if attempts >= MAX_ATTEMPTS:
-            return ()
+        if being_written or attempts >= MAX_ATTEMPTS:
+            return ArchiveStart()
         self.attempts_file.write_text(str(attempts + 1))
-        target = self.folder / f"{self.key}.{uuid.uuid4().hex}.partial"
-        return (f"-XX:ArchiveClassesAtExit={target}", *QUIET)
+        name = f"{self.key}.{uuid.uuid4().hex}"
+        # Locked before it appears under its name: a lock file never looks abandoned.
+        pending = self.folder / f"{name}.pending"
+        descriptor = os.open(pending, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        os.replace(pending, self.folder / f"{name}.writer")
+        target = self.folder / f"{name}.partial"
+        return ArchiveStart((f"-XX:ArchiveClassesAtExit={target}", *QUIET), descriptor)
 
     def discard(self) -> None:
         """The JVM failed to start with this archive: remove it (the next start writes a
@@ -141,35 +194,67 @@ class ClassArchive:
         except (OSError, ValueError):
             return 0
 
-    def _adopt_finished(self) -> None:
+    def _tidy(self) -> bool:
         """Move each whole archive an earlier JVM wrote into place for its configuration;
-        remove unfinished ones that are stale; keep only a few archives of other
-        configurations."""
+        remove the unfinished files of writers that are gone; keep the cache within its
+        bound. Returns whether a live JVM is writing this configuration's archive."""
+        being_written = False
         now = time.time()
-        for partial in sorted(self.folder.glob("*.partial")):
-            key = partial.name.split(".", 1)[0]
+        names = {p.name.rsplit(".", 1)[0] for p in self.folder.glob("*.partial")}
+        names |= {p.name.rsplit(".", 1)[0] for p in self.folder.glob("*.writer")}
+        for name in sorted(names):
+            key = name.split(".", 1)[0]
+            partial = self.folder / f"{name}.partial"
+            lock = self.folder / f"{name}.writer"
             try:
-                if not is_whole(partial):
-                    if now - partial.stat().st_mtime > STALE_SECONDS:
+                if partial.exists() and is_whole(partial):
+                    if ClassArchive(self.folder, key).current() is not None:
                         partial.unlink()
-                elif ClassArchive(self.folder, key).current() is not None:
+                    else:
+                        os.replace(partial, self.folder / f"{key}.{partial.stat().st_size}.jsa")
+                        (self.folder / f"{key}.attempts").unlink(missing_ok=True)
+                elif writer_alive(lock):
+                    being_written = being_written or key == self.key
+                    continue
+                elif lock.exists():
+                    partial.unlink(missing_ok=True)  # its writer is gone
+                elif now - partial.stat().st_mtime > STALE_SECONDS:
                     partial.unlink()
                 else:
-                    os.replace(partial, self.folder / f"{key}.{partial.stat().st_size}.jsa")
-                    (self.folder / f"{key}.attempts").unlink(missing_ok=True)
+                    continue
+                lock.unlink(missing_ok=True)
             except OSError:
                 continue  # another process moved or removed it first
+        for pending in self.folder.glob("*.pending"):  # a start that died in `start`
+            try:
+                if now - pending.stat().st_mtime > STALE_SECONDS:
+                    pending.unlink()
+            except OSError:
+                continue
         self._prune()
+        return being_written
 
     def _prune(self) -> None:
+        """Remove the least recently used archives of other configurations while the
+        archives and files being written take more than `max_bytes`."""
+        stats = {}
+        for path in self.folder.iterdir():
+            if path.suffix in (".jsa", ".partial"):
+                try:
+                    stats[path] = path.stat()
+                except OSError:
+                    continue  # removed meanwhile
+        total = sum(stat.st_size for stat in stats.values())
         others = sorted(
-            (p for p in self.folder.glob("*.jsa") if not p.name.startswith(f"{self.key}.")),
-            key=lambda p: p.stat().st_mtime,
-            reverse=True,
+            (p for p in stats if p.suffix == ".jsa" and not p.name.startswith(f"{self.key}.")),
+            key=lambda p: stats[p].st_mtime,
         )
-        for old in others[KEEP_OTHER_ARCHIVES:]:
+        for old in others:
+            if total <= self.max_bytes:
+                break
             old.unlink(missing_ok=True)
             (self.folder / f"{old.name.split('.', 1)[0]}.attempts").unlink(missing_ok=True)
+            total -= stats[old].st_size
 
 
 def class_archive_for(

@@ -1,7 +1,9 @@
 """The process-wide SparkSession: its settings (pure) and its creation.
 
 A JVM holds one SparkSession per process; every dbt thread shares it, so it is created
-once under a lock and reused.
+once under a lock and reused. A start that fails becomes one sentence naming the cause and
+the profile key (the JVM's output in `spark.log`, the trace in `dbt.log`), and every later
+attempt of the process raises it again rather than starting another JVM.
 """
 
 from __future__ import annotations
@@ -10,14 +12,29 @@ import os
 import subprocess
 import threading
 import time
+import traceback
 from typing import TYPE_CHECKING
 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig, is_secret
-from dbt.adapters.s3tables.engines.class_archive import class_archive_for
+from dbt.adapters.s3tables.engines.class_archive import ArchiveStart, class_archive_for
+from dbt.adapters.s3tables.engines.jvm_process import (
+    JvmExited,
+    java_option_refusal,
+    java_refusal,
+    launch_gateway_logged,
+)
+from dbt.adapters.s3tables.errors import ProfileError
 from dbt.adapters.s3tables.jars import Artifact, JarPlan, JarSources, find_java, resolve_jars
+from dbt.adapters.s3tables.spark_errors import (
+    JavaError,
+    context_start_error,
+    java_chain,
+    jvm_crashed,
+    jvm_exit_error,
+)
 from dbt.adapters.s3tables.sql_text import quote
 
 if TYPE_CHECKING:
@@ -42,6 +59,17 @@ _session_catalogs: dict[str, CatalogConfig] = {}
 _session_jars: frozenset[Artifact] = frozenset()
 # Size of the JVM log when this process started its JVM.
 _log_offset = 0
+# Why this process's Spark could not start: raised again by every later attempt.
+_start_failure: DbtRuntimeError | None = None
+
+
+class SparkContextFailed(Exception):
+    """The driver JVM started, its SparkContext did not; `chain` is the Java exception's
+    (or the Python one's, as a chain of one)."""
+
+    def __init__(self, chain: list[JavaError]) -> None:
+        super().__init__(chain)
+        self.chain = chain
 
 
 def jvm_log_file() -> str | None:
@@ -157,13 +185,17 @@ def jvm_post_mortem(wait_seconds: float = 5.0) -> tuple[int | None, str, str | N
         except subprocess.TimeoutExpired:
             exit_code = None
     log_file = jvm_log_file()
-    tail = ""
-    if log_file and os.path.exists(log_file):
-        with open(log_file, "rb") as log:
-            # Only what this process's JVM wrote: the log is appended to across runs.
-            log.seek(max(_log_offset, os.path.getsize(log_file) - LOG_TAIL_BYTES))
-            tail = log.read().decode("utf-8", errors="replace")
-    return exit_code, tail, log_file
+    return exit_code, jvm_log_tail(log_file), log_file
+
+
+def jvm_log_tail(log_file: str | None) -> str:
+    """The end of what this process's JVM wrote to its log (its output included)."""
+    if not log_file or not os.path.exists(log_file):
+        return ""
+    with open(log_file, "rb") as log:
+        # Only what this process's JVM wrote: the log is appended to across runs.
+        log.seek(max(_log_offset, os.path.getsize(log_file) - LOG_TAIL_BYTES))
+        return log.read().decode("utf-8", errors="replace")
 
 
 def get_or_create_session(
@@ -176,8 +208,10 @@ def get_or_create_session(
 ) -> SparkSession:
     """Return the process's SparkSession, starting it with these catalogs (`catalog` the
     default) if none runs yet; a declared catalog it does not know yet is added to it."""
-    global _session, _session_catalog, _session_jars, _log_offset
+    global _session, _session_catalog, _session_jars, _log_offset, _start_failure
     with _session_lock:
+        if _start_failure is not None:
+            raise _start_failure
         if _session is not None and _session._jsc is not None:
             # Spark's default catalog is fixed when the session starts; a declared catalog
             # of another name can be added, one of the same name cannot change what Spark
@@ -197,6 +231,15 @@ def get_or_create_session(
                     )
             return _session
         java = find_java()
+        user_java_options = user_settings.get("spark.driver.extraJavaOptions")
+        refusal = java_option_refusal(java, user_java_options) if user_java_options else None
+        if refusal:
+            _start_failure = ProfileError(
+                "spark_conf.spark.driver.extraJavaOptions",
+                f"Java refuses these options: {refusal}",
+                "correct or remove the option",
+            )
+            raise _start_failure
         log_file = jvm_log_file()
         _log_offset = os.path.getsize(log_file) if log_file and os.path.exists(log_file) else 0
         artifacts = [a for c in (catalog, *other_catalogs) for a in c.jar_artifacts]
@@ -227,7 +270,7 @@ def get_or_create_session(
             )
             archive = class_archive_for(java, pyspark.__version__, class_path)
 
-        def start(java_options: tuple[str, ...]) -> SparkSession:
+        def start(archive_start: ArchiveStart) -> SparkSession:
             settings = session_settings(
                 master=master,
                 catalog=catalog,
@@ -235,24 +278,40 @@ def get_or_create_session(
                 user_settings=user_settings,
                 log_file=log_file,
                 other_catalogs=other_catalogs,
-                java_options=java_options,
+                java_options=archive_start.options,
                 driver_class_path=driver_class_path,
             )
-            return launched(settings)
+            return launched(settings, log_file, archive_start)
 
         started = time.monotonic()
-        java_options = archive.java_options() if archive else ()
+        archive_start = archive.start() if archive else ArchiveStart()
+        java_options_used = archive_start.options
         try:
-            _session = start(java_options)
-        except Exception as error:
-            if archive is None or archive_use(java_options) != "map":
-                raise
-            # A damaged archive kills the JVM as it starts: start without it; the next
-            # start writes a new one. Any other cause fails the start again, and is raised.
-            logger.debug(f"Spark did not start with its class archive in {archive.folder}: {error}")
-            archive.discard()
-            java_options = ()
-            _session = start(java_options)
+            try:
+                _session = start(archive_start)
+            except JvmExited:
+                # A damaged archive crashes the JVM as it starts: start without it; the
+                # next start writes a new one. Any other cause fails the start.
+                if (
+                    archive is None
+                    or archive_use(java_options_used) != "map"
+                    or not jvm_crashed(jvm_log_tail(log_file))
+                ):
+                    raise
+                logger.debug(
+                    f"Spark's JVM crashed starting with its class archive in {archive.folder}"
+                )
+                archive.discard()
+                java_options_used = ()
+                _session = start(ArchiveStart())
+        except JvmExited as exited:
+            output = jvm_log_tail(log_file)
+            logger.debug(f"Spark's driver JVM did not start ({exited}); its output:\n{output}")
+            _start_failure = jvm_exit_error(java_refusal(output), user_settings, log_file)
+            raise _start_failure from None
+        except SparkContextFailed as failed:
+            _start_failure = context_start_error(failed.chain, user_settings)
+            raise _start_failure from None
         _session_catalog = catalog
         _session_catalogs.clear()
         _session_catalogs.update({c.name: c for c in (catalog, *other_catalogs)})
@@ -264,20 +323,44 @@ def get_or_create_session(
         _session.sql("SELECT 1").collect()
         logger.info(
             f"Spark {_session.version} started in {time.monotonic() - started:.1f} s "
-            f"(master {master}, catalog `{catalog.name}`{archive_note(java_options)})"
+            f"(master {master}, catalog `{catalog.name}`{archive_note(java_options_used)})"
         )
         return _session
 
 
-def launched(settings: dict[str, str]) -> SparkSession:
-    """Start the JVM and its SparkSession; secret settings reach it after the start."""
+def launched(
+    settings: dict[str, str], log_file: str | None, archive_start: ArchiveStart
+) -> SparkSession:
+    """Start the JVM (`jvm_process`), its SparkContext and SparkSession; secret settings
+    reach it after the start. Raises `JvmExited` when the JVM ends before Spark connects."""
+    from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
     launch, secrets = split_secrets(settings)
-    builder = SparkSession.builder
-    for key, value in launch.items():
-        builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    try:
+        jvm = launch_gateway_logged(
+            launch,
+            log_file,
+            pass_fds=archive_start.pass_fds,
+            writes_archive=archive_use(archive_start.options) == "write",
+        )
+    finally:
+        archive_start.release()
+    try:
+        SparkContext(
+            conf=SparkConf(loadDefaults=False).setAll(list(launch.items())), gateway=jvm.gateway
+        )
+        session = SparkSession.builder.getOrCreate()
+    except Exception as error:
+        logger.debug(f"Spark could not start:\n{traceback.format_exc()}")
+        java_error = getattr(error, "java_exception", None)
+        # Read while the JVM runs; then end it: every later start raises this failure.
+        if java_error is not None:
+            chain = java_chain(java_error)
+        else:
+            chain = [JavaError(type(error).__name__, str(error))]
+        jvm.kill()
+        raise SparkContextFailed(chain) from None
     apply_at_runtime(session, secrets)
     return session
 

@@ -1,0 +1,210 @@
+"""The Spark driver JVM as a process: its launch, where its output goes, and its end.
+
+PySpark starts the JVM (`spark-submit`, which `exec`s into it) with a pipe on its stdin;
+the JVM's gateway calls `System.exit` when the pipe reaches end-of-file, that is when the
+Python process is gone. The exit then runs Spark's shutdown hooks and, on a first start,
+writes the class archive (`class_archive.py`), which took 30-36 s on a busy 2-core machine:
+all that time the JVM lived on, its parent gone, holding its heap. What this module adds:
+
+- At dbt's exit (normal, or by an exception) the JVM's stdin is closed and dbt waits for
+  it to stop, at most `EXIT_WAIT_SECONDS` (`ARCHIVE_EXIT_WAIT_SECONDS` while it writes the
+  class archive), then kills it: the JVM never outlives dbt.
+- When dbt ends without running Python at all (SIGTERM, SIGKILL, a crash), a reaper
+  process (`jvm_reaper.py`) gives the JVM `REAPER_GRACE_SECONDS` for its shutdown hooks,
+  then kills it. (Between the launch and the reaper's start, about a second, only the
+  JVM's own end-of-file watch stops it.)
+- The JVM's stdout and stderr go to the JVM log (`spark.log`), never to the console; a
+  JVM that cannot start leaves its reason there.
+- Java options from the profile are tried with `java -version` first: Spark starts the JVM
+  with `-XX:+IgnoreUnrecognizedVMOptions`, which silently drops a mistyped option.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, BinaryIO
+
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.s3tables.engines import jvm_reaper
+
+if TYPE_CHECKING:
+    from py4j.java_gateway import JavaGateway
+
+logger = AdapterLogger("s3tables")
+
+EXIT_WAIT_SECONDS = 10.0
+ARCHIVE_EXIT_WAIT_SECONDS = 60.0
+REAPER_GRACE_SECONDS = 3.0
+# `java -version` with the profile's options normally answers in well under a second; an
+# option that makes Java wait (a debugger agent with `suspend=y`) is not judged.
+OPTION_CHECK_SECONDS = 15.0
+# Java's lines around the reason it gives for not starting.
+_JAVA_FRAME_LINES = (
+    "Error: Could not create the Java Virtual Machine.",
+    "Error: A fatal exception has occurred. Program will exit.",
+    "Error occurred during initialization of VM",
+)
+# A line of the JVM's log (log4j's `2026-01-31 12:00:00 WARN ...`, or Spark's default
+# `26/01/31 12:00:00 WARN ...`).
+_LOG_LINE = re.compile(r"\d{2,4}[-/]\d\d[-/]\d\d \d\d:\d\d:\d\d ")
+
+
+class JvmExited(Exception):
+    """The driver JVM ended (or never ran) before Spark could connect to it; what it
+    printed is in the JVM log."""
+
+
+@dataclass
+class DriverJvm:
+    """The running JVM of this process: its gateway and the reaper that watches it."""
+
+    gateway: JavaGateway
+    reaper: subprocess.Popen[bytes] | None
+    exit_wait: float
+
+    @property
+    def process(self) -> subprocess.Popen[bytes]:
+        return self.gateway.proc  # type: ignore[attr-defined, no-any-return]
+
+    def stop(self) -> None:
+        """Close the JVM's stdin (its gateway then exits the JVM) and wait for it, at most
+        `exit_wait` seconds; kill it after that. Idempotent."""
+        process = self.process
+        started = time.monotonic()
+        try:
+            if process.stdin is not None:
+                process.stdin.close()
+            process.wait(self.exit_wait)
+            logger.debug(f"The Spark JVM stopped in {time.monotonic() - started:.1f} s")
+        except (subprocess.TimeoutExpired, KeyboardInterrupt):  # Ctrl-C: stop waiting
+            logger.debug(f"The Spark JVM did not stop within {self.exit_wait:.0f} s: killed")
+            process.kill()
+            process.wait()
+        self._release_reaper()
+
+    def kill(self) -> None:
+        """End the JVM at once: one that failed to start has nothing to finish (and its
+        class archive, of a start that failed, is not worth writing)."""
+        atexit.unregister(self.stop)
+        self.process.kill()
+        self.process.wait()
+        self._release_reaper()
+
+    def _release_reaper(self) -> None:
+        if self.reaper is not None:
+            self.reaper.stdin.close()  # type: ignore[union-attr]
+            try:
+                self.reaper.wait(REAPER_GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                pass  # it sees the JVM gone and ends by itself
+
+
+def launch_gateway_logged(
+    launch_settings: dict[str, str],
+    log_file: str | None,
+    pass_fds: tuple[int, ...] = (),
+    writes_archive: bool = False,
+) -> DriverJvm:
+    """Start the driver JVM with these Spark settings and return its gateway, ready for a
+    SparkContext; it is stopped when this process exits (see the module docstring).
+    `pass_fds` stay open in the JVM (the class archive writer's lock). Raises `JvmExited`
+    when the JVM ends before Spark connects to it."""
+    from pyspark.conf import SparkConf
+    from pyspark.java_gateway import launch_gateway
+
+    conf = SparkConf(loadDefaults=False)
+    conf.setAll(list(launch_settings.items()))
+    output: BinaryIO | None = None
+    popen_kwargs: dict[str, object] = {"pass_fds": pass_fds}
+    if log_file:
+        os.makedirs(os.path.dirname(log_file), exist_ok=True)
+        output = open(log_file, "ab")  # the JVM gets its own copy; this one is closed below
+        popen_kwargs.update(stdout=output, stderr=output)
+    try:
+        gateway = launch_gateway(conf, popen_kwargs=popen_kwargs)
+    except Exception as error:
+        raise JvmExited(str(error)) from error
+    finally:
+        if output is not None:
+            output.close()
+    exit_wait = ARCHIVE_EXIT_WAIT_SECONDS if writes_archive else EXIT_WAIT_SECONDS
+    jvm = DriverJvm(gateway, start_reaper(gateway.proc.pid), exit_wait)  # type: ignore[attr-defined]
+    atexit.register(jvm.stop)
+    return jvm
+
+
+def start_reaper(jvm_pid: int) -> subprocess.Popen[bytes] | None:
+    """The process that kills the JVM if this one ends without stopping it."""
+    pidfd = -1
+    if hasattr(os, "pidfd_open"):
+        try:
+            pidfd = os.pidfd_open(jvm_pid)
+        except OSError:
+            pidfd = -1
+    arguments = [str(jvm_pid), str(pidfd), str(REAPER_GRACE_SECONDS)]
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-I", jvm_reaper.__file__, *arguments],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(pidfd,) if pidfd >= 0 else (),
+            start_new_session=True,
+        )
+    except OSError as error:
+        # The JVM's own end-of-file watch still stops it, if later.
+        logger.warning(f"Could not start the Spark JVM's reaper process: {error}")
+        return None
+    finally:
+        if pidfd >= 0:
+            os.close(pidfd)
+
+
+def java_refusal(output: str) -> str:
+    """The reason Java gives for not starting, from its output ("" if none is found):
+    `Unrecognized VM option 'X'`, `Too small maximum heap`, ... Java's frame lines, its
+    warnings, a crash report's `#` lines and log lines (which start with a date) are not
+    reasons."""
+    for line in output.splitlines():
+        line = line.strip()
+        if not line or line in _JAVA_FRAME_LINES or line.startswith(("#", "WARNING:")):
+            continue
+        if not _LOG_LINE.match(line):
+            return line
+    return ""
+
+
+def split_java_options(options: str) -> list[str]:
+    """Java options as Spark splits `spark.driver.extraJavaOptions`: at blanks outside
+    quotes (raises ValueError on an unclosed quote, as Spark refuses it)."""
+    return shlex.split(options)
+
+
+def java_option_refusal(java: str, options: str) -> str | None:
+    """Java's reason for refusing these options, or None when it accepts them (or does not
+    answer in time)."""
+    try:
+        arguments = split_java_options(options)
+    except ValueError as error:
+        return f"it cannot be split into options ({error})"
+    try:
+        result = subprocess.run(
+            [java, *arguments, "-version"],
+            capture_output=True,
+            text=True,
+            timeout=OPTION_CHECK_SECONDS,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        return None
+    if result.returncode == 0:
+        return None
+    return java_refusal(result.stderr + result.stdout) or f"java exits with {result.returncode}"

@@ -69,7 +69,7 @@ functional: setup emulators
 	$(VENV)/bin/pytest tests/functional
 
 test: lint emulators
-	$(VENV)/bin/pytest tests --ignore=tests/spark4
+	$(VENV)/bin/pytest tests --ignore=tests/spark4 --durations=30
 	$(MAKE) test-spark4
 
 bench: setup

@@ -537,7 +537,9 @@ def test_catalogs_yml_puts_marts_in_an_s3tables_bucket(
     # The bucket holds the two marts (its management API lists them) and nothing else.
     tables = management.list_tables(tableBucketARN=bucket_arn, namespace=MULTI_NAMESPACE)
     assert sorted(t["name"] for t in tables["tables"]) == ["events_daily", "events_latest"]
-    embedded = IcebergCatalog(catalog_config_for(S3TablesCredentials.from_dict(local)))
+    # dbt takes `type` and `threads` out of a profile before it builds the credentials.
+    credentials = {k: v for k, v in local.items() if k not in ("type", "threads")}
+    embedded = IcebergCatalog(catalog_config_for(S3TablesCredentials.from_dict(credentials)))
     assert sorted(r.name for r in embedded.list_relations(MULTI_NAMESPACE)) == [
         "events",
         "events_local",

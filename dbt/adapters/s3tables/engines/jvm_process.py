@@ -75,10 +75,11 @@ class DriverJvm:
         return self.gateway.proc  # type: ignore[attr-defined, no-any-return]
 
     def stop(self) -> None:
-        """Close the JVM's stdin (its gateway then exits the JVM) and wait for it, at most
-        `exit_wait` seconds; kill it after that. Idempotent."""
+        """Stop Spark, close the JVM's stdin (its gateway then exits the JVM) and wait for
+        it, at most `exit_wait` seconds; kill it after that. Idempotent."""
         process = self.process
         started = time.monotonic()
+        self._stop_spark()
         try:
             if process.stdin is not None:
                 process.stdin.close()
@@ -89,6 +90,24 @@ class DriverJvm:
             process.kill()
             process.wait()
         self._release_reaper()
+
+    def _stop_spark(self) -> None:
+        """Spark's own stop while the JVM still answers: its accumulator server's thread in
+        this process would otherwise print a traceback when the JVM's socket closes. Then
+        nothing more is sent to the JVM: the Python side's finalizers, run as the
+        interpreter ends, would otherwise each print py4j's traceback of a closed
+        connection."""
+        from pyspark import SparkContext
+
+        context = SparkContext._active_spark_context
+        if context is not None and self.process.poll() is None:
+            try:
+                context.stop()
+            except Exception as error:  # a JVM that no longer answers: killed below
+                logger.debug(f"Spark did not stop cleanly: {error}")
+        client = getattr(self.gateway, "_gateway_client", None)
+        if client is not None:
+            client.is_connected = False
 
     def kill(self) -> None:
         """End the JVM at once: one that failed to start has nothing to finish (and its

@@ -9,9 +9,12 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import yaml
+
+from dbt.adapters.s3tables.engines.class_archive import writer_alive
 
 DBT = str(Path(sys.executable).parent / "dbt")
 
@@ -48,7 +51,17 @@ def dbt_run(project: Path, cache: Path) -> str:
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert "[warning]" not in output, output
+    wait_for_archive_writers(cache / "dbt-s3tables" / "jvm")
     return output
+
+
+def wait_for_archive_writers(archives: Path) -> None:
+    """dbt returns while its JVM writes the class archive on its way out: the next run
+    comes once it is done."""
+    deadline = time.monotonic() + 120
+    while any(writer_alive(lock) for lock in archives.glob("*.writer")):
+        assert time.monotonic() < deadline, sorted(archives.iterdir())
+        time.sleep(0.2)
 
 
 def start_line(output: str) -> str:

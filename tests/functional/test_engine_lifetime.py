@@ -184,13 +184,13 @@ def test_the_jvm_never_outlives_dbt(tmp_path: Path, cache: Path) -> None:
     dbt_log = (project.root / "logs" / "dbt.log").read_text()
     assert "INVALID_DRIVER_MEMORY" in dbt_log and "\tat org.apache.spark" in dbt_log
 
-    # A normal exit: the JVM is gone when dbt is.
+    # A normal exit: dbt does not wait for Spark's shutdown; the reaper bounds it.
     project.set_spark_conf()
     project.model("slow", "select 1 as id")
     dbt, console = project.launch("run")
     jvm = driver_jvm_of(dbt, console)
     assert dbt.wait() == 0, console.read_text()
-    assert not jvm_alive(jvm)  # dbt waited for it to stop before it ended
+    assert seconds_until_gone(jvm, 60) < JVM_GONE_WITHIN
     # Three writers were killed (MAX_ATTEMPTS): this start removed the last one's files
     # and wrote none.
     assert sorted(p.suffix for p in archives.iterdir()) == [".attempts"]

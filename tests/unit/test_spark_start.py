@@ -156,11 +156,14 @@ def test_java_options_are_tried_with_java_itself(tmp_path: Path) -> None:
 # --- the reaper ---------------------------------------------------------------------------
 
 
-def start_reaper(stand_in: subprocess.Popen[bytes], grace: float) -> subprocess.Popen[bytes]:
+def start_reaper(
+    stand_in: subprocess.Popen[bytes], grace: float, exit_grace: float = 30
+) -> subprocess.Popen[bytes]:
     pidfd = os.pidfd_open(stand_in.pid) if hasattr(os, "pidfd_open") else -1
+    arguments = [str(stand_in.pid), str(pidfd), str(grace), str(exit_grace)]
     try:
         return subprocess.Popen(
-            [sys.executable, "-I", jvm_reaper.__file__, str(stand_in.pid), str(pidfd), str(grace)],
+            [sys.executable, "-I", jvm_reaper.__file__, *arguments],
             stdin=subprocess.PIPE,
             pass_fds=(pidfd,) if pidfd >= 0 else (),
         )
@@ -169,16 +172,13 @@ def start_reaper(stand_in: subprocess.Popen[bytes], grace: float) -> subprocess.
             os.close(pidfd)
 
 
+# A stand-in JVM that ignores the end of its stdin and SIGTERM, as a JVM busy in its
+# shutdown does.
+STUBBORN = "import signal, time; signal.signal(15, signal.SIG_IGN); time.sleep(60)"
+
+
 def test_the_reaper_kills_the_jvm_after_its_grace_once_dbt_is_gone() -> None:
-    # A stand-in JVM that ignores the end of its stdin and SIGTERM, as a JVM busy in its
-    # shutdown does.
-    stand_in = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import signal, time; signal.signal(15, signal.SIG_IGN); time.sleep(60)",
-        ]
-    )
+    stand_in = subprocess.Popen([sys.executable, "-c", STUBBORN])
     reaper = start_reaper(stand_in, grace=0.5)
     time.sleep(0.3)
     assert stand_in.poll() is None  # dbt (this test) is still there
@@ -186,6 +186,19 @@ def test_the_reaper_kills_the_jvm_after_its_grace_once_dbt_is_gone() -> None:
     reaper.stdin.close()  # type: ignore[union-attr]  # what dbt's end does to the pipe
     assert stand_in.wait(timeout=10) == -9
     assert 0.4 < time.monotonic() - gone < 5
+    assert reaper.wait(timeout=5) == 0
+
+
+def test_a_normal_exit_gives_the_jvm_its_exit_grace_without_dbt_waiting() -> None:
+    stand_in = subprocess.Popen([sys.executable, "-c", STUBBORN], stdin=subprocess.PIPE)
+    reaper = start_reaper(stand_in, grace=0.2, exit_grace=1.5)
+    time.sleep(0.3)
+    jvm = DriverJvm(SimpleNamespace(proc=stand_in), reaper=reaper, exit_wait=1.5)  # type: ignore[arg-type]
+    started = time.monotonic()
+    jvm.stop()  # what dbt's normal exit does
+    assert time.monotonic() - started < 0.5  # dbt does not wait
+    assert stand_in.wait(timeout=10) == -9
+    assert 1.2 < time.monotonic() - started < 6  # the exit grace, not the 0.2 s one
     assert reaper.wait(timeout=5) == 0
 
 

@@ -6,13 +6,14 @@ Python process is gone. The exit then runs Spark's shutdown hooks and, on a firs
 writes the class archive (`class_archive.py`), which took 30-36 s on a busy 2-core machine:
 all that time the JVM lived on, its parent gone, holding its heap. What this module adds:
 
-- At dbt's exit (normal, or by an exception) the JVM's stdin is closed and dbt waits for
-  it to stop, at most `EXIT_WAIT_SECONDS` (`ARCHIVE_EXIT_WAIT_SECONDS` while it writes the
-  class archive), then kills it: the JVM never outlives dbt.
-- When dbt ends without running Python at all (SIGTERM, SIGKILL, a crash), a reaper
-  process (`jvm_reaper.py`) gives the JVM `REAPER_GRACE_SECONDS` for its shutdown hooks,
-  then kills it. (Between the launch and the reaper's start, about a second, only the
-  JVM's own end-of-file watch stops it.)
+- A reaper process (`jvm_reaper.py`) watches dbt and the JVM. At dbt's exit (normal, or
+  by an exception) the JVM's stdin is closed and the reaper told so: dbt returns at once,
+  and the reaper gives the JVM `EXIT_WAIT_SECONDS` (`ARCHIVE_EXIT_WAIT_SECONDS` while it
+  writes the class archive) to run Spark's shutdown hooks, then kills it. When dbt ends
+  without running Python at all (SIGTERM, SIGKILL, a crash), the reaper gives the JVM
+  `REAPER_GRACE_SECONDS`. Without a reaper (it could not start), dbt itself waits for the
+  JVM as long, then kills it. (Between the launch and the reaper's start, about a second,
+  only the JVM's own end-of-file watch stops it.)
 - The JVM's stdout and stderr go to the JVM log (`spark.log`), never to the console; a
   JVM that cannot start leaves its reason there.
 - Java options from the profile are tried with `java -version` first: Spark starts the JVM
@@ -27,7 +28,6 @@ import re
 import shlex
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -75,36 +75,35 @@ class DriverJvm:
         return self.gateway.proc  # type: ignore[attr-defined, no-any-return]
 
     def stop(self) -> None:
-        """Stop Spark, close the JVM's stdin (its gateway then exits the JVM) and wait for
-        it, at most `exit_wait` seconds; kill it after that. Idempotent."""
+        """dbt's exit: the Python side lets go of the JVM, the JVM's stdin is closed (its
+        gateway then exits the JVM), and the reaper bounds how long it takes; without a
+        reaper, dbt waits at most `exit_wait` seconds and kills it. Idempotent."""
         process = self.process
-        started = time.monotonic()
-        self._stop_spark()
+        self._let_go()
+        if process.stdin is not None:
+            process.stdin.close()
+        if self.reaper is not None and self.reaper.poll() is None:
+            if not self.reaper.stdin.closed:  # type: ignore[union-attr]
+                self.reaper.stdin.write(jvm_reaper.NORMAL_EXIT)  # type: ignore[union-attr]
+                self.reaper.stdin.close()  # type: ignore[union-attr]
+            return
         try:
-            if process.stdin is not None:
-                process.stdin.close()
             process.wait(self.exit_wait)
-            logger.debug(f"The Spark JVM stopped in {time.monotonic() - started:.1f} s")
         except (subprocess.TimeoutExpired, KeyboardInterrupt):  # Ctrl-C: stop waiting
             logger.debug(f"The Spark JVM did not stop within {self.exit_wait:.0f} s: killed")
             process.kill()
             process.wait()
-        self._release_reaper()
 
-    def _stop_spark(self) -> None:
-        """Spark's own stop while the JVM still answers: its accumulator server's thread in
-        this process would otherwise print a traceback when the JVM's socket closes. Then
-        nothing more is sent to the JVM: the Python side's finalizers, run as the
-        interpreter ends, would otherwise each print py4j's traceback of a closed
-        connection."""
+    def _let_go(self) -> None:
+        """Nothing more goes to the JVM: the Python side's finalizers, run as the
+        interpreter ends, would each print py4j's traceback of a closed connection; and the
+        JVM closing its accumulator connection as it stops is no error to print."""
         from pyspark import SparkContext
 
         context = SparkContext._active_spark_context
-        if context is not None and self.process.poll() is None:
-            try:
-                context.stop()
-            except Exception as error:  # a JVM that no longer answers: killed below
-                logger.debug(f"Spark did not stop cleanly: {error}")
+        server = getattr(context, "_accumulatorServer", None) if context is not None else None
+        if server is not None:
+            server.handle_error = lambda request, client_address: None
         client = getattr(self.gateway, "_gateway_client", None)
         if client is not None:
             client.is_connected = False
@@ -155,20 +154,21 @@ def launch_gateway_logged(
         if output is not None:
             output.close()
     exit_wait = ARCHIVE_EXIT_WAIT_SECONDS if writes_archive else EXIT_WAIT_SECONDS
-    jvm = DriverJvm(gateway, start_reaper(gateway.proc.pid), exit_wait)  # type: ignore[attr-defined]
+    reaper = start_reaper(gateway.proc.pid, exit_wait)  # type: ignore[attr-defined]
+    jvm = DriverJvm(gateway, reaper, exit_wait)
     atexit.register(jvm.stop)
     return jvm
 
 
-def start_reaper(jvm_pid: int) -> subprocess.Popen[bytes] | None:
-    """The process that kills the JVM if this one ends without stopping it."""
+def start_reaper(jvm_pid: int, exit_wait: float) -> subprocess.Popen[bytes] | None:
+    """The process that ends the JVM once this one ends (see the module docstring)."""
     pidfd = -1
     if hasattr(os, "pidfd_open"):
         try:
             pidfd = os.pidfd_open(jvm_pid)
         except OSError:
             pidfd = -1
-    arguments = [str(jvm_pid), str(pidfd), str(REAPER_GRACE_SECONDS)]
+    arguments = [str(jvm_pid), str(pidfd), str(REAPER_GRACE_SECONDS), str(exit_wait)]
     try:
         return subprocess.Popen(
             [sys.executable, "-I", jvm_reaper.__file__, *arguments],

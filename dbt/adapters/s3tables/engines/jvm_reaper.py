@@ -1,12 +1,14 @@
 """Kills the Spark driver JVM once the dbt process that started it is gone.
 
-Run as a script (`python -I jvm_reaper.py <jvm pid> <jvm pidfd or -1> <grace seconds>`,
-standard library only, so it starts in milliseconds), in its own session so that signals
-for dbt's process group do not reach it. Its stdin is a pipe whose other end only the dbt
-process holds: the pipe reaches end-of-file when dbt ends, however it ends (normal exit,
-exception, SIGTERM, SIGKILL, a crash). The JVM then gets `grace` seconds to stop by itself
-(it sees the same end-of-file on its own stdin and runs Spark's shutdown hooks), and is
-killed after that. When the JVM ends first, the reaper ends with it.
+Run as a script (`python -I jvm_reaper.py <jvm pid> <jvm pidfd or -1> <grace seconds>
+<exit grace seconds>`, standard library only, so it starts in milliseconds), in its own
+session so that signals for dbt's process group do not reach it. Its stdin is a pipe whose
+other end only the dbt process holds: the pipe reaches end-of-file when dbt ends, however
+it ends. A dbt process that ends normally writes `exit` into the pipe first: the JVM (which
+sees the same end-of-file on its own stdin and runs Spark's shutdown hooks, and on a first
+start writes the class archive) then gets `exit grace` seconds, so dbt need not wait for it.
+Any other end (SIGTERM, SIGKILL, a crash) gets `grace` seconds. The JVM is killed after
+that. When the JVM ends first, the reaper ends with it.
 
 The JVM is held by a pidfd where the system has them (Linux 5.3+), so a recycled process
 id is never signalled; elsewhere by its process id.
@@ -36,17 +38,26 @@ def jvm_alive(pid: int, pidfd: int) -> bool:
     return True
 
 
-def wait_for_dbt_to_end(pid: int, pidfd: int) -> bool:
-    """Block until stdin reaches end-of-file (True) or the JVM ends first (False)."""
+# What a dbt process that ends normally writes into the pipe before closing it.
+NORMAL_EXIT = b"exit"
+
+
+def wait_for_dbt_to_end(pid: int, pidfd: int) -> tuple[bool, bool]:
+    """Block until stdin reaches end-of-file or the JVM ends first; (dbt ended, dbt said
+    it ended normally)."""
     watched = [0] + ([pidfd] if pidfd >= 0 else [])
+    received = b""
     while True:
         ready = select.select(watched, [], [], None if pidfd >= 0 else POLL_SECONDS)[0]
         if pidfd in ready:
-            return False
-        if 0 in ready and not os.read(0, 4096):
-            return True
+            return False, False
+        if 0 in ready:
+            data = os.read(0, 4096)
+            if not data:
+                return True, NORMAL_EXIT in received
+            received += data
         if pidfd < 0 and not jvm_alive(pid, pidfd):
-            return False
+            return False, False
 
 
 def kill_after_grace(pid: int, pidfd: int, grace: float) -> None:
@@ -69,9 +80,10 @@ def kill_after_grace(pid: int, pidfd: int, grace: float) -> None:
 
 
 def main(argv: list[str]) -> int:
-    pid, pidfd, grace = int(argv[1]), int(argv[2]), float(argv[3])
-    if wait_for_dbt_to_end(pid, pidfd):
-        kill_after_grace(pid, pidfd, grace)
+    pid, pidfd, grace, exit_grace = int(argv[1]), int(argv[2]), float(argv[3]), float(argv[4])
+    ended, normally = wait_for_dbt_to_end(pid, pidfd)
+    if ended:
+        kill_after_grace(pid, pidfd, exit_grace if normally else grace)
     return 0
 
 

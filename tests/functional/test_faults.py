@@ -364,12 +364,24 @@ models:
 """
 
 
+def leave_stale_audit_branches(project: Project, count: int) -> None:
+    """Branches of earlier audits no build is running (as failed audits leave them): each
+    audited build removes them before it stages, one statement each, so two builds at once
+    race to remove the same ones for as long as that takes."""
+    table = project.catalog().load_table(SCHEMA, "audited")
+    snapshot = table.current_snapshot().snapshot_id
+    with table.manage_snapshots() as branches:
+        for number in range(count):
+            branches.create_branch(snapshot, f"dbt_audit_stale{number:02}")
+
+
 def test_two_audited_builds_at_once_each_publish_or_say_why(tmp_path: Path) -> None:
     project = Project(tmp_path / "project", tmp_path / "warehouse")
     project.model("audited", AUDITED)
     (project.root / "models" / "schema.yml").write_text(AUDITED_TESTS)
     assert project.run("build", "--vars", "{job: 0, round: 0}").returncode == 0
     for round_ in (1, 2, 3):
+        leave_stale_audit_branches(project, 15)
         jobs = {
             job: project.start(
                 "build", "--vars", f"{{job: {job}, round: {round_}}}", log_path=f"logs-{job}"
@@ -390,6 +402,8 @@ def test_two_audited_builds_at_once_each_publish_or_say_why(tmp_path: Path) -> N
         ids = sorted(r["id"] for r in rows)
         assert {r["round"] for r in rows} == {round_}
         assert any(ids == [job * 100 + i for i in (1, 2, 3)] for job in published), ids
+        table = project.catalog().load_table(SCHEMA, "audited")
+        assert not [b for b in table.metadata.refs if b.startswith("dbt_audit_stale")]
 
 
 # --- 7. out of memory ------------------------------------------------------------------------

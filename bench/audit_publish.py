@@ -51,11 +51,11 @@ from typing import Any
 from dbt.cli.main import dbtRunner
 from machine import write_csv
 
-from dbt.adapters.s3tables.audited_build import AuditedBuild
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+from dbt.adapters.s3tables.catalogs.jars import JarSources
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
-from dbt.adapters.s3tables.jars import JarSources
+from dbt.adapters.s3tables.lifecycle.audited_build import AuditedBuild
 
 SCHEMA = "bench"
 MASTER = "local[2]"

@@ -44,8 +44,8 @@ from pyiceberg.manifest import ManifestEntryStatus
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+from dbt.adapters.s3tables.catalogs.jars import JarSources
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
-from dbt.adapters.s3tables.jars import JarSources
 
 DBT = str(Path(sys.executable).parent / "dbt")
 SCHEMA = "bench"

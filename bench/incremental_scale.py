@@ -44,9 +44,9 @@ from profiles import write_profiles
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+from dbt.adapters.s3tables.catalogs.jars import JarSources
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
 from dbt.adapters.s3tables.incremental.strategies import IncrementalWrite, merge_sql
-from dbt.adapters.s3tables.jars import JarSources
 
 SCHEMA = "bench"
 MASTER = "local[2]"

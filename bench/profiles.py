@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.jars import JarSources, resolve_jars
 from dbt.adapters.s3tables.engines.spark_session import session_settings
-from dbt.adapters.s3tables.jars import JarSources, resolve_jars
 
 
 def write_profiles(

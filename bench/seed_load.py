@@ -43,7 +43,7 @@ import pyarrow.csv as pa_csv, pyarrow.parquet as pq
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
-from dbt.adapters.s3tables.jars import JarSources
+from dbt.adapters.s3tables.catalogs.jars import JarSources
 path, warehouse, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 catalog = CatalogConfig(name="local", catalog_type="local", warehouse=warehouse)
 IcebergCatalog(catalog).ensure_initialized()

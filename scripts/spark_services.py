@@ -29,8 +29,7 @@ import pyspark
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
-from dbt.adapters.s3tables.engines.spark_session import LOG4J_CONFIG, session_settings
-from dbt.adapters.s3tables.jars import (
+from dbt.adapters.s3tables.catalogs.jars import (
     Artifact,
     JarSources,
     find_java,
@@ -39,6 +38,7 @@ from dbt.adapters.s3tables.jars import (
     scala_version,
     spark_connect_server,
 )
+from dbt.adapters.s3tables.engines.spark_session import LOG4J_CONFIG, session_settings
 
 SPARK_HOME = Path(pyspark.__file__).parent
 HOST = "127.0.0.1"

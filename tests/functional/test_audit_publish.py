@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from dbt.adapters.s3tables.audit import RECORD_PREFIX, audit_branch
 from dbt.adapters.s3tables.incremental.model_state import STATE_KEYS
+from dbt.adapters.s3tables.lifecycle.audit import RECORD_PREFIX, audit_branch
 
 # `round` changes the data; `bad` puts a NULL id in it (the not_null test fails).
 ORDERS_SQL = """

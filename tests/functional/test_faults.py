@@ -194,7 +194,7 @@ def test_a_lost_catalog_is_refused_and_can_be_rebuilt(tmp_path: Path) -> None:
         result = project.run("run", "--vars", "{upto: 201}")
         output = result.stdout + result.stderr
         assert result.returncode != 0, output
-        assert str(catalog_file) in output and "catalog_recovery" in output, output
+        assert str(catalog_file) in output and "dbt-s3tables-recover" in output, output
         assert_readable(output)
         # Nothing written: no fresh catalog in place of the lost one.
         if damage is None:
@@ -203,7 +203,12 @@ def test_a_lost_catalog_is_refused_and_can_be_rebuilt(tmp_path: Path) -> None:
             assert catalog_file.read_bytes() == damage
 
     recovery = subprocess.run(
-        [sys.executable, "-m", "dbt.adapters.s3tables.catalog_recovery", str(project.warehouse)],
+        [
+            sys.executable,
+            "-m",
+            "dbt.adapters.s3tables.catalogs.embedded.recovery",
+            str(project.warehouse),
+        ],
         capture_output=True,
         text=True,
         timeout=120,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dbt.adapters.s3tables.jars import ICEBERG_VERSION, SQLITE_JDBC, iceberg_spark_runtime
+from dbt.adapters.s3tables.catalogs.jars import ICEBERG_VERSION, SQLITE_JDBC, iceberg_spark_runtime
 
 DBT = str(Path(sys.executable).parent / "dbt")
 

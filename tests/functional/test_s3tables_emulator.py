@@ -56,8 +56,8 @@ import pytest
 from pyiceberg.catalog import load_catalog
 from pyiceberg.types import StringType
 
-from dbt.adapters.s3tables.catalog_ddl import CatalogDdl
 from dbt.adapters.s3tables.catalogs.config import catalog_config_for
+from dbt.adapters.s3tables.catalogs.ddl import CatalogDdl
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
 from dbt.adapters.s3tables.errors import AlreadyExists, InvalidArgument, SchemaNotEmpty

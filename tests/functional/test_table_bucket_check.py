@@ -9,7 +9,7 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
-from dbt.adapters.s3tables.catalogs.table_bucket import check_table_bucket
+from dbt.adapters.s3tables.catalogs.s3tables.table_bucket import check_table_bucket
 from dbt.adapters.s3tables.errors import TableBucketError
 from tests.functional.emulators import REGION, fake_aws_environment, free_port
 

@@ -3,7 +3,7 @@ how a test result is judged, and when the ledger publishes or gives up on a buil
 
 from __future__ import annotations
 
-from dbt.adapters.s3tables.audit import (
+from dbt.adapters.s3tables.lifecycle.audit import (
     ABANDONED_AFTER_SECONDS,
     AuditLedger,
     AuditRecord,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlsplit
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
-from dbt.adapters.s3tables.jars import SQLITE_JDBC
+from dbt.adapters.s3tables.catalogs.jars import SQLITE_JDBC
 
 CONFIG = CatalogConfig(name="local", catalog_type="local", warehouse="/tmp/wh")
 PREFIX = "spark.sql.catalog.local"

@@ -28,13 +28,13 @@ from pyiceberg.types import (
 )
 from pyspark.sql import types as spark
 
-from dbt.adapters.s3tables.catalog_ddl import (
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.ddl import (
     CatalogDdl,
     column_definitions,
     column_type,
     split_table_name,
 )
-from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.errors import (
     AlreadyExists,
@@ -43,7 +43,7 @@ from dbt.adapters.s3tables.errors import (
     NotFound,
     SchemaNotEmpty,
 )
-from dbt.adapters.s3tables.types import parse_spark_type
+from dbt.adapters.s3tables.sql.types import parse_spark_type
 
 # --- parse_spark_type: primitives and aliases ------------------------------------------
 

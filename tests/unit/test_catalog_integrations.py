@@ -15,10 +15,10 @@ from dbt.adapters.s3tables.catalogs.integrations import (
     CATALOG_INTEGRATIONS,
     catalog_config_from_integration,
 )
+from dbt.adapters.s3tables.catalogs.jars import ICEBERG_AWS_BUNDLE, JarSources
 from dbt.adapters.s3tables.engines import spark_session
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
 from dbt.adapters.s3tables.errors import CatalogsYmlError, UnknownCatalogError
-from dbt.adapters.s3tables.jars import ICEBERG_AWS_BUNDLE, JarSources
 
 ARN = "arn:aws:s3tables:eu-west-1:111122223333:bucket/marts"
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from dbt.adapters.s3tables.catalog_recovery import (
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.embedded.recovery import (
     latest_metadata_file,
     main,
     metadata_version,
     missing_snapshot_files,
 )
-from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.jars import JarPlan
 from dbt.adapters.s3tables.engines.class_archive import (
     DYNAMIC_ARCHIVE_MAGIC,
     MAX_ATTEMPTS,
@@ -25,7 +26,6 @@ from dbt.adapters.s3tables.engines.class_archive import (
     writer_alive,
 )
 from dbt.adapters.s3tables.engines.spark_session import archive_use, session_settings
-from dbt.adapters.s3tables.jars import JarPlan
 
 
 def fake_java(root: Path, version: str | None) -> str:

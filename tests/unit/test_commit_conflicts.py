@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.s3tables import write_conflicts
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
-from dbt.adapters.s3tables.spark_errors import JavaError, summarize
-from dbt.adapters.s3tables.write_conflicts import (
+from dbt.adapters.s3tables.engines import write_conflicts
+from dbt.adapters.s3tables.engines.spark_errors import JavaError, summarize
+from dbt.adapters.s3tables.engines.write_conflicts import (
     MAX_WAIT_SECONDS,
     ConflictRetries,
     conflict_cause,

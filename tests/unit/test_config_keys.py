@@ -20,7 +20,8 @@ from dbt.artifacts.resources import (
 from dbt.artifacts.resources.v1.model import ModelConfig
 from dbt.contracts.graph.nodes import UnitTestNodeConfig
 
-from dbt.adapters.s3tables.config_keys import (
+from dbt.adapters.s3tables.incremental.model_state import HASHED_CONFIG_KEYS
+from dbt.adapters.s3tables.keys.config_keys import (
     ADAPTER_CONFIG_KEYS,
     DBT_INTERNAL_PREFIX,
     DBT_READ_KEYS,
@@ -31,7 +32,6 @@ from dbt.adapters.s3tables.config_keys import (
     unknown_config_keys,
     unknown_key_sentence,
 )
-from dbt.adapters.s3tables.incremental.model_state import HASHED_CONFIG_KEYS
 from dbt.adapters.s3tables.model_config import INAPPLICABLE_CONFIGS
 
 REPO = Path(__file__).parents[2]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dbt.adapters.s3tables.catalogs.local import resolve_warehouse
+from dbt.adapters.s3tables.catalogs.embedded.catalog import resolve_warehouse
 from dbt.adapters.s3tables.credentials import S3TablesCredentials, validate_spark_conf
 from dbt.adapters.s3tables.engines.connect import connect_url
 from dbt.adapters.s3tables.errors import ProfileError

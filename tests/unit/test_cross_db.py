@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.s3tables.cross_db import listagg_sql
+from dbt.adapters.s3tables.sql.cross_db import listagg_sql
 
 
 def test_unordered_listagg_is_collect_list() -> None:

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
-from dbt.adapters.s3tables.catalogs.failed_writes import (
+from dbt.adapters.s3tables.catalogs.embedded.failed_writes import (
     clean_up_failed_write,
     readable_size,
     referenced_files,
@@ -20,8 +20,8 @@ from dbt.adapters.s3tables.catalogs.failed_writes import (
     sweep_leftovers,
     unreferenced,
 )
+from dbt.adapters.s3tables.catalogs.embedded.files import hold_process_lock, local_path
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
-from dbt.adapters.s3tables.catalogs.local_files import hold_process_lock, local_path
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
-from dbt.adapters.s3tables.errors import MissingDependencyError
-from dbt.adapters.s3tables.jars import (
+from dbt.adapters.s3tables.catalogs.jars import (
     ICEBERG_AWS_BUNDLE,
     ICEBERG_VERSION,
     S3TABLES_CATALOG_RUNTIME,
@@ -28,6 +27,7 @@ from dbt.adapters.s3tables.jars import (
     spark_connect_server,
     spark_line,
 )
+from dbt.adapters.s3tables.errors import MissingDependencyError
 
 JAR = Artifact("org.example", "thing-runtime", "1.2.3", "a test jar")
 # The runtime of the pyspark these tests run on.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dbt.adapters.s3tables.key_spelling import did_you_mean, nearest_key
+from dbt.adapters.s3tables.keys.spelling import did_you_mean, nearest_key
 
 KNOWN = ["unique_key", "partition_by", "warehouse", "pre_hook"]
 

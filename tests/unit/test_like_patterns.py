@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.s3tables.like_patterns import ilike
+from dbt.adapters.s3tables.sql.like_patterns import ilike
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
-from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
-from dbt.adapters.s3tables.catalogs.local_files import (
+from dbt.adapters.s3tables.catalogs.embedded.files import (
     CATALOG_MARKER,
     PROCESSES_FOLDER,
     check_catalog_file,
@@ -20,6 +19,7 @@ from dbt.adapters.s3tables.catalogs.local_files import (
     hold_process_lock,
     other_processes_running,
 )
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.errors import CatalogError, CatalogFileError
 
 
@@ -48,7 +48,7 @@ def test_a_lost_catalog_over_table_files_is_refused(tmp_path: Path, damage: str)
     message = str(raised.value)
     assert str(tmp_path / "catalog.db") in message
     assert "holds 1 tables' files" in message
-    assert f"catalog_recovery {tmp_path}" in message
+    assert f"dbt-s3tables-recover {tmp_path}" in message
     assert not (tmp_path / "catalog.db").exists() or damage == "truncate"
 
 

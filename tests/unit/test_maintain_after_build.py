@@ -9,7 +9,7 @@ from typing import Any
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.impl import S3TablesAdapter
-from dbt.adapters.s3tables.maintenance import TableHealth
+from dbt.adapters.s3tables.lifecycle.maintenance import TableHealth
 from dbt.adapters.s3tables.model_config import ModelConfig, parse_model_config
 from dbt.adapters.s3tables.relation import S3TablesRelation
 

@@ -8,7 +8,7 @@ import pytest
 
 from dbt.adapters.s3tables.catalogs import CATALOG_TYPES
 from dbt.adapters.s3tables.errors import MaintenanceError
-from dbt.adapters.s3tables.maintenance import (
+from dbt.adapters.s3tables.lifecycle.maintenance import (
     OPERATIONS,
     MaintenanceOptions,
     TableHealth,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from dbt.adapters.s3tables.errors import ModelConfigError
-from dbt.adapters.s3tables.maintenance import MaintenanceOptions, TableHealth
-from dbt.adapters.s3tables.maintenance_config import (
+from dbt.adapters.s3tables.lifecycle.maintenance import MaintenanceOptions, TableHealth
+from dbt.adapters.s3tables.lifecycle.maintenance_config import (
     AFTER_BUILD_OPERATIONS,
     MaintenanceConfig,
     parse_maintenance_config,

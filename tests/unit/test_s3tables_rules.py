@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.s3tables.errors import NamingRuleError
-from dbt.adapters.s3tables.s3tables_rules import (
+from dbt.adapters.s3tables.catalogs.s3tables.rules import (
     NAME_MAX_LENGTH,
     TableBucket,
     check_materialization,
@@ -15,6 +14,7 @@ from dbt.adapters.s3tables.s3tables_rules import (
     parse_table_bucket_arn,
     suggested_name,
 )
+from dbt.adapters.s3tables.errors import NamingRuleError
 
 ARN = "arn:aws:s3tables:us-east-1:111122223333:bucket/amzn-s3-demo-table-bucket"
 

@@ -22,7 +22,7 @@ from pyspark.sql import types as spark
 
 from dbt.adapters.s3tables.errors import ModelConfigError, UnsupportedTypeError
 from dbt.adapters.s3tables.incremental.schema_evolution import plan_evolution, schema_diff
-from dbt.adapters.s3tables.types import iceberg_type
+from dbt.adapters.s3tables.sql.types import iceberg_type
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from dbt.adapters.s3tables.seed_csv import read_seed_csv
-from dbt.adapters.s3tables.seeds import (
+from dbt.adapters.s3tables.seeds.csv import read_seed_csv
+from dbt.adapters.s3tables.seeds.values import (
     ROW_COLUMN,
     SeedColumn,
     checked_cast_sql,

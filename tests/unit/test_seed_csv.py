@@ -13,9 +13,9 @@ from dbt.tests.adapter.simple_seed import seeds as dbt_seed_fixtures
 from dbt_common.clients.agate_helper import from_csv
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
-from dbt.adapters.s3tables import seed_csv
-from dbt.adapters.s3tables.seed_csv import read_seed_csv
-from dbt.adapters.s3tables.seeds import seed_value_as_text
+from dbt.adapters.s3tables.seeds import csv as seed_csv
+from dbt.adapters.s3tables.seeds.csv import read_seed_csv
+from dbt.adapters.s3tables.seeds.values import seed_value_as_text
 
 DBT_FIXTURES = {
     name: text.lstrip("\n")

@@ -7,7 +7,7 @@ import decimal
 
 import pytest
 
-from dbt.adapters.s3tables.seeds import seed_value_as_text
+from dbt.adapters.s3tables.seeds.values import seed_value_as_text
 
 
 @pytest.mark.parametrize(

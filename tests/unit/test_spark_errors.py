@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.s3tables.spark_errors import (
+from dbt.adapters.s3tables.engines.spark_errors import (
     JavaError,
     clean_message,
     is_jvm_stopped,

@@ -21,13 +21,13 @@ from dbt.adapters.s3tables.engines.jvm_process import (
     java_refusal,
     split_java_options,
 )
-from dbt.adapters.s3tables.errors import ProfileError
-from dbt.adapters.s3tables.spark_errors import (
+from dbt.adapters.s3tables.engines.spark_errors import (
     JavaError,
     context_start_error,
     jvm_crashed,
     jvm_exit_error,
 )
+from dbt.adapters.s3tables.errors import ProfileError
 
 DRIVER_MEMORY = JavaError(
     "org.apache.spark.SparkIllegalArgumentException",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.s3tables.sql_text import expression_problem, qualify_columns, split_statements
+from dbt.adapters.s3tables.sql.text import expression_problem, qualify_columns, split_statements
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from dbt.adapters.s3tables.incremental.strategies import (
     merge_sql,
     scd2_sql,
 )
-from dbt.adapters.s3tables.sql_text import quote
+from dbt.adapters.s3tables.sql.text import quote
 
 TARGET = "`analytics`.`orders`"
 SOURCE_SQL = "select * from staging"

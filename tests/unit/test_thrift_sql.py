@@ -29,10 +29,10 @@ from TCLIService.ttypes import TOperationState
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
 from dbt.adapters.s3tables.engines.base import EngineSetup
 from dbt.adapters.s3tables.engines.thrift import ThriftEngine, check_reachable
-from dbt.adapters.s3tables.seed_csv import read_seed_csv
-from dbt.adapters.s3tables.seeds import text_rows_view_sql
-from dbt.adapters.s3tables.sql_text import sql_string
-from dbt.adapters.s3tables.write_conflicts import ConflictRetries
+from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries
+from dbt.adapters.s3tables.seeds.csv import read_seed_csv
+from dbt.adapters.s3tables.seeds.values import text_rows_view_sql
+from dbt.adapters.s3tables.sql.text import sql_string
 
 # --- sql_string ----------------------------------------------------------------------
 

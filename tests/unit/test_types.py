@@ -21,7 +21,7 @@ from pyiceberg.types import (
     TimestamptzType,
 )
 
-from dbt.adapters.s3tables.types import session_wall_time, spark_type_name, time_zone
+from dbt.adapters.s3tables.sql.types import session_wall_time, spark_type_name, time_zone
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from dbt.adapters.spark.column import SparkColumn
 
-from dbt.adapters.s3tables.sql_text import quote
+from dbt.adapters.s3tables.sql.text import quote
 
 _INTEGER_TYPES = {"tinyint", "byte", "smallint", "short", "int", "integer", "bigint", "long"}
 _FLOAT_TYPES = {"float", "real", "double"}

@@ -21,9 +21,9 @@ from dbt.adapters.s3tables.catalogs.iceberg import iceberg_catalog_for
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
 from dbt.adapters.s3tables.engines import ENGINES
 from dbt.adapters.s3tables.engines.base import EngineSetup
+from dbt.adapters.s3tables.engines.spark_errors import COMMIT_CONFLICT, thrift_error
+from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries
 from dbt.adapters.s3tables.errors import StatementRefused
-from dbt.adapters.s3tables.spark_errors import COMMIT_CONFLICT, thrift_error
-from dbt.adapters.s3tables.write_conflicts import ConflictRetries
 
 logger = AdapterLogger("s3tables")
 

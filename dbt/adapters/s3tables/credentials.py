@@ -17,10 +17,10 @@ from dbt.adapters.spark.connections import SparkCredentials
 
 from dbt.adapters.s3tables.catalogs import check_catalog_keys
 from dbt.adapters.s3tables.catalogs.config import is_secret
+from dbt.adapters.s3tables.catalogs.jars import FETCH_COMMAND, MAVEN_CENTRAL, JarSources
 from dbt.adapters.s3tables.engines import ENGINES
 from dbt.adapters.s3tables.errors import ProfileError
-from dbt.adapters.s3tables.jars import FETCH_COMMAND, MAVEN_CENTRAL, JarSources
-from dbt.adapters.s3tables.key_spelling import nearest_key
+from dbt.adapters.s3tables.keys.spelling import nearest_key
 
 # Every `method` an engine is registered for (engines/__init__.py).
 SUPPORTED_METHODS = tuple(ENGINES)

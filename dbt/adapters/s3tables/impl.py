@@ -33,11 +33,10 @@ from dbt_common.contracts.metadata import (
 from dbt_common.exceptions import DbtRuntimeError
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
-from dbt.adapters.s3tables.audit import LEDGER
-from dbt.adapters.s3tables.audited_build import AuditedBuild
-from dbt.adapters.s3tables.catalog_ddl import CatalogDdl
 from dbt.adapters.s3tables.catalogs import catalog_type_named
 from dbt.adapters.s3tables.catalogs.catalog_set import CatalogSet
+from dbt.adapters.s3tables.catalogs.ddl import CatalogDdl
+from dbt.adapters.s3tables.catalogs.docs_catalog import catalog_rows, catalog_table
 from dbt.adapters.s3tables.catalogs.iceberg import (
     CatalogRelation,
     IcebergCatalog,
@@ -49,21 +48,15 @@ from dbt.adapters.s3tables.catalogs.integrations import (
     catalog_config_from_integration,
 )
 from dbt.adapters.s3tables.catalogs.node_catalog import node_label, requested_catalog
-from dbt.adapters.s3tables.column import S3TablesColumn
-from dbt.adapters.s3tables.config_keys import (
-    FAIL_FLAG,
-    WARNING_NOTE,
-    config_fields,
-    declared_keys,
-    unknown_config_keys,
-    unknown_key_sentence,
+from dbt.adapters.s3tables.catalogs.s3tables.rules import (
+    check_materialization,
+    check_names,
+    check_namespace,
 )
+from dbt.adapters.s3tables.column import S3TablesColumn
 from dbt.adapters.s3tables.connections import S3TablesConnectionManager
-from dbt.adapters.s3tables.contracts import contract_select_sql, not_null_columns
-from dbt.adapters.s3tables.cross_db import listagg_sql
-from dbt.adapters.s3tables.docs_catalog import catalog_rows, catalog_table
+from dbt.adapters.s3tables.engines.python_models import run_python_model
 from dbt.adapters.s3tables.errors import ModelConfigError, UnknownConfigKeysError
-from dbt.adapters.s3tables.iceberg_safety import IcebergSafety
 from dbt.adapters.s3tables.incremental.model_state import (
     LAST_PROCESSED_VALUE,
     state_keys,
@@ -74,23 +67,30 @@ from dbt.adapters.s3tables.incremental.run import (
     render_as_first_build,
     renders_as_first_build,
 )
-from dbt.adapters.s3tables.like_patterns import ilike
+from dbt.adapters.s3tables.keys.config_keys import (
+    FAIL_FLAG,
+    WARNING_NOTE,
+    config_fields,
+    declared_keys,
+    unknown_config_keys,
+    unknown_key_sentence,
+)
+from dbt.adapters.s3tables.lifecycle.audit import LEDGER
+from dbt.adapters.s3tables.lifecycle.audited_build import AuditedBuild
+from dbt.adapters.s3tables.lifecycle.safety import IcebergSafety
 from dbt.adapters.s3tables.model_config import (
     ModelConfig,
     incremental_config,
     parse_model_config,
 )
-from dbt.adapters.s3tables.python_models import run_python_model
 from dbt.adapters.s3tables.relation import S3TablesRelation
-from dbt.adapters.s3tables.s3tables_rules import (
-    check_materialization,
-    check_names,
-    check_namespace,
-)
-from dbt.adapters.s3tables.seed_csv import SeedText, read_seed_csv
-from dbt.adapters.s3tables.seeds import SeedColumn, seed_select_sql
-from dbt.adapters.s3tables.sql_text import quote, sql_string
-from dbt.adapters.s3tables.types import typed_query
+from dbt.adapters.s3tables.seeds.csv import SeedText, read_seed_csv
+from dbt.adapters.s3tables.seeds.values import SeedColumn, seed_select_sql
+from dbt.adapters.s3tables.sql.contracts import contract_select_sql, not_null_columns
+from dbt.adapters.s3tables.sql.cross_db import listagg_sql
+from dbt.adapters.s3tables.sql.like_patterns import ilike
+from dbt.adapters.s3tables.sql.text import quote, sql_string
+from dbt.adapters.s3tables.sql.types import typed_query
 
 if TYPE_CHECKING:
     import agate

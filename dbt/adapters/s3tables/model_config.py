@@ -26,14 +26,14 @@ from dbt.adapters.s3tables.incremental.schema_evolution import (
     check_mode_for_strategy,
 )
 from dbt.adapters.s3tables.incremental.strategies import STRATEGY_BUILDERS
-from dbt.adapters.s3tables.maintenance_config import (
+from dbt.adapters.s3tables.lifecycle.maintenance_config import (
     CONFIG_KEY as MAINTENANCE_CONFIG_KEY,
 )
-from dbt.adapters.s3tables.maintenance_config import (
+from dbt.adapters.s3tables.lifecycle.maintenance_config import (
     MaintenanceConfig,
     parse_maintenance_config,
 )
-from dbt.adapters.s3tables.sql_text import expression_problem
+from dbt.adapters.s3tables.sql.text import expression_problem
 
 KNOWN_STRATEGIES = tuple(STRATEGY_BUILDERS)
 KEYED_STRATEGIES = ("merge", "delete+insert", "scd2")

@@ -11,8 +11,8 @@ from dbt.adapters.contracts.relation import ComponentName
 from dbt.adapters.spark.relation import SparkRelation
 from dbt_common.invocation import get_invocation_id
 
-from dbt.adapters.s3tables.audit import LEDGER
-from dbt.adapters.s3tables.sql_text import quote
+from dbt.adapters.s3tables.lifecycle.audit import LEDGER
+from dbt.adapters.s3tables.sql.text import quote
 
 
 @dataclass

@@ -28,10 +28,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dbt.adapters.s3tables.catalogs.base import CatalogType
+from dbt.adapters.s3tables.catalogs.embedded.catalog import LocalCatalogType
 from dbt.adapters.s3tables.catalogs.glue import GlueCatalogType
-from dbt.adapters.s3tables.catalogs.local import LocalCatalogType
 from dbt.adapters.s3tables.catalogs.rest import RestCatalogType
-from dbt.adapters.s3tables.catalogs.s3tables import S3TablesCatalogType
+from dbt.adapters.s3tables.catalogs.s3tables.catalog import S3TablesCatalogType
 from dbt.adapters.s3tables.errors import ProfileError
 
 if TYPE_CHECKING:

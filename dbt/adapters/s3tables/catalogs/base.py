@@ -14,9 +14,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
-from dbt.adapters.s3tables.catalogs.failed_writes import Leftovers
+from dbt.adapters.s3tables.catalogs.embedded.failed_writes import Leftovers
+from dbt.adapters.s3tables.catalogs.jars import ICEBERG_AWS_BUNDLE, Artifact, iceberg_spark_runtime
 from dbt.adapters.s3tables.errors import ProfileError
-from dbt.adapters.s3tables.jars import ICEBERG_AWS_BUNDLE, Artifact, iceberg_spark_runtime
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.s3tables.catalogs import CATALOG_TYPES
 from dbt.adapters.s3tables.catalogs.base import CatalogType
-from dbt.adapters.s3tables.catalogs.local_files import LOCAL_CATALOG_FILE
-from dbt.adapters.s3tables.jars import Artifact
+from dbt.adapters.s3tables.catalogs.embedded.files import LOCAL_CATALOG_FILE
+from dbt.adapters.s3tables.catalogs.jars import Artifact
 
 if TYPE_CHECKING:
     from dbt.adapters.s3tables.credentials import S3TablesCredentials

@@ -41,9 +41,9 @@ from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from dbt.adapters.s3tables.errors import CatalogError
-from dbt.adapters.s3tables.maintenance import TableHealth
-from dbt.adapters.s3tables.run_undo import INVOCATION_KEY, SnapshotEntry
-from dbt.adapters.s3tables.types import spark_type_name
+from dbt.adapters.s3tables.lifecycle.maintenance import TableHealth
+from dbt.adapters.s3tables.lifecycle.undo import INVOCATION_KEY, SnapshotEntry
+from dbt.adapters.s3tables.sql.types import spark_type_name
 
 if TYPE_CHECKING:  # only a type here: `config` needs the catalog types, which need this
     from dbt.adapters.s3tables.catalogs.config import CatalogConfig

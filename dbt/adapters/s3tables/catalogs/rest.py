@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from dbt.adapters.s3tables.catalogs.base import CatalogType, emulator_location_error
+from dbt.adapters.s3tables.catalogs.jars import ICEBERG_AWS_BUNDLE, Artifact, iceberg_spark_runtime
 from dbt.adapters.s3tables.errors import ProfileError
-from dbt.adapters.s3tables.jars import ICEBERG_AWS_BUNDLE, Artifact, iceberg_spark_runtime
 
 if TYPE_CHECKING:
     from dbt.adapters.s3tables.catalogs.config import CatalogConfig

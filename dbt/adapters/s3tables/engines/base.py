@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 
     from dbt.adapters.s3tables.catalogs.config import CatalogConfig
     from dbt.adapters.s3tables.credentials import S3TablesCredentials
-    from dbt.adapters.s3tables.seed_csv import SeedText
-    from dbt.adapters.s3tables.write_conflicts import ConflictRetries
+    from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries
+    from dbt.adapters.s3tables.seeds.csv import SeedText
 
 # What Spark answers a session's SET of a key it reads only at launch (a static SQL config,
 # or a Spark core config such as `spark.executor.memory`).

@@ -20,11 +20,11 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.engines.session import SessionEngine
+from dbt.adapters.s3tables.engines.spark_errors import database_error
 from dbt.adapters.s3tables.engines.thrift import wait_until_reachable
-from dbt.adapters.s3tables.seeds import ROW_COLUMN
-from dbt.adapters.s3tables.spark_errors import database_error
-from dbt.adapters.s3tables.sql_text import split_statements
-from dbt.adapters.s3tables.write_conflicts import run_with_conflict_retries
+from dbt.adapters.s3tables.engines.write_conflicts import run_with_conflict_retries
+from dbt.adapters.s3tables.seeds.values import ROW_COLUMN
+from dbt.adapters.s3tables.sql.text import split_statements
 
 if TYPE_CHECKING:
     from dbt.adapters.contracts.connection import Connection
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from dbt.adapters.s3tables.credentials import S3TablesCredentials
     from dbt.adapters.s3tables.engines.base import EngineSetup
-    from dbt.adapters.s3tables.seed_csv import SeedText
+    from dbt.adapters.s3tables.seeds.csv import SeedText
 
 logger = AdapterLogger("s3tables")
 

@@ -17,17 +17,17 @@ from dbt_common.invocation import get_invocation_id
 
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
 from dbt.adapters.s3tables.engines.commit_tags import run_tagged
-from dbt.adapters.s3tables.engines.spark_session import get_or_create_session, jvm_post_mortem
-from dbt.adapters.s3tables.run_undo import INVOCATION_KEY, NODE_KEY
-from dbt.adapters.s3tables.spark_errors import (
+from dbt.adapters.s3tables.engines.spark_errors import (
     database_error,
     is_jvm_stopped,
     java_error_text,
     jvm_stopped_message,
 )
-from dbt.adapters.s3tables.sql_text import split_statements
-from dbt.adapters.s3tables.types import session_wall_time, time_zone
-from dbt.adapters.s3tables.write_conflicts import ConflictRetries, run_with_conflict_retries
+from dbt.adapters.s3tables.engines.spark_session import get_or_create_session, jvm_post_mortem
+from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries, run_with_conflict_retries
+from dbt.adapters.s3tables.lifecycle.undo import INVOCATION_KEY, NODE_KEY
+from dbt.adapters.s3tables.sql.text import split_statements
+from dbt.adapters.s3tables.sql.types import session_wall_time, time_zone
 
 if TYPE_CHECKING:
     from dbt.adapters.contracts.connection import Connection
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
     from dbt.adapters.s3tables.engines.base import EngineSetup
-    from dbt.adapters.s3tables.seed_csv import SeedText
+    from dbt.adapters.s3tables.seeds.csv import SeedText
 
 logger = AdapterLogger("s3tables")
 

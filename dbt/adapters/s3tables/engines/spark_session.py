@@ -19,6 +19,13 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig, is_secret
+from dbt.adapters.s3tables.catalogs.jars import (
+    Artifact,
+    JarPlan,
+    JarSources,
+    find_java,
+    resolve_jars,
+)
 from dbt.adapters.s3tables.engines.class_archive import ArchiveStart, class_archive_for
 from dbt.adapters.s3tables.engines.jvm_process import (
     JvmExited,
@@ -26,16 +33,15 @@ from dbt.adapters.s3tables.engines.jvm_process import (
     java_refusal,
     launch_gateway_logged,
 )
-from dbt.adapters.s3tables.errors import ProfileError
-from dbt.adapters.s3tables.jars import Artifact, JarPlan, JarSources, find_java, resolve_jars
-from dbt.adapters.s3tables.spark_errors import (
+from dbt.adapters.s3tables.engines.spark_errors import (
     JavaError,
     context_start_error,
     java_chain,
     jvm_crashed,
     jvm_exit_error,
 )
-from dbt.adapters.s3tables.sql_text import quote
+from dbt.adapters.s3tables.errors import ProfileError
+from dbt.adapters.s3tables.sql.text import quote
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

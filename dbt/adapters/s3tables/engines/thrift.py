@@ -18,11 +18,11 @@ from dbt.adapters.spark.connections import PyhiveConnectionWrapper, SparkConnect
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
-from dbt.adapters.s3tables.seeds import text_rows_view_sql
-from dbt.adapters.s3tables.spark_errors import thrift_error_text
-from dbt.adapters.s3tables.sql_text import split_statements
-from dbt.adapters.s3tables.types import parse_spark_type
-from dbt.adapters.s3tables.write_conflicts import ConflictRetries, run_with_conflict_retries
+from dbt.adapters.s3tables.engines.spark_errors import thrift_error_text
+from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries, run_with_conflict_retries
+from dbt.adapters.s3tables.seeds.values import text_rows_view_sql
+from dbt.adapters.s3tables.sql.text import split_statements
+from dbt.adapters.s3tables.sql.types import parse_spark_type
 
 if TYPE_CHECKING:
     from dbt.adapters.contracts.connection import Connection
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from dbt.adapters.s3tables.credentials import S3TablesCredentials
     from dbt.adapters.s3tables.engines.base import EngineSetup
-    from dbt.adapters.s3tables.seed_csv import SeedText
+    from dbt.adapters.s3tables.seeds.csv import SeedText
 
 logger = AdapterLogger("s3tables")
 

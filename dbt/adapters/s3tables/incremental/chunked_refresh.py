@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from dbt.adapters.s3tables.errors import ModelConfigError
-from dbt.adapters.s3tables.sql_text import quote
+from dbt.adapters.s3tables.sql.text import quote
 
 CONFIG_KEY = "full_incremental_refresh"
 CHUNK_UNITS = ("day", "week", "month")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbt.adapters.s3tables.errors import ModelConfigError
-from dbt.adapters.s3tables.sql_text import quote
+from dbt.adapters.s3tables.sql.text import quote
 
 CONFIG_KEY = "unique_key_is_unique"
 # How Spark 3.5 (Iceberg's rewrite of MERGE) and Spark 4 name a target row matched by

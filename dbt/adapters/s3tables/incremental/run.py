@@ -96,8 +96,8 @@ from dbt.adapters.s3tables.model_config import (
     merge_update_columns,
     resolve_use_merge,
 )
-from dbt.adapters.s3tables.sql_text import quote, sql_string
-from dbt.adapters.s3tables.types import spark_type_name, typed_query, without_void
+from dbt.adapters.s3tables.sql.text import quote, sql_string
+from dbt.adapters.s3tables.sql.types import spark_type_name, typed_query, without_void
 
 if TYPE_CHECKING:
     from dbt.adapters.base.relation import BaseRelation

@@ -18,7 +18,7 @@ from pyiceberg.types import (
 from pyspark.sql import types as spark
 
 from dbt.adapters.s3tables.errors import ModelConfigError
-from dbt.adapters.s3tables.types import iceberg_type, is_widening, same_type, spark_type_name
+from dbt.adapters.s3tables.sql.types import iceberg_type, is_widening, same_type, spark_type_name
 
 # Modes that replace the table when the model adds a column or changes a type.
 REPLACING_MODES = ("full_refresh", "recreate_empty", "full_incremental_refresh")

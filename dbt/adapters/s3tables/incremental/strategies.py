@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from dbt.adapters.s3tables.incremental.partition_evolution import PartitionTerm
-from dbt.adapters.s3tables.sql_text import qualify_columns, quote
+from dbt.adapters.s3tables.sql.text import qualify_columns, quote
 
 # dbt's documented aliases, which users write in `incremental_predicates`.
 SOURCE_ALIAS = "DBT_INTERNAL_SOURCE"

@@ -14,7 +14,7 @@ import decimal
 from dataclasses import dataclass
 from typing import Any
 
-from dbt.adapters.s3tables.sql_text import failing_when, quote, sql_string
+from dbt.adapters.s3tables.sql.text import failing_when, quote, sql_string
 
 ROW_COLUMN = "dbt_row"
 # Casts from text that cannot lose a value.

@@ -17,7 +17,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt_common.invocation import get_invocation_id
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
-from dbt.adapters.s3tables.audit import (
+from dbt.adapters.s3tables.lifecycle.audit import (
     LEDGER,
     UNPUBLISHED,
     StagedBuild,
@@ -26,8 +26,8 @@ from dbt.adapters.s3tables.audit import (
     gating_tests,
     is_failing_test,
 )
-from dbt.adapters.s3tables.audited_build import AuditedBuild, settle
-from dbt.adapters.s3tables.maintenance import (
+from dbt.adapters.s3tables.lifecycle.audited_build import AuditedBuild, settle
+from dbt.adapters.s3tables.lifecycle.maintenance import (
     MaintenanceOptions,
     TableHealth,
     describe_change,
@@ -35,7 +35,7 @@ from dbt.adapters.s3tables.maintenance import (
     parse_maintenance_options,
     procedure_calls,
 )
-from dbt.adapters.s3tables.run_undo import plan_undo, undo_sql
+from dbt.adapters.s3tables.lifecycle.undo import plan_undo, undo_sql
 
 if TYPE_CHECKING:
     from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog

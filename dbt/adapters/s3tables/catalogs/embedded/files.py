@@ -31,7 +31,7 @@ LOCAL_CATALOG_FILE = "catalog.db"
 # warehouse never had one here.
 CATALOG_MARKER = ".catalog-created"
 CATALOG_TABLE = "iceberg_tables"
-RECOVERY_COMMAND = "python -m dbt.adapters.s3tables.catalog_recovery"
+RECOVERY_COMMAND = "dbt-s3tables-recover"
 # Each process using the warehouse holds a lock on its own file here while it runs.
 PROCESSES_FOLDER = ".processes"
 # Spark's own (unused) session catalog folder inside the warehouse.

@@ -33,7 +33,7 @@ from pyiceberg.types import (
 from pyspark.sql import types as spark
 
 from dbt.adapters.s3tables.errors import UnsupportedTypeError
-from dbt.adapters.s3tables.sql_text import quote
+from dbt.adapters.s3tables.sql.text import quote
 
 logger = AdapterLogger("s3tables")
 

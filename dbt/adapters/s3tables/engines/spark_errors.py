@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
 
+from dbt.adapters.s3tables.engines.write_conflicts import is_write_conflict
 from dbt.adapters.s3tables.errors import ProfileError, StatementRefused
-from dbt.adapters.s3tables.write_conflicts import is_write_conflict
 
 logger = AdapterLogger("s3tables")
 

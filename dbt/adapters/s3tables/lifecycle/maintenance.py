@@ -23,7 +23,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from dbt.adapters.s3tables.errors import MaintenanceError
-from dbt.adapters.s3tables.sql_text import procedure_call, sql_string
+from dbt.adapters.s3tables.sql.text import procedure_call, sql_string
 
 # In the order they run: the rewrites first (each adds a snapshot), so that expiry leaves
 # exactly the snapshots asked for.

@@ -22,6 +22,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import IcebergType, NestedField
 
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+from dbt.adapters.s3tables.catalogs.s3tables.rules import name_problem
 from dbt.adapters.s3tables.errors import (
     AlreadyExists,
     InvalidArgument,
@@ -29,8 +30,7 @@ from dbt.adapters.s3tables.errors import (
     SchemaNotEmpty,
     UnsupportedTypeError,
 )
-from dbt.adapters.s3tables.s3tables_rules import name_problem
-from dbt.adapters.s3tables.types import (
+from dbt.adapters.s3tables.sql.types import (
     iceberg_type,
     is_widening,
     parse_spark_type,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dbt.adapters.s3tables.sql_text import failing_when, quote, sql_string
+from dbt.adapters.s3tables.sql.text import failing_when, quote, sql_string
 
 
 def _constraint_type(constraint: Any) -> str:

@@ -1,6 +1,6 @@
 """Rebuild a lost embedded catalog from the warehouse's own files.
 
-    python -m dbt.adapters.s3tables.catalog_recovery WAREHOUSE [--catalog NAME] [--dry-run]
+    dbt-s3tables-recover WAREHOUSE [--catalog NAME] [--dry-run]
 
 Each folder `<namespace>/<table>/metadata/` holds the table's metadata files; the one
 with the highest version number is the table's latest state, with its whole snapshot
@@ -23,13 +23,13 @@ from pathlib import Path
 from sqlalchemy import text
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
-from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
-from dbt.adapters.s3tables.catalogs.local_files import (
+from dbt.adapters.s3tables.catalogs.embedded.files import (
     LOCAL_CATALOG_FILE,
     catalog_file_problem,
     local_path,
     table_folders,
 )
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.credentials import DEFAULT_CATALOG_NAME
 from dbt.adapters.s3tables.errors import CatalogFileError
 
@@ -144,9 +144,7 @@ def recover(warehouse: str, catalog_name: str, dry_run: bool = False) -> list[Fo
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m dbt.adapters.s3tables.catalog_recovery", description=__doc__
-    )
+    parser = argparse.ArgumentParser(prog="dbt-s3tables-recover", description=__doc__)
     parser.add_argument("warehouse", help="the warehouse folder (holds catalog.db)")
     parser.add_argument(
         "--catalog",

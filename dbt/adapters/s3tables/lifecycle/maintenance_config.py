@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from dbt.adapters.s3tables.errors import MaintenanceError, ModelConfigError
-from dbt.adapters.s3tables.maintenance import (
+from dbt.adapters.s3tables.lifecycle.maintenance import (
     OPERATIONS,
     MaintenanceOptions,
     TableHealth,

@@ -38,7 +38,7 @@ from dbt_common.clients.agate_helper import (
 )
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
-from dbt.adapters.s3tables.seeds import ROW_COLUMN, seed_value_as_text
+from dbt.adapters.s3tables.seeds.values import ROW_COLUMN, seed_value_as_text
 
 # Rows shown by `dbt seed --show` are sampled from this many first rows.
 PREVIEW_ROWS = 1000

@@ -23,7 +23,10 @@ from typing import TYPE_CHECKING
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.s3tables.audit import (
+from dbt.adapters.s3tables.errors import ModelConfigError
+from dbt.adapters.s3tables.incremental.model_state import state_keys
+from dbt.adapters.s3tables.incremental.schema_evolution import SchemaDiff, schema_diff
+from dbt.adapters.s3tables.lifecycle.audit import (
     LEDGER,
     AuditRecord,
     LedgerUpdate,
@@ -32,11 +35,8 @@ from dbt.adapters.s3tables.audit import (
     record_key,
     stale_branches,
 )
-from dbt.adapters.s3tables.errors import ModelConfigError
-from dbt.adapters.s3tables.incremental.model_state import state_keys
-from dbt.adapters.s3tables.incremental.schema_evolution import SchemaDiff, schema_diff
-from dbt.adapters.s3tables.sql_text import procedure_call, quote, sql_string
-from dbt.adapters.s3tables.types import is_widening, without_void
+from dbt.adapters.s3tables.sql.text import procedure_call, quote, sql_string
+from dbt.adapters.s3tables.sql.types import is_widening, without_void
 
 if TYPE_CHECKING:
     from dbt.adapters.base.relation import BaseRelation

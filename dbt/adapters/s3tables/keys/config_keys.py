@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from dbt.adapters.s3tables.key_spelling import nearest_key
+from dbt.adapters.s3tables.keys.spelling import nearest_key
 
 # dbt_project.yml `flags:` entry (an adapter behavior flag) that makes a key nothing reads
 # an error instead of a warning.

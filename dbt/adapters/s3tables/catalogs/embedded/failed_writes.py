@@ -22,13 +22,13 @@ from pathlib import Path
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 from pyiceberg.table import Table
 
-from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
-from dbt.adapters.s3tables.catalogs.local_files import (
+from dbt.adapters.s3tables.catalogs.embedded.files import (
     PROCESSES_FOLDER,
     local_path,
     other_processes_running,
     relation_folders,
 )
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 
 # File times come from the kernel's coarse clock, a few milliseconds behind time.time().
 COARSE_CLOCK_SECONDS = 0.1

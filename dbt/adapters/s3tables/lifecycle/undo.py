@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from dbt.adapters.s3tables.sql_text import procedure_call, quote
+from dbt.adapters.s3tables.sql.text import procedure_call, quote
 
 # The snapshot summary keys every commit of the adapter's in-process engine carries.
 INVOCATION_KEY = "dbt.invocation_id"

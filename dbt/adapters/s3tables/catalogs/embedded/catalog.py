@@ -18,14 +18,13 @@ from dbt.adapters.events.logging import AdapterLogger
 from sqlalchemy.exc import DatabaseError
 
 from dbt.adapters.s3tables.catalogs.base import CatalogType, emulator_location_error
-from dbt.adapters.s3tables.catalogs.failed_writes import (
+from dbt.adapters.s3tables.catalogs.embedded.failed_writes import (
     Leftovers,
     clean_up_failed_write,
     readable_size,
     sweep_leftovers,
 )
-from dbt.adapters.s3tables.catalogs.iceberg import is_lock_error
-from dbt.adapters.s3tables.catalogs.local_files import (
+from dbt.adapters.s3tables.catalogs.embedded.files import (
     RECOVERY_COMMAND,
     SPARK_SCRATCH,
     folder_name_problem,
@@ -34,8 +33,9 @@ from dbt.adapters.s3tables.catalogs.local_files import (
     mark_catalog_created,
     prepare_local_catalog,
 )
+from dbt.adapters.s3tables.catalogs.iceberg import is_lock_error
+from dbt.adapters.s3tables.catalogs.jars import SQLITE_JDBC, Artifact
 from dbt.adapters.s3tables.errors import ProfileError
-from dbt.adapters.s3tables.jars import SQLITE_JDBC, Artifact
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog

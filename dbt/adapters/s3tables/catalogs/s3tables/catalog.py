@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from dbt.adapters.s3tables.catalogs.jars import S3TABLES_CATALOG_RUNTIME, Artifact
 from dbt.adapters.s3tables.catalogs.rest import AwsRestCatalogType
-from dbt.adapters.s3tables.catalogs.table_bucket import ensure_table_bucket
+from dbt.adapters.s3tables.catalogs.s3tables.rules import parse_table_bucket_arn
+from dbt.adapters.s3tables.catalogs.s3tables.table_bucket import ensure_table_bucket
 from dbt.adapters.s3tables.errors import ProfileError
-from dbt.adapters.s3tables.jars import S3TABLES_CATALOG_RUNTIME, Artifact
-from dbt.adapters.s3tables.s3tables_rules import parse_table_bucket_arn
 
 if TYPE_CHECKING:
     from dbt.adapters.s3tables.catalogs.config import CatalogConfig

@@ -31,9 +31,9 @@ from machine import write_csv
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.catalogs.jars import JarSources
+from dbt.adapters.s3tables.catalogs.snapshots import TableHealth
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
 from dbt.adapters.s3tables.incremental.strategies import IncrementalWrite, merge_sql
-from dbt.adapters.s3tables.lifecycle.maintenance import TableHealth
 
 SCHEMA = "bench"
 TABLE = "events"

@@ -20,7 +20,7 @@ from dbt.artifacts.resources import (
 from dbt.artifacts.resources.v1.model import ModelConfig
 from dbt.contracts.graph.nodes import UnitTestNodeConfig
 
-from dbt.adapters.s3tables.incremental.model_state import HASHED_CONFIG_KEYS
+from dbt.adapters.s3tables.incremental.config import HASHED_CONFIG_KEYS
 from dbt.adapters.s3tables.keys.config_keys import (
     ADAPTER_CONFIG_KEYS,
     DBT_INTERNAL_PREFIX,

@@ -11,10 +11,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from dbt.adapters.s3tables.catalogs.base import readable_size
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.embedded.failed_writes import (
     clean_up_failed_write,
-    readable_size,
     referenced_files,
     remember_leftovers,
     sweep_leftovers,

@@ -7,6 +7,11 @@ import pytest
 
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.incremental.commit_counts import commit_counts
+from dbt.adapters.s3tables.incremental.config import (
+    incremental_config,
+    resolve_use_merge,
+    write_mode_properties,
+)
 from dbt.adapters.s3tables.incremental.model_state import STRATEGY, compare_state
 from dbt.adapters.s3tables.incremental.strategies import (
     IncrementalWrite,
@@ -14,11 +19,6 @@ from dbt.adapters.s3tables.incremental.strategies import (
     delete_insert_sql,
     microbatch_sql,
     scd2_sql,
-)
-from dbt.adapters.s3tables.model_config import (
-    incremental_config,
-    resolve_use_merge,
-    write_mode_properties,
 )
 
 

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.snapshots import TableHealth
 from dbt.adapters.s3tables.impl import S3TablesAdapter
-from dbt.adapters.s3tables.lifecycle.maintenance import TableHealth
 from dbt.adapters.s3tables.model_config import ModelConfig, parse_model_config
 from dbt.adapters.s3tables.relation import S3TablesRelation
 

@@ -7,11 +7,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from dbt.adapters.s3tables.catalogs import CATALOG_TYPES
+from dbt.adapters.s3tables.catalogs.snapshots import TableHealth
 from dbt.adapters.s3tables.errors import MaintenanceError
 from dbt.adapters.s3tables.lifecycle.maintenance import (
     OPERATIONS,
     MaintenanceOptions,
-    TableHealth,
     describe_change,
     operations_in_order,
     parse_maintenance_options,

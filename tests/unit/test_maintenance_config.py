@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from dbt.adapters.s3tables.catalogs.snapshots import TableHealth
 from dbt.adapters.s3tables.errors import ModelConfigError
-from dbt.adapters.s3tables.lifecycle.maintenance import MaintenanceOptions, TableHealth
+from dbt.adapters.s3tables.lifecycle.maintenance import MaintenanceOptions
 from dbt.adapters.s3tables.lifecycle.maintenance_config import (
     AFTER_BUILD_OPERATIONS,
     MaintenanceConfig,

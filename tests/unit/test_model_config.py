@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from dbt.adapters.s3tables.errors import ModelConfigError
-from dbt.adapters.s3tables.model_config import (
+from dbt.adapters.s3tables.incremental.config import (
     KNOWN_STRATEGIES,
     check_columns_exist,
-    check_model_config,
     normalize_unique_key,
     resolve_strategy,
 )
+from dbt.adapters.s3tables.model_config import check_model_config
 
 
 @pytest.mark.parametrize(

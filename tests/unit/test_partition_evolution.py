@@ -20,6 +20,7 @@ from pyiceberg.transforms import (
 from pyiceberg.types import IntegerType, NestedField, StringType, TimestamptzType
 
 from dbt.adapters.s3tables.errors import ModelConfigError
+from dbt.adapters.s3tables.incremental.config import check_against_columns, incremental_config
 from dbt.adapters.s3tables.incremental.partition_evolution import (
     PartitionTerm,
     check_added_sources,
@@ -32,7 +33,6 @@ from dbt.adapters.s3tables.incremental.strategies import (
     partition_values_overwrite_fallback_sql,
     partition_values_overwrite_sql,
 )
-from dbt.adapters.s3tables.model_config import check_against_columns, incremental_config
 
 SCHEMA = Schema(
     NestedField(1, "id", IntegerType(), required=False),

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dbt.adapters.s3tables.lifecycle.undo import SnapshotEntry, UndoStep, plan_undo, undo_sql
+from dbt.adapters.s3tables.catalogs.snapshots import SnapshotEntry
+from dbt.adapters.s3tables.lifecycle.undo import UndoStep, plan_undo, undo_sql
 
 RUN = "run-2"
 

@@ -161,7 +161,7 @@ class S3TablesConnectionManager(SparkConnectionManager):
             credentials.write_conflict_retries, credentials.write_conflict_wait_seconds
         )
         setup = EngineSetup(
-            credentials,
+            credentials.engine_settings(),
             self.catalogs.default,
             conflict_retries,
             after_conflict=partial(

@@ -13,19 +13,27 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from dbt.adapters.catalogs import CatalogIntegrationConfig
 from dbt.adapters.spark.connections import SparkCredentials
+from dbt_common.dataclass_schema import ValidationError
 
-from dbt.adapters.s3tables.catalogs import check_catalog_keys
-from dbt.adapters.s3tables.catalogs.config import is_secret
+from dbt.adapters.s3tables.catalogs import catalog_type_named, check_catalog_keys
+from dbt.adapters.s3tables.catalogs.config import (
+    DEFAULT_CATALOG_NAME,
+    CatalogConfig,
+    catalog_config_for,
+    is_secret,
+)
+from dbt.adapters.s3tables.catalogs.integrations import IDENTIFIER, INTEGRATION_TYPES, PROPERTY_KEYS
 from dbt.adapters.s3tables.catalogs.jars import FETCH_COMMAND, MAVEN_CENTRAL, JarSources
 from dbt.adapters.s3tables.engines import ENGINES
-from dbt.adapters.s3tables.errors import ProfileError
+from dbt.adapters.s3tables.engines.base import EngineSettings
+from dbt.adapters.s3tables.errors import CatalogsYmlError, ProfileError
 from dbt.adapters.s3tables.keys.spelling import nearest_key
 
 # Every `method` an engine is registered for (engines/__init__.py).
 SUPPORTED_METHODS = tuple(ENGINES)
 DEFAULT_MASTER = "local[*]"
-DEFAULT_CATALOG_NAME = "local"
 # The default port of each server `method`.
 SERVER_PORTS = {"thrift": 10000, "connect": 15002}
 
@@ -294,6 +302,21 @@ class S3TablesCredentials(SparkCredentials):
         jars_dir = os.path.expanduser(self.jars_dir) if self.jars_dir else None
         return JarSources(jars_dir=jars_dir, repository_url=self.maven_repository)
 
+    def engine_settings(self) -> EngineSettings:
+        """What the engines read of this profile (they never see the profile class)."""
+        return EngineSettings(
+            method=self.method,
+            master=self.master,
+            spark_conf=dict(self.spark_conf),
+            jar_sources=self.jar_sources,
+            class_data_sharing=self.class_data_sharing,
+            host=self.host,
+            port=self.port,
+            token=self.token,
+            connect_retries=self.connect_retries,
+            connect_timeout=self.connect_timeout,
+        )
+
     def _connection_keys(self) -> tuple[str, ...]:
         # Never the token or the credential: `dbt debug` prints these.
         return (
@@ -313,3 +336,58 @@ class S3TablesCredentials(SparkCredentials):
             "write_conflict_wait_seconds",
             "schema",
         )
+
+
+def catalog_config_from_integration(
+    integration: CatalogIntegrationConfig, project_root: str | None
+) -> CatalogConfig:
+    """The catalog a catalogs.yml integration declares, checked like a profile's, or a
+    CatalogsYmlError naming the catalog, the key and the fix."""
+    name = integration.name
+    if not IDENTIFIER.fullmatch(name):
+        raise CatalogsYmlError(
+            name,
+            "name",
+            "is not a plain identifier (it becomes the Spark catalog name)",
+            "use letters, digits and underscores",
+        )
+    catalog_type = INTEGRATION_TYPES.get(integration.catalog_type.casefold())
+    if catalog_type is None:
+        raise CatalogsYmlError(
+            name,
+            "catalog_type",
+            f"unknown value `{integration.catalog_type}`",
+            f"use one of: {', '.join(INTEGRATION_TYPES)}",
+        )
+    if (integration.table_format or "iceberg").casefold() != "iceberg":
+        raise CatalogsYmlError(
+            name, "table_format", f"is `{integration.table_format}`", "use `iceberg` or omit it"
+        )
+    properties: dict[str, Any] = dict(integration.adapter_properties or {})
+    unknown = sorted(set(properties) - set(PROPERTY_KEYS))
+    if unknown:
+        raise CatalogsYmlError(
+            name,
+            f"adapter_properties.{unknown[0]}",
+            "is not a key this adapter reads",
+            f"use only: {', '.join(PROPERTY_KEYS)}",
+        )
+    if integration.external_volume and "warehouse" not in properties:
+        # dbt's external volume is where the tables' files go: the warehouse.
+        properties["warehouse"] = integration.external_volume
+    try:
+        credentials = S3TablesCredentials.from_dict(
+            {"schema": "default", "catalog": name, "catalog_type": catalog_type, **properties}
+        )
+    except ProfileError as error:
+        raise CatalogsYmlError(
+            name, f"adapter_properties.{error.key}", error.problem, error.fix
+        ) from None
+    except ValidationError as error:
+        raise CatalogsYmlError(
+            name, "adapter_properties", f"a value has the wrong type ({error})", "fix its type"
+        ) from None
+    credentials.warehouse = catalog_type_named(catalog_type).resolve_warehouse(
+        str(credentials.warehouse), project_root
+    )
+    return catalog_config_for(credentials)

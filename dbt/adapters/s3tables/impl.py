@@ -45,7 +45,6 @@ from dbt.adapters.s3tables.catalogs.iceberg import (
 from dbt.adapters.s3tables.catalogs.integrations import (
     CATALOG_INTEGRATIONS,
     active_catalog_integrations,
-    catalog_config_from_integration,
 )
 from dbt.adapters.s3tables.catalogs.node_catalog import node_label, requested_catalog
 from dbt.adapters.s3tables.catalogs.s3tables.rules import (
@@ -55,12 +54,11 @@ from dbt.adapters.s3tables.catalogs.s3tables.rules import (
 )
 from dbt.adapters.s3tables.column import S3TablesColumn
 from dbt.adapters.s3tables.connections import S3TablesConnectionManager
+from dbt.adapters.s3tables.credentials import catalog_config_from_integration
 from dbt.adapters.s3tables.engines.python_models import run_python_model
 from dbt.adapters.s3tables.errors import ModelConfigError, UnknownConfigKeysError
-from dbt.adapters.s3tables.incremental.model_state import (
-    LAST_PROCESSED_VALUE,
-    state_keys,
-)
+from dbt.adapters.s3tables.incremental.config import incremental_config
+from dbt.adapters.s3tables.incremental.model_state import LAST_PROCESSED_VALUE, state_keys
 from dbt.adapters.s3tables.incremental.run import (
     IncrementalRun,
     Warehouse,
@@ -78,11 +76,7 @@ from dbt.adapters.s3tables.keys.config_keys import (
 from dbt.adapters.s3tables.lifecycle.audit import LEDGER
 from dbt.adapters.s3tables.lifecycle.audited_build import AuditedBuild
 from dbt.adapters.s3tables.lifecycle.safety import IcebergSafety
-from dbt.adapters.s3tables.model_config import (
-    ModelConfig,
-    incremental_config,
-    parse_model_config,
-)
+from dbt.adapters.s3tables.model_config import ModelConfig, parse_model_config
 from dbt.adapters.s3tables.relation import S3TablesRelation
 from dbt.adapters.s3tables.seeds.csv import SeedText, read_seed_csv
 from dbt.adapters.s3tables.seeds.values import SeedColumn, seed_select_sql

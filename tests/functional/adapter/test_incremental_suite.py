@@ -143,7 +143,7 @@ class TestMicrobatch(BaseMicrobatch):
     pass
 
 
-# Every strategy the adapter implements (model_config.KNOWN_STRATEGIES).
+# Every strategy the adapter implements (incremental.config.KNOWN_STRATEGIES).
 VALID_STRATEGIES = ("append", "merge", "delete+insert", "insert_overwrite", "scd2", "microbatch")
 
 

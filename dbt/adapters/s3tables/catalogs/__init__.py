@@ -25,22 +25,17 @@ own is a field of `S3TablesCredentials` and, if the settings need it, of `Catalo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from dbt.adapters.s3tables.catalogs.base import CatalogType
+from dbt.adapters.s3tables.catalogs.base import CATALOG_TYPES, CatalogKeys, CatalogType
 from dbt.adapters.s3tables.catalogs.embedded.catalog import LocalCatalogType
 from dbt.adapters.s3tables.catalogs.glue import GlueCatalogType
 from dbt.adapters.s3tables.catalogs.rest import RestCatalogType
 from dbt.adapters.s3tables.catalogs.s3tables.catalog import S3TablesCatalogType
 from dbt.adapters.s3tables.errors import ProfileError
 
-if TYPE_CHECKING:
-    from dbt.adapters.s3tables.credentials import S3TablesCredentials
-
-CATALOG_TYPES: dict[str, CatalogType] = {
-    kind.name: kind
+CATALOG_TYPES.update(
+    (kind.name, kind)
     for kind in (LocalCatalogType(), S3TablesCatalogType(), RestCatalogType(), GlueCatalogType())
-}
+)
 
 
 def catalog_type_named(name: str) -> CatalogType:
@@ -50,7 +45,7 @@ def catalog_type_named(name: str) -> CatalogType:
     return CATALOG_TYPES[name]
 
 
-def check_catalog_keys(credentials: S3TablesCredentials) -> None:
+def check_catalog_keys(credentials: CatalogKeys) -> None:
     """Check the profile's keys against its catalog type (keys of other types included)
     and fill the defaults the type derives, `s3tables_rules` among them."""
     kind = catalog_type_named(str(credentials.catalog_type))

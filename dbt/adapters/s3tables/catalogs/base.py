@@ -12,9 +12,10 @@ import os
 import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from dbt.adapters.s3tables.catalogs.embedded.failed_writes import Leftovers
 from dbt.adapters.s3tables.catalogs.jars import ICEBERG_AWS_BUNDLE, Artifact, iceberg_spark_runtime
 from dbt.adapters.s3tables.errors import ProfileError
 
@@ -23,12 +24,65 @@ if TYPE_CHECKING:
 
     from dbt.adapters.s3tables.catalogs.config import CatalogConfig
     from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
-    from dbt.adapters.s3tables.credentials import S3TablesCredentials
+
+
+class CatalogKeys(Protocol):
+    """The catalog keys of a profile (or of a catalogs.yml entry, read as one) that a
+    catalog type checks, and fills where it derives one from the others."""
+
+    catalog: str
+    catalog_type: str | None
+    warehouse: str | None
+    table_bucket_arn: str | None
+    region: str | None
+    catalog_uri: str | None
+    token: str | None
+    credential: str | None
+    signing_name: str | None
+    aws_profile: str | None
+    s3tables_client: str
+    catalog_properties: Any
+    emulator_table_location: str | None
+    s3tables_rules: bool | None
+    catalog_lock_timeout: int
+
+
+@dataclass
+class Leftovers:
+    """What a failed write left: files removed, and files left (with why)."""
+
+    removed: list[Path] = field(default_factory=list)
+    removed_bytes: int = 0
+    left: list[Path] = field(default_factory=list)
+    reason: str = ""
+
+    def describe(self) -> str | None:
+        """One sentence for the person running dbt (None when nothing was left)."""
+        if self.left:
+            shown = ", ".join(str(p) for p in self.left[:5])
+            more = f" and {len(self.left) - 5} more" if len(self.left) > 5 else ""
+            return (
+                f"The failed write left {len(self.left)} files no table references, not "
+                f"removed because {self.reason}: {shown}{more}. The next dbt run that has "
+                "the warehouse to itself removes them."
+            )
+        if self.removed:
+            return (
+                f"The {len(self.removed)} files the failed write left "
+                f"({readable_size(self.removed_bytes)}) were removed."
+            )
+        return None
+
+
+def readable_size(size: int) -> str:
+    if size >= 1_000_000:
+        return f"{size / 1e6:.1f} MB"
+    return f"{size / 1e3:.1f} KB"
 
 
 class CatalogType(ABC):
     """One value of the profile's `catalog_type`. Instances hold no profile values: every
-    member that needs them is given the credentials or the `CatalogConfig`."""
+    member that needs them is given the `CatalogKeys` or the `CatalogConfig`."""
 
     # The profile's `catalog_type` value.
     name: ClassVar[str]
@@ -41,11 +95,11 @@ class CatalogType(ABC):
     # --- the profile ---
 
     @abstractmethod
-    def check_profile(self, credentials: S3TablesCredentials) -> None:
+    def check_profile(self, credentials: CatalogKeys) -> None:
         """Raise ProfileError, naming the key and the fix, for a key this type cannot use;
         fill the keys it derives from the others."""
 
-    def refuse_own_keys(self, credentials: S3TablesCredentials, catalog_type: str) -> None:
+    def refuse_own_keys(self, credentials: CatalogKeys, catalog_type: str) -> None:
         """Raise ProfileError for a key only this type reads, set in a profile whose
         catalog type is `catalog_type`."""
         return None  # most types have no keys of their own
@@ -134,3 +188,8 @@ def emulator_location_error() -> ProfileError:
         "catalogs choose table locations themselves",
         "remove `emulator_table_location`",
     )
+
+
+# The catalog types by the profile's `catalog_type` value; filled by the `catalogs` package
+# (its `__init__`), which imports every type module, so nothing here imports one.
+CATALOG_TYPES: dict[str, CatalogType] = {}

@@ -11,16 +11,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from dbt.adapters.s3tables.catalogs import CATALOG_TYPES
-from dbt.adapters.s3tables.catalogs.base import CatalogType
-from dbt.adapters.s3tables.catalogs.embedded.files import LOCAL_CATALOG_FILE
+from dbt.adapters.s3tables.catalogs.base import CATALOG_TYPES, CatalogKeys, CatalogType
 from dbt.adapters.s3tables.catalogs.jars import Artifact
 
-if TYPE_CHECKING:
-    from dbt.adapters.s3tables.credentials import S3TablesCredentials
-
+# The embedded catalog's SQLite file, in its warehouse folder.
+LOCAL_CATALOG_FILE = "catalog.db"
+# The profile's `catalog` when it sets none.
+DEFAULT_CATALOG_NAME = "local"
 SPARK_CATALOG_IMPL = "org.apache.iceberg.spark.SparkCatalog"
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 # Values of these properties are secrets: never printed, logged or put in an error.
@@ -156,7 +155,7 @@ class CatalogConfig:
         return masked({**self.spark_settings(), **self.pyiceberg_properties()})
 
 
-def catalog_config_for(credentials: S3TablesCredentials) -> CatalogConfig:
+def catalog_config_for(credentials: CatalogKeys) -> CatalogConfig:
     """The profile's catalog: each field read from the profile key its metadata names."""
     values = {}
     for spec in fields(CatalogConfig):

@@ -9,14 +9,14 @@ from dbt.adapters.s3tables.catalogs.rest import AwsRestCatalogType
 from dbt.adapters.s3tables.errors import ProfileError
 
 if TYPE_CHECKING:
-    from dbt.adapters.s3tables.credentials import S3TablesCredentials
+    from dbt.adapters.s3tables.catalogs.base import CatalogKeys
 
 
 class GlueCatalogType(AwsRestCatalogType):
     name = "glue"
     service = "glue"
 
-    def check_keys(self, credentials: S3TablesCredentials) -> None:
+    def check_keys(self, credentials: CatalogKeys) -> None:
         if not credentials.region:
             raise ProfileError("region", "is required for catalog_type glue", "e.g. us-east-1")
         if not credentials.warehouse:

@@ -40,9 +40,8 @@ from pyiceberg.types import IcebergType
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
+from dbt.adapters.s3tables.catalogs.snapshots import INVOCATION_KEY, SnapshotEntry, TableHealth
 from dbt.adapters.s3tables.errors import CatalogError
-from dbt.adapters.s3tables.lifecycle.maintenance import TableHealth
-from dbt.adapters.s3tables.lifecycle.undo import INVOCATION_KEY, SnapshotEntry
 from dbt.adapters.s3tables.sql.types import spark_type_name
 
 if TYPE_CHECKING:  # only a type here: `config` needs the catalog types, which need this

@@ -15,11 +15,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.catalogs import CatalogIntegration, CatalogIntegrationConfig
-from dbt_common.dataclass_schema import ValidationError
-
-from dbt.adapters.s3tables.catalogs import catalog_type_named
-from dbt.adapters.s3tables.catalogs.config import CatalogConfig, catalog_config_for
-from dbt.adapters.s3tables.errors import CatalogsYmlError, ProfileError
 
 if TYPE_CHECKING:
     from dbt.adapters.contracts.relation import RelationConfig
@@ -47,7 +42,7 @@ PROPERTY_KEYS = (
     "catalog_lock_timeout",
     "emulator_table_location",
 )
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -82,64 +77,6 @@ def _integration_type(dbt_type: str) -> type[S3TablesCatalogIntegration]:
 
 
 CATALOG_INTEGRATIONS = [_integration_type(name) for name in INTEGRATION_TYPES]
-
-
-def catalog_config_from_integration(
-    integration: CatalogIntegrationConfig, project_root: str | None
-) -> CatalogConfig:
-    """The catalog a catalogs.yml integration declares, checked like a profile's, or a
-    CatalogsYmlError naming the catalog, the key and the fix."""
-    # Imported here: credentials imports the catalogs package this module belongs to.
-    from dbt.adapters.s3tables.credentials import S3TablesCredentials
-
-    name = integration.name
-    if not _IDENTIFIER.fullmatch(name):
-        raise CatalogsYmlError(
-            name,
-            "name",
-            "is not a plain identifier (it becomes the Spark catalog name)",
-            "use letters, digits and underscores",
-        )
-    catalog_type = INTEGRATION_TYPES.get(integration.catalog_type.casefold())
-    if catalog_type is None:
-        raise CatalogsYmlError(
-            name,
-            "catalog_type",
-            f"unknown value `{integration.catalog_type}`",
-            f"use one of: {', '.join(INTEGRATION_TYPES)}",
-        )
-    if (integration.table_format or "iceberg").casefold() != "iceberg":
-        raise CatalogsYmlError(
-            name, "table_format", f"is `{integration.table_format}`", "use `iceberg` or omit it"
-        )
-    properties: dict[str, Any] = dict(integration.adapter_properties or {})
-    unknown = sorted(set(properties) - set(PROPERTY_KEYS))
-    if unknown:
-        raise CatalogsYmlError(
-            name,
-            f"adapter_properties.{unknown[0]}",
-            "is not a key this adapter reads",
-            f"use only: {', '.join(PROPERTY_KEYS)}",
-        )
-    if integration.external_volume and "warehouse" not in properties:
-        # dbt's external volume is where the tables' files go: the warehouse.
-        properties["warehouse"] = integration.external_volume
-    try:
-        credentials = S3TablesCredentials.from_dict(
-            {"schema": "default", "catalog": name, "catalog_type": catalog_type, **properties}
-        )
-    except ProfileError as error:
-        raise CatalogsYmlError(
-            name, f"adapter_properties.{error.key}", error.problem, error.fix
-        ) from None
-    except ValidationError as error:
-        raise CatalogsYmlError(
-            name, "adapter_properties", f"a value has the wrong type ({error})", "fix its type"
-        ) from None
-    credentials.warehouse = catalog_type_named(catalog_type).resolve_warehouse(
-        str(credentials.warehouse), project_root
-    )
-    return catalog_config_for(credentials)
 
 
 def active_catalog_integrations(project: Any) -> list[CatalogIntegrationConfig]:

@@ -15,8 +15,8 @@ from dbt.adapters.s3tables.catalogs.jars import ICEBERG_AWS_BUNDLE, Artifact, ic
 from dbt.adapters.s3tables.errors import ProfileError
 
 if TYPE_CHECKING:
+    from dbt.adapters.s3tables.catalogs.base import CatalogKeys
     from dbt.adapters.s3tables.catalogs.config import CatalogConfig
-    from dbt.adapters.s3tables.credentials import S3TablesCredentials
 
 S3_FILE_IO = "org.apache.iceberg.aws.s3.S3FileIO"
 
@@ -35,13 +35,13 @@ class RestCatalogType(CatalogType):
     # The FileIO Spark writes data with (None: Iceberg's choice for the warehouse).
     file_io: ClassVar[str | None] = None
 
-    def check_profile(self, credentials: S3TablesCredentials) -> None:
+    def check_profile(self, credentials: CatalogKeys) -> None:
         self.check_keys(credentials)
         # An emulator is reached through `catalog_uri` (real catalogs need no such key).
         if credentials.emulator_table_location and not credentials.catalog_uri:
             raise emulator_location_error()
 
-    def check_keys(self, credentials: S3TablesCredentials) -> None:
+    def check_keys(self, credentials: CatalogKeys) -> None:
         """This REST type's required keys; defaults derived from the others."""
         if not credentials.catalog_uri:
             raise ProfileError(

@@ -9,10 +9,12 @@ session.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+
+from dbt.adapters.s3tables.catalogs.jars import JarSources
 
 if TYPE_CHECKING:
     from dbt.adapters.contracts.connection import Connection
@@ -20,7 +22,6 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
     from dbt.adapters.s3tables.catalogs.config import CatalogConfig
-    from dbt.adapters.s3tables.credentials import S3TablesCredentials
     from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries
     from dbt.adapters.s3tables.seeds.csv import SeedText
 
@@ -103,10 +104,29 @@ class Engine(Protocol):
 
 
 @dataclass(frozen=True)
+class EngineSettings:
+    """The profile keys engines read, taken from the profile once: engines never see the
+    profile class (it sits above them)."""
+
+    method: str
+    # session: Spark's master; the driver's jars and whether it maps a class archive.
+    master: str
+    spark_conf: Mapping[str, str]
+    jar_sources: JarSources
+    class_data_sharing: bool
+    # thrift and connect: where the server listens, how long to wait for it, its token.
+    host: str | None = None
+    port: int | None = None
+    token: str | None = None
+    connect_retries: int = 0
+    connect_timeout: int = 10
+
+
+@dataclass(frozen=True)
 class EngineSetup:
     """What the connection manager opens every engine with."""
 
-    credentials: S3TablesCredentials
+    settings: EngineSettings
     catalog: CatalogConfig
     conflict_retries: ConflictRetries
     # Removes (or lists) what an attempt that lost a write conflict left, given the
@@ -140,7 +160,7 @@ class EngineSetup:
         when it starts; one the server already has at the asked value is in effect, the
         others fail the connection in one sentence naming them."""
         refused = []
-        for key, value in self.credentials.spark_conf.items():
+        for key, value in self.settings.spark_conf.items():
             try:
                 set_one(key, value)
             except Exception as error:

@@ -1,6 +1,6 @@
 """Commit tags: every Iceberg commit a statement makes carries the dbt invocation and node
 in its snapshot summary (`dbt.invocation_id`, `dbt.unique_id`), so a whole run can be
-found, and undone, later (`run_undo.py`, which names the keys).
+found, and undone, later (`catalogs/snapshots.py` names the keys; `lifecycle/undo.py` reads them).
 
 Spark SQL has no per-statement snapshot properties in Iceberg 1.10. Iceberg's Spark writes
 add the properties of `CommitMetadata`'s thread-local to every commit made on that JVM

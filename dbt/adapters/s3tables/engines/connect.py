@@ -30,8 +30,7 @@ if TYPE_CHECKING:
     from dbt.adapters.contracts.connection import Connection
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
-    from dbt.adapters.s3tables.credentials import S3TablesCredentials
-    from dbt.adapters.s3tables.engines.base import EngineSetup
+    from dbt.adapters.s3tables.engines.base import EngineSettings, EngineSetup
     from dbt.adapters.s3tables.seeds.csv import SeedText
 
 logger = AdapterLogger("s3tables")
@@ -103,11 +102,11 @@ class ConnectEngine(SessionEngine):
                 raise database_error(error) from None
 
 
-def open_connect_session(credentials: S3TablesCredentials) -> ConnectSession:
+def open_connect_session(settings: EngineSettings) -> ConnectSession:
     """A new server session, after checking (within the profile's retries) that the server
     answers: gRPC would otherwise retry for minutes before failing."""
-    host, port = str(credentials.host), int(credentials.port)
-    wait_until_reachable(credentials, SERVER)
+    host, port = str(settings.host), int(settings.port)
+    wait_until_reachable(settings, SERVER)
     # pyspark checks its client's dependencies with `distutils.version`; setuptools' shim
     # of distutils imports all of setuptools and pkg_resources for it (0.3-0.7 s of every
     # run), the standard library's (Python < 3.12) does not.
@@ -121,14 +120,12 @@ def open_connect_session(credentials: S3TablesCredentials) -> ConnectSession:
     # Not `SparkSession.builder...create()`: it sends the builder's options to the server
     # before the retries can be bounded, and a server that never answers holds it there
     # for about ten minutes.
-    session = SparkSession(connection=connect_url(host, port, credentials.token))
+    session = SparkSession(connection=connect_url(host, port, settings.token))
     bound_retries(session.client)
     try:
         _ = session.version  # the first call: it opens the channel
     except Exception as error:
-        raise DbtRuntimeError(
-            session_refused_message(host, port, credentials.token, error)
-        ) from None
+        raise DbtRuntimeError(session_refused_message(host, port, settings.token, error)) from None
     return session
 
 
@@ -164,7 +161,7 @@ def open_connect_engine(connection: Connection, setup: EngineSetup) -> ConnectEn
     setup.refuse_declared_catalogs("connect", SERVER)
     # `setup.after_conflict` is not used: the server writes the files and may still be
     # writing a lost attempt's, so this process cannot remove them.
-    session = open_connect_session(setup.credentials)
+    session = open_connect_session(setup.settings)
     setup.apply_spark_conf(
         SERVER,
         session.conf.set,

@@ -16,16 +16,17 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt_common.invocation import get_invocation_id
 
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
+from dbt.adapters.s3tables.catalogs.snapshots import INVOCATION_KEY, NODE_KEY
 from dbt.adapters.s3tables.engines.commit_tags import run_tagged
+from dbt.adapters.s3tables.engines.jvm_log import jvm_post_mortem
 from dbt.adapters.s3tables.engines.spark_errors import (
     database_error,
     is_jvm_stopped,
     java_error_text,
     jvm_stopped_message,
 )
-from dbt.adapters.s3tables.engines.spark_session import get_or_create_session, jvm_post_mortem
+from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
 from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries, run_with_conflict_retries
-from dbt.adapters.s3tables.lifecycle.undo import INVOCATION_KEY, NODE_KEY
 from dbt.adapters.s3tables.sql.text import split_statements
 from dbt.adapters.s3tables.sql.types import session_wall_time, time_zone
 
@@ -198,15 +199,15 @@ class SessionEngine(SparkConnectionWrapper):
 def open_session_engine(connection: Connection, setup: EngineSetup) -> SessionEngine:
     """This connection's own session over the process's SparkSession, which starts with
     the profile's catalog if it is not running yet."""
-    credentials = setup.credentials
+    settings = setup.settings
     try:
         spark = get_or_create_session(
             setup.catalog,
-            credentials.master,
-            credentials.spark_conf,
-            credentials.jar_sources,
+            settings.master,
+            dict(settings.spark_conf),
+            settings.jar_sources,
             setup.other_catalogs,
-            class_data_sharing=credentials.class_data_sharing,
+            class_data_sharing=settings.class_data_sharing,
         )
         # Each connection (one per dbt thread) gets its own session over the shared
         # SparkContext: SQL settings and temporary views never leak between models

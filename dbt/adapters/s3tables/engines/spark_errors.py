@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
 
+from dbt.adapters.s3tables.engines.jvm_log import jvm_post_mortem
 from dbt.adapters.s3tables.engines.write_conflicts import is_write_conflict
 from dbt.adapters.s3tables.errors import ProfileError, StatementRefused
 
@@ -347,8 +348,6 @@ def database_error(error: BaseException) -> DbtDatabaseError:
     if java_error is None:
         logger.debug(f"engine error: {error!r}")
         if is_jvm_stopped(error):
-            from dbt.adapters.s3tables.engines.spark_session import jvm_post_mortem
-
             return DbtDatabaseError(jvm_stopped_message(*jvm_post_mortem()))
         return DbtDatabaseError(clean_message(str(error)))
     trace = getattr(error, "stackTrace", None) or str(error)

@@ -9,7 +9,6 @@ attempt of the process raises it again rather than starting another JVM.
 from __future__ import annotations
 
 import os
-import subprocess
 import threading
 import time
 import traceback
@@ -27,6 +26,7 @@ from dbt.adapters.s3tables.catalogs.jars import (
     resolve_jars,
 )
 from dbt.adapters.s3tables.engines.class_archive import ArchiveStart, class_archive_for
+from dbt.adapters.s3tables.engines.jvm_log import jvm_log_file, jvm_log_tail, mark_log_start
 from dbt.adapters.s3tables.engines.jvm_process import (
     JvmExited,
     java_option_refusal,
@@ -51,9 +51,6 @@ logger = AdapterLogger("s3tables")
 # Package data of the adapter package, one level up.
 LOG4J_CONFIG = os.path.join(os.path.dirname(os.path.dirname(__file__)), "log4j2.properties")
 
-# How much of the end of the JVM's log is read to tell why it stopped.
-LOG_TAIL_BYTES = 256 * 1024
-
 # Spark settings that both the adapter and the user may fill, with their separators.
 LIST_SETTINGS = {"spark.jars": ",", "spark.jars.packages": ",", "spark.driver.extraClassPath": ":"}
 
@@ -63,8 +60,6 @@ _session_catalog: CatalogConfig | None = None
 # Every catalog the running session knows, by name, and the jars it started with.
 _session_catalogs: dict[str, CatalogConfig] = {}
 _session_jars: frozenset[Artifact] = frozenset()
-# Size of the JVM log when this process started its JVM.
-_log_offset = 0
 # Why this process's Spark could not start: raised again by every later attempt.
 _start_failure: DbtRuntimeError | None = None
 
@@ -76,14 +71,6 @@ class SparkContextFailed(Exception):
     def __init__(self, chain: list[JavaError]) -> None:
         super().__init__(chain)
         self.chain = chain
-
-
-def jvm_log_file() -> str | None:
-    """`spark.log` beside dbt's own log, where the JVM writes its log."""
-    from dbt.flags import get_flags
-
-    log_path = getattr(get_flags(), "LOG_PATH", None)
-    return os.path.join(os.path.abspath(log_path), "spark.log") if log_path else None
 
 
 def session_settings(
@@ -178,32 +165,6 @@ def apply_at_runtime(spark: SparkSession, settings: dict[str, str]) -> None:
             spark.conf.set(key, value)
 
 
-def jvm_post_mortem(wait_seconds: float = 5.0) -> tuple[int | None, str, str | None]:
-    """The stopped JVM's exit code (None if still running), the end of its log, and the
-    log's path: why a statement found Spark gone."""
-    from pyspark import SparkContext
-
-    process = getattr(SparkContext._gateway, "proc", None)
-    exit_code = None
-    if process is not None:
-        try:
-            exit_code = process.wait(timeout=wait_seconds)
-        except subprocess.TimeoutExpired:
-            exit_code = None
-    log_file = jvm_log_file()
-    return exit_code, jvm_log_tail(log_file), log_file
-
-
-def jvm_log_tail(log_file: str | None) -> str:
-    """The end of what this process's JVM wrote to its log (its output included)."""
-    if not log_file or not os.path.exists(log_file):
-        return ""
-    with open(log_file, "rb") as log:
-        # Only what this process's JVM wrote: the log is appended to across runs.
-        log.seek(max(_log_offset, os.path.getsize(log_file) - LOG_TAIL_BYTES))
-        return log.read().decode("utf-8", errors="replace")
-
-
 def get_or_create_session(
     catalog: CatalogConfig,
     master: str,
@@ -214,7 +175,7 @@ def get_or_create_session(
 ) -> SparkSession:
     """Return the process's SparkSession, starting it with these catalogs (`catalog` the
     default) if none runs yet; a declared catalog it does not know yet is added to it."""
-    global _session, _session_catalog, _session_jars, _log_offset, _start_failure
+    global _session, _session_catalog, _session_jars, _start_failure
     with _session_lock:
         if _start_failure is not None:
             raise _start_failure
@@ -247,7 +208,7 @@ def get_or_create_session(
             )
             raise _start_failure
         log_file = jvm_log_file()
-        _log_offset = os.path.getsize(log_file) if log_file and os.path.exists(log_file) else 0
+        mark_log_start(log_file)
         artifacts = [a for c in (catalog, *other_catalogs) for a in c.jar_artifacts]
         jars = resolve_jars(artifacts, jar_sources)
         if catalog.aws_profile:

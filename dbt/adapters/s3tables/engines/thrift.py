@@ -29,8 +29,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 
-    from dbt.adapters.s3tables.credentials import S3TablesCredentials
-    from dbt.adapters.s3tables.engines.base import EngineSetup
+    from dbt.adapters.s3tables.engines.base import EngineSettings, EngineSetup
     from dbt.adapters.s3tables.seeds.csv import SeedText
 
 logger = AdapterLogger("s3tables")
@@ -148,31 +147,30 @@ def check_reachable(
         ) from None
 
 
-def wait_until_reachable(credentials: S3TablesCredentials, server: str) -> None:
+def wait_until_reachable(settings: EngineSettings, server: str) -> None:
     """`check_reachable` on the profile's host and port, retried `connect_retries` times
     `connect_timeout` apart; the last failure is raised."""
-    host, port = str(credentials.host), int(credentials.port)
-    attempts = 1 + max(0, credentials.connect_retries)
+    host, port = str(settings.host), int(settings.port)
+    attempts = 1 + max(0, settings.connect_retries)
     for attempt in range(attempts):
         try:
-            check_reachable(host, port, credentials.connect_timeout, server)
+            check_reachable(host, port, settings.connect_timeout, server)
             return
         except DbtRuntimeError:
             if attempt == attempts - 1:
                 raise
             logger.warning(
                 f"{server} at {host}:{port} not reachable; retry {attempt + 1} of "
-                f"{attempts - 1} in {credentials.connect_timeout} s"
+                f"{attempts - 1} in {settings.connect_timeout} s"
             )
-            time.sleep(credentials.connect_timeout)
+            time.sleep(settings.connect_timeout)
 
 
 def open_thrift_engine(connection: Connection, setup: EngineSetup) -> ThriftEngine:
     """dbt-spark's thrift connection (auth, retries), checked for reachability first
     and wrapped in an engine that does everything through SQL."""
-    credentials = setup.credentials
     setup.refuse_declared_catalogs("thrift", "Spark Thrift Server")
-    wait_until_reachable(credentials, "Spark Thrift Server")
+    wait_until_reachable(setup.settings, "Spark Thrift Server")
     wrapper = SparkConnectionManager.open(connection).handle
     # `setup.after_conflict` is not used: the server writes the files and may still be
     # writing a lost attempt's, so this process cannot remove them.

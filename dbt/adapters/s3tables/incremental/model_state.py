@@ -8,15 +8,11 @@ evolves it to `partition_by` (partition_evolution.py).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.s3tables.errors import ModelConfigError
-
-if TYPE_CHECKING:
-    from dbt.adapters.s3tables.model_config import IncrementalConfig
+from dbt.adapters.s3tables.incremental.config import IncrementalConfig, digest
 
 PREFIX = "dbt.s3tables."
 STRATEGY = PREFIX + "incremental_strategy"
@@ -29,25 +25,6 @@ LAST_PROCESSED_VALUE = PREFIX + "last_processed_value"
 REBUILD_PLAN = PREFIX + "full_incremental_refresh"
 # Properties earlier versions kept that nothing reads any more; a run removes them.
 RETIRED = (PREFIX + "partition_by",)
-# Config keys whose change alters what an incremental run does.
-HASHED_CONFIG_KEYS = (
-    "incremental_strategy",
-    "unique_key",
-    "partition_by",
-    "incremental_predicates",
-    "merge_update_columns",
-    "merge_exclude_columns",
-    "watermark_column",
-    "scd_check_cols",
-    "scd_valid_from",
-    "scd_valid_to",
-    "event_time",
-    "write_mode",
-)
-
-
-def digest(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def state_properties(

@@ -51,6 +51,13 @@ from dbt.adapters.s3tables.incremental.commit_counts import (
     IncrementalResponse,
     commit_counts,
 )
+from dbt.adapters.s3tables.incremental.config import (
+    IncrementalConfig,
+    check_against_columns,
+    check_columns_exist,
+    merge_update_columns,
+    resolve_use_merge,
+)
 from dbt.adapters.s3tables.incremental.key_uniqueness import CONFIG_KEY as UNIQUENESS_KEY
 from dbt.adapters.s3tables.incremental.key_uniqueness import (
     KeyCounts,
@@ -88,14 +95,7 @@ from dbt.adapters.s3tables.incremental.strategies import (
     partition_values_overwrite_fallback_sql,
     partition_values_overwrite_sql,
 )
-from dbt.adapters.s3tables.model_config import (
-    IncrementalConfig,
-    ModelConfig,
-    check_against_columns,
-    check_columns_exist,
-    merge_update_columns,
-    resolve_use_merge,
-)
+from dbt.adapters.s3tables.model_config import ModelConfig
 from dbt.adapters.s3tables.sql.text import quote, sql_string
 from dbt.adapters.s3tables.sql.types import spark_type_name, typed_query, without_void
 

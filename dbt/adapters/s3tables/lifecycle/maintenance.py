@@ -22,6 +22,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from dbt.adapters.s3tables.catalogs.snapshots import TableHealth
 from dbt.adapters.s3tables.errors import MaintenanceError
 from dbt.adapters.s3tables.sql.text import procedure_call, sql_string
 
@@ -147,16 +148,6 @@ def procedure_calls(
         ]
     cutoff = _timestamp(now - timedelta(days=options.orphans_older_than_days))
     return [call("remove_orphan_files", f"older_than => {cutoff}")]
-
-
-@dataclass(frozen=True)
-class TableHealth:
-    """What maintenance changes, read from the table's current snapshot."""
-
-    data_files: int
-    delete_files: int
-    bytes: int
-    snapshots: int
 
 
 def describe_change(

@@ -19,11 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from dbt.adapters.s3tables.catalogs.snapshots import TableHealth
 from dbt.adapters.s3tables.errors import MaintenanceError, ModelConfigError
 from dbt.adapters.s3tables.lifecycle.maintenance import (
     OPERATIONS,
     MaintenanceOptions,
-    TableHealth,
     parse_maintenance_options,
 )
 

@@ -17,6 +17,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt_common.invocation import get_invocation_id
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
+from dbt.adapters.s3tables.catalogs.snapshots import TableHealth
 from dbt.adapters.s3tables.lifecycle.audit import (
     LEDGER,
     UNPUBLISHED,
@@ -29,7 +30,6 @@ from dbt.adapters.s3tables.lifecycle.audit import (
 from dbt.adapters.s3tables.lifecycle.audited_build import AuditedBuild, settle
 from dbt.adapters.s3tables.lifecycle.maintenance import (
     MaintenanceOptions,
-    TableHealth,
     describe_change,
     operations_in_order,
     parse_maintenance_options,

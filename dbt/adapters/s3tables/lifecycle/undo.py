@@ -28,34 +28,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from dbt.adapters.s3tables.catalogs.snapshots import SnapshotEntry
 from dbt.adapters.s3tables.sql.text import procedure_call, quote
 
-# The snapshot summary keys every commit of the adapter's in-process engine carries.
-INVOCATION_KEY = "dbt.invocation_id"
-NODE_KEY = "dbt.unique_id"
 # Iceberg's operation of a commit that rewrites files without changing any row.
 REWRITE_OPERATION = "replace"
 
 UndoAction = Literal["restore", "drop", "refuse", "none"]
-
-
-@dataclass(frozen=True)
-class SnapshotEntry:
-    """One entry of a table's snapshot log (a state it went through), oldest first."""
-
-    snapshot_id: int
-    invocation_id: str | None
-    parent_id: int | None = None
-    # The commit's Iceberg operation (append, overwrite, delete, replace).
-    operation: str | None = None
-    # The table's commit count at this snapshot (1: its first commit ever).
-    sequence_number: int = 0
-    # False once the snapshot has expired (its log entry can outlive it).
-    exists: bool = True
-
-    @property
-    def creates_the_table(self) -> bool:
-        return self.parent_id is None and self.sequence_number <= 1
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,14 @@ from typing import TYPE_CHECKING
 from dbt.adapters.events.logging import AdapterLogger
 from sqlalchemy.exc import DatabaseError
 
-from dbt.adapters.s3tables.catalogs.base import CatalogType, emulator_location_error
-from dbt.adapters.s3tables.catalogs.embedded.failed_writes import (
+from dbt.adapters.s3tables.catalogs.base import (
+    CatalogType,
     Leftovers,
-    clean_up_failed_write,
+    emulator_location_error,
     readable_size,
+)
+from dbt.adapters.s3tables.catalogs.embedded.failed_writes import (
+    clean_up_failed_write,
     sweep_leftovers,
 )
 from dbt.adapters.s3tables.catalogs.embedded.files import (
@@ -40,9 +43,9 @@ from dbt.adapters.s3tables.errors import ProfileError
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
 
+    from dbt.adapters.s3tables.catalogs.base import CatalogKeys
     from dbt.adapters.s3tables.catalogs.config import CatalogConfig
     from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
-    from dbt.adapters.s3tables.credentials import S3TablesCredentials
 
 logger = AdapterLogger("s3tables")
 
@@ -71,7 +74,7 @@ class LocalCatalogType(CatalogType):
         self._swept = False
         self._sweep_lock = threading.Lock()
 
-    def check_profile(self, credentials: S3TablesCredentials) -> None:
+    def check_profile(self, credentials: CatalogKeys) -> None:
         warehouse = credentials.warehouse
         if warehouse is not None and not str(warehouse).strip():
             raise ProfileError("warehouse", "is empty", f"omit it for `{DEFAULT_WAREHOUSE}`")

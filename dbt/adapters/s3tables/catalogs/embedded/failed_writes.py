@@ -16,12 +16,12 @@ alone on the warehouse removes those that no table has come to reference meanwhi
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 from pyiceberg.table import Table
 
+from dbt.adapters.s3tables.catalogs.base import Leftovers
 from dbt.adapters.s3tables.catalogs.embedded.files import (
     PROCESSES_FOLDER,
     local_path,
@@ -34,39 +34,6 @@ from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 COARSE_CLOCK_SECONDS = 0.1
 # Under PROCESSES_FOLDER: leftovers reported but not removed, one path per line.
 PENDING_FILE = "leftovers.txt"
-
-
-@dataclass
-class Leftovers:
-    """What a failed write left: files removed, and files left (with why)."""
-
-    removed: list[Path] = field(default_factory=list)
-    removed_bytes: int = 0
-    left: list[Path] = field(default_factory=list)
-    reason: str = ""
-
-    def describe(self) -> str | None:
-        """One sentence for the person running dbt (None when nothing was left)."""
-        if self.left:
-            shown = ", ".join(str(p) for p in self.left[:5])
-            more = f" and {len(self.left) - 5} more" if len(self.left) > 5 else ""
-            return (
-                f"The failed write left {len(self.left)} files no table references, not "
-                f"removed because {self.reason}: {shown}{more}. The next dbt run that has "
-                "the warehouse to itself removes them."
-            )
-        if self.removed:
-            return (
-                f"The {len(self.removed)} files the failed write left "
-                f"({readable_size(self.removed_bytes)}) were removed."
-            )
-        return None
-
-
-def readable_size(size: int) -> str:
-    if size >= 1_000_000:
-        return f"{size / 1e6:.1f} MB"
-    return f"{size / 1e3:.1f} KB"
 
 
 def referenced_files(table: Table) -> set[str]:

@@ -26,7 +26,6 @@ if TYPE_CHECKING:  # only a type here: `config` needs the catalog types, which n
     from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 
 # The SQLite file of the catalog, in the warehouse folder.
-LOCAL_CATALOG_FILE = "catalog.db"
 # Written beside the catalog file once the catalog exists: its absence later means the
 # warehouse never had one here.
 CATALOG_MARKER = ".catalog-created"

@@ -17,9 +17,9 @@ from dbt.adapters.s3tables.catalogs.s3tables.table_bucket import ensure_table_bu
 from dbt.adapters.s3tables.errors import ProfileError
 
 if TYPE_CHECKING:
+    from dbt.adapters.s3tables.catalogs.base import CatalogKeys
     from dbt.adapters.s3tables.catalogs.config import CatalogConfig
     from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
-    from dbt.adapters.s3tables.credentials import S3TablesCredentials
 
 S3TABLES_CLIENTS = ("rest", "catalog_jar")
 S3TABLES_CATALOG_IMPL = "software.amazon.s3tables.iceberg.S3TablesCatalog"
@@ -31,7 +31,7 @@ class S3TablesCatalogType(AwsRestCatalogType):
     follows_s3tables_rules = True
     maintains_its_tables = True
 
-    def refuse_own_keys(self, credentials: S3TablesCredentials, catalog_type: str) -> None:
+    def refuse_own_keys(self, credentials: CatalogKeys, catalog_type: str) -> None:
         if credentials.table_bucket_arn:
             raise ProfileError(
                 "table_bucket_arn",
@@ -39,7 +39,7 @@ class S3TablesCatalogType(AwsRestCatalogType):
                 "remove `catalog_type` (the ARN implies s3tables) or remove the ARN",
             )
 
-    def check_keys(self, credentials: S3TablesCredentials) -> None:
+    def check_keys(self, credentials: CatalogKeys) -> None:
         if not credentials.table_bucket_arn:
             raise ProfileError(
                 "table_bucket_arn",

@@ -1,0 +1,40 @@
+"""Facts the adapter reads from an Iceberg table's snapshots: the commit-tag keys every
+commit of the in-process engine carries in its summary, one entry of the snapshot log, and
+the table's health (what maintenance changes). Value types only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The snapshot summary keys every commit of the adapter's in-process engine carries.
+INVOCATION_KEY = "dbt.invocation_id"
+NODE_KEY = "dbt.unique_id"
+
+
+@dataclass(frozen=True)
+class SnapshotEntry:
+    """One entry of a table's snapshot log (a state it went through), oldest first."""
+
+    snapshot_id: int
+    invocation_id: str | None
+    parent_id: int | None = None
+    # The commit's Iceberg operation (append, overwrite, delete, replace).
+    operation: str | None = None
+    # The table's commit count at this snapshot (1: its first commit ever).
+    sequence_number: int = 0
+    # False once the snapshot has expired (its log entry can outlive it).
+    exists: bool = True
+
+    @property
+    def creates_the_table(self) -> bool:
+        return self.parent_id is None and self.sequence_number <= 1
+
+
+@dataclass(frozen=True)
+class TableHealth:
+    """What maintenance changes, read from the table's current snapshot."""
+
+    data_files: int
+    delete_files: int
+    bytes: int
+    snapshots: int

@@ -8,7 +8,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.incremental.chunked_refresh import CONFIG_KEY as CHUNK_CONFIG_KEY
@@ -302,3 +302,18 @@ def resolve_use_merge(model_name: str, value: Any, has_extensions: bool) -> tupl
             "add the extensions to the session, or set use_merge to auto or false",
         )
     return False, "use_merge is auto and Iceberg's SQL extensions are not loaded"
+
+
+class ModelBuildConfig(Protocol):
+    """What an incremental run reads of the model's whole config (`ModelConfig`, which
+    composes this package's config with the others, one layer up)."""
+
+    @property
+    def incremental(self) -> IncrementalConfig | None: ...
+
+    @property
+    def contract_enforced(self) -> bool: ...
+
+    def table_properties(self, catalog_defaults: Mapping[str, str]) -> dict[str, str]: ...
+
+    def write_properties_to_apply(self, catalog_defaults: Mapping[str, str]) -> dict[str, str]: ...

@@ -95,7 +95,6 @@ from dbt.adapters.s3tables.incremental.strategies import (
     partition_values_overwrite_fallback_sql,
     partition_values_overwrite_sql,
 )
-from dbt.adapters.s3tables.model_config import ModelConfig
 from dbt.adapters.s3tables.sql.text import quote, sql_string
 from dbt.adapters.s3tables.sql.types import spark_type_name, typed_query, without_void
 
@@ -221,7 +220,7 @@ class IncrementalRun:
 
     def __init__(
         self,
-        config: ModelConfig,
+        config: ModelBuildConfig,
         target: BaseRelation,
         model_sql: str,
         warehouse: Warehouse,

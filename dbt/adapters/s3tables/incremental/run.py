@@ -53,6 +53,7 @@ from dbt.adapters.s3tables.incremental.commit_counts import (
 )
 from dbt.adapters.s3tables.incremental.config import (
     IncrementalConfig,
+    ModelBuildConfig,
     check_against_columns,
     check_columns_exist,
     merge_update_columns,

@@ -1,4 +1,4 @@
-"""The adapter's `maintain_after_build` on fakes of the catalog and the engine: which
+"""`TableMaintainer.maintain_after_build` on fakes of the catalog and the engine: which
 statements run, or why none did (no config, no threshold crossed, a catalog that maintains
 its own tables)."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.snapshots import TableHealth
-from dbt.adapters.s3tables.impl import S3TablesAdapter
+from dbt.adapters.s3tables.lifecycle.maintainer import TableMaintainer
 from dbt.adapters.s3tables.model_config import ModelConfig, parse_model_config
 from dbt.adapters.s3tables.relation import S3TablesRelation
 
@@ -30,23 +30,17 @@ class FakeIceberg:
         return self.healths[self.reads - 1]
 
 
-class FakeAdapter:
-    """The adapter's own maintenance methods over a fake catalog and engine."""
-
-    maintain_after_build = S3TablesAdapter.maintain_after_build
-    _left_to_catalog = S3TablesAdapter._left_to_catalog
-    _run_maintenance = S3TablesAdapter._run_maintenance
+class FakeAdapter(TableMaintainer):
+    """The maintainer over a fake catalog and engine, recording each statement."""
 
     def __init__(self, iceberg: FakeIceberg) -> None:
         self.iceberg = iceberg
         self.statements: list[str] = []
+        super().__init__(lambda relation: SimpleNamespace(iceberg=self.iceberg), self.run)
 
-    def iceberg_for(self, relation: Any) -> FakeIceberg:
-        return self.iceberg
-
-    def execute(self, sql: str, fetch: bool) -> tuple[None, Any]:
+    def run(self, sql: str) -> list[dict[str, Any]]:
         self.statements.append(sql)
-        return None, SimpleNamespace(column_names=[], rows=[])
+        return []
 
 
 def model(maintenance: Any) -> ModelConfig:

@@ -9,7 +9,7 @@ from dbt.adapters.s3tables.impl import S3TablesAdapter
 from dbt.include import s3tables
 
 Plugin = AdapterPlugin(
-    adapter=S3TablesAdapter,  # type: ignore[arg-type]
+    adapter=S3TablesAdapter,  # type: ignore[arg-type]  # dbt types it as its abstract base
     credentials=S3TablesCredentials,
     include_path=s3tables.PACKAGE_PATH,
     dependencies=["spark"],

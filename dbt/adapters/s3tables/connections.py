@@ -120,7 +120,7 @@ class S3TablesConnectionManager(SparkConnectionManager):
                     raise  # never ran: it left nothing
                 except DbtDatabaseError as error:
                     # The failed statement itself is still counted as running.
-                    credentials: S3TablesCredentials = self.profile.credentials  # type: ignore[assignment]
+                    credentials: S3TablesCredentials = self.profile.credentials  # type: ignore[assignment]  # this adapter's profile
                     note = clean_up_after_failure(
                         credentials,
                         self.catalogs,
@@ -135,12 +135,12 @@ class S3TablesConnectionManager(SparkConnectionManager):
             raise
         except Exception as error:
             logger.debug(f"Error while running:\n{sql}")
-            response = error.args[0] if error.args else None
+            response: Any = error.args[0] if error.args else None
             if hasattr(response, "status"):
                 raise thrift_error(str(response.status.errorMessage)) from None
             raise DbtRuntimeError(f"{type(error).__name__}: {error}") from error
 
-    def open(self, connection: Connection) -> Connection:  # type: ignore[override]
+    def open(self, connection: Connection) -> Connection:  # type: ignore[override]  # dbt's is a classmethod
         # An instance method (dbt calls it on the instance): the catalogs are this
         # invocation's.
         if connection.state == ConnectionState.OPEN:

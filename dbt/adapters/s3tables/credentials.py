@@ -141,10 +141,10 @@ def refuse_secret_server_settings(method: str, spark_conf: Mapping[str, str]) ->
 class S3TablesCredentials(SparkCredentials):
     """Profile of `type: s3tables`. Inherits dbt-spark's keys (host, port, auth...)."""
 
-    method: str = "session"  # type: ignore[assignment]
+    method: str = "session"  # type: ignore[assignment]  # dbt-spark's is an enum
     # thrift: the Spark Thrift Server's port (dbt-spark's default, 443, is for HTTP);
     # connect: the Spark Connect server's (default 15002, set in `_check_server_keys`).
-    port: int | None = None
+    port: int | None = None  # type: ignore[assignment]  # dbt-spark's is int; None until checked
     # local: the warehouse folder; rest: the catalog's warehouse; glue: the catalog id
     # (`<account>` or `<account>:s3tablescatalog/<bucket>`); s3tables: the bucket ARN.
     warehouse: str | None = None
@@ -205,7 +205,7 @@ class S3TablesCredentials(SparkCredentials):
                 "are one level here",
                 "remove `database` from the profile",
             )
-        self.database = None  # type: ignore[assignment]
+        self.database = None
         if self.method not in SUPPORTED_METHODS:
             raise ProfileError.unknown_value("method", self.method, SUPPORTED_METHODS)
         if self.method in SERVER_PORTS:

@@ -18,6 +18,7 @@ from dbt.adapters.catalogs import CatalogIntegration, CatalogIntegrationConfig
 from dbt.adapters.contracts.connection import AdapterResponse, Connection
 from dbt.adapters.contracts.relation import RelationType
 from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.spark.column import SparkColumn
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt.flags import get_flags
 from dbt_common.behavior_flags import BehaviorFlag
@@ -75,7 +76,9 @@ from dbt.adapters.s3tables.keys.config_keys import (
 )
 from dbt.adapters.s3tables.lifecycle.audit import LEDGER
 from dbt.adapters.s3tables.lifecycle.audited_build import AuditedBuild
-from dbt.adapters.s3tables.lifecycle.safety import IcebergSafety
+from dbt.adapters.s3tables.lifecycle.maintainer import TableMaintainer
+from dbt.adapters.s3tables.lifecycle.publishing import WriteAuditPublish
+from dbt.adapters.s3tables.lifecycle.undo_run import RunUndo
 from dbt.adapters.s3tables.model_config import ModelConfig, parse_model_config
 from dbt.adapters.s3tables.relation import S3TablesRelation
 from dbt.adapters.s3tables.seeds.csv import SeedText, read_seed_csv
@@ -108,11 +111,12 @@ class S3TablesConfig(AdapterConfig):
     tblproperties: dict[str, str] | None = None
 
 
-class S3TablesAdapter(IcebergSafety, SparkAdapter):
-    Relation = S3TablesRelation  # type: ignore[assignment]
-    Column = S3TablesColumn  # type: ignore[assignment]
-    ConnectionManager = S3TablesConnectionManager  # type: ignore[assignment]
-    AdapterSpecificConfigs = S3TablesConfig  # type: ignore[assignment]
+class S3TablesAdapter(SparkAdapter):
+    Relation = S3TablesRelation
+    Column = S3TablesColumn
+    ConnectionManager = S3TablesConnectionManager
+    connections: S3TablesConnectionManager
+    AdapterSpecificConfigs = S3TablesConfig  # type: ignore[assignment]  # a class, typed as one
 
     CATALOG_INTEGRATIONS = CATALOG_INTEGRATIONS
 
@@ -130,7 +134,9 @@ class S3TablesAdapter(IcebergSafety, SparkAdapter):
         # and `retry` must know the same catalogs.
         for integration in active_catalog_integrations(config):
             self.add_catalog_integration(integration)
-        LEDGER.resume_with(self.resume_audit)
+        self.maintainer = TableMaintainer(self._warehouse, self._query_rows)
+        self.audits = WriteAuditPublish(self._warehouse, self._connection_name)
+        LEDGER.resume_with(self.audits.resume_audit)
 
     def add_catalog_integration(
         self, catalog_integration: CatalogIntegrationConfig
@@ -138,7 +144,8 @@ class S3TablesAdapter(IcebergSafety, SparkAdapter):
         """A catalog of catalogs.yml: checked now, and known to Spark and PyIceberg by its
         name from the first connection on (dbt adding one read already changes nothing)."""
         if any(c.name == catalog_integration.name for c in self.catalogs.declared):
-            return self.get_catalog_integration(catalog_integration.name)
+            known: CatalogIntegration = self.get_catalog_integration(catalog_integration.name)
+            return known
         catalog = catalog_config_from_integration(
             catalog_integration, getattr(self.config, "project_root", None)
         )
@@ -173,7 +180,7 @@ class S3TablesAdapter(IcebergSafety, SparkAdapter):
     def type(cls) -> str:
         return "s3tables"
 
-    def quote(self, identifier: str) -> str:  # type: ignore[override]
+    def quote(self, identifier: str) -> str:  # type: ignore[override]  # dbt's is a classmethod
         # str(): dbt's own callers quote values that may be None (an unset database).
         return quote(str(identifier))
 
@@ -181,7 +188,8 @@ class S3TablesAdapter(IcebergSafety, SparkAdapter):
         """dbt takes its `master` connection before the first node: for commands that run
         SQL, start the engine there, so that no node's timing carries its start-up."""
         connection = super().acquire_connection(name)
-        if name == "master" and getattr(get_flags(), "WHICH", None) in ENGINE_COMMANDS:
+        flags: Any = get_flags()  # type: ignore[no-untyped-call]  # dbt.flags is untyped
+        if name == "master" and getattr(flags, "WHICH", None) in ENGINE_COMMANDS:
             _ = connection.handle  # opens the connection: starts Spark, or reaches the server
         return connection
 
@@ -217,7 +225,8 @@ class S3TablesAdapter(IcebergSafety, SparkAdapter):
     @property
     def engine(self) -> Engine:
         """The engine this thread's connection runs SQL on (opened on first use)."""
-        return self.connections.get_thread_connection().handle
+        engine: Engine = self.connections.get_thread_connection().handle
+        return engine
 
     # --- schemas (Iceberg namespaces) ---
 
@@ -315,85 +324,13 @@ class S3TablesAdapter(IcebergSafety, SparkAdapter):
         """dbt's drop_schema: the namespace with every table (purged) and view in it."""
         self.iceberg_for(database=database).drop_namespace(namespace)
 
-    # --- catalog DDL API (see catalog_ddl.py and the `s3tables_*` macros) ---
+    # --- catalog DDL API (catalogs/ddl.py; the `s3tables_*` and column macros) ---
 
-    @property
-    def ddl(self) -> CatalogDdl:
-        return CatalogDdl(self.iceberg, self.iceberg.config.s3tables_rules)
-
-    @available.parse_none
-    def create_namespace(
-        self, name: str, comment: str | None = None, properties: dict[str, Any] | None = None
-    ) -> None:
-        self.ddl.create_namespace(name, comment, properties)
-
-    @available.parse_none
-    def drop_namespace(self, name: str, ignore_not_found: bool = False) -> None:
-        """Raises SchemaNotEmpty while the namespace holds tables or views."""
-        self.ddl.drop_namespace(name, ignore_not_found)
-
-    @available.parse_none
-    def create_table(
-        self,
-        name: str,
-        columns: list[dict[str, str]],
-        on_conflict: str = "error",
-        comment: str | None = None,
-        not_null: list[str] | None = None,
-    ) -> None:
-        self.ddl.create_table(name, columns, on_conflict, comment, not_null or [])
-
-    @available.parse_none
-    def drop_table(self, name: str, ignore_not_found: bool = False) -> None:
-        self.ddl.drop_table(name, ignore_not_found)
-
-    @available.parse_none
-    def add_column(
-        self,
-        table: str,
-        name: str,
-        type: str,
-        comment: str | None = None,
-        if_not_exists: bool = False,
-    ) -> None:
-        self.ddl.add_column(table, name, type, comment, if_not_exists)
-
-    @available.parse_none
-    def remove_column(self, table: str, name: str, if_exists: bool = False) -> None:
-        """For an operator who asks by name; no materialization calls it."""
-        self.ddl.remove_column(table, name, if_exists)
-
-    @available.parse_none
-    def alter_columns(
-        self,
-        relation: BaseRelation,
-        add_columns: list[Any] | None = None,
-        remove_columns: list[Any] | None = None,
-    ) -> None:
-        """dbt's `alter_relation_add_remove_columns` (and snapshots' `create_columns`): one
-        schema commit through PyIceberg. Iceberg drops columns; this adapter's
-        materializations never ask it to."""
-        self.ddl.alter_columns(
-            f"{relation.schema}.{relation.identifier}",
-            [(c.name, c.data_type) for c in add_columns or []],
-            [c.name for c in remove_columns or []],
-        )
-
-    @available.parse_none
-    def alter_column_type(self, relation: BaseRelation, column_name: str, new_type: str) -> None:
-        """dbt's `alter_column_type`: a widening in place, or an error naming the change."""
-        self.ddl.change_column_type(
-            f"{relation.schema}.{relation.identifier}", column_name, new_type
-        )
-
-    @available.parse_none
-    def persist_docs_to_catalog(
-        self, relation: BaseRelation, description: str | None, columns: dict[str, str]
-    ) -> None:
-        """Model and column descriptions as the `comment` property and column docs."""
+    @available
+    def catalog_ddl(self, relation: BaseRelation | None = None) -> CatalogDdl:
+        """DDL on the catalog of `relation` (default: the profile's catalog)."""
         iceberg = self.iceberg_for(relation)
-        ddl = CatalogDdl(iceberg, iceberg.config.s3tables_rules)
-        ddl.persist_docs(str(relation.schema), str(relation.identifier), description, columns)
+        return CatalogDdl(iceberg, iceberg.config.s3tables_rules)
 
     # --- relations and columns ---
 
@@ -410,19 +347,25 @@ class S3TablesAdapter(IcebergSafety, SparkAdapter):
         # A relation in the profile's catalog has no database, however it is named (unset,
         # the catalog's own name, or Jinja's Undefined from a node whose database is None).
         database = self.catalog_database(database)
-        return BaseAdapter.get_relation(self, database, schema, identifier)
+        relation: BaseRelation | None = BaseAdapter.get_relation(self, database, schema, identifier)
+        return relation
 
     @available.parse_list
     def list_relations_without_caching(self, schema_relation: BaseRelation) -> list[BaseRelation]:
-        entries = self.iceberg_for(schema_relation).list_relations(schema_relation.schema)
+        entries = self.iceberg_for(schema_relation).list_relations(str(schema_relation.schema))
         database = self.catalog_database(schema_relation.database)
-        return [self._relation_from_catalog(entry, database) for entry in entries]
+        relations: list[BaseRelation] = [
+            self._relation_from_catalog(entry, database) for entry in entries
+        ]
+        return relations
 
-    def get_columns_in_relation(self, relation: BaseRelation) -> list[S3TablesColumn]:
+    def get_columns_in_relation(self, relation: BaseRelation) -> list[SparkColumn]:
         # Temporary views live only in the Spark session: Spark knows them, the catalog not.
         if not relation.schema or not relation.include_policy.schema:
             return super().get_columns_in_relation(relation)
-        columns = self.iceberg_for(relation).find_columns(relation.schema, relation.identifier)
+        columns = self.iceberg_for(relation).find_columns(
+            str(relation.schema), str(relation.identifier)
+        )
         return [
             S3TablesColumn(
                 table_database=self.catalog_database(relation.database),
@@ -510,7 +453,7 @@ class S3TablesAdapter(IcebergSafety, SparkAdapter):
         get_relations_by_pattern / _by_prefix."""
         iceberg = self.iceberg_for(database=database)
         database = self.catalog_database(database)
-        relations = []
+        relations: list[BaseRelation] = []
         for namespace in iceberg.list_namespaces():
             if not ilike(namespace, schema_pattern):
                 continue
@@ -558,8 +501,8 @@ class S3TablesAdapter(IcebergSafety, SparkAdapter):
 
     def get_catalog_for_single_relation(self, relation: BaseRelation) -> CatalogTable | None:
         iceberg = self.iceberg_for(relation)
-        entries = {e.name: e for e in iceberg.list_relations(relation.schema)}
-        entry = entries.get(relation.identifier)
+        entries = {e.name: e for e in iceberg.list_relations(str(relation.schema))}
+        entry = entries.get(str(relation.identifier))
         database = self.catalog_database(relation.database)
         return None if entry is None else catalog_table(iceberg.details(entry), database)
 
@@ -588,6 +531,57 @@ class S3TablesAdapter(IcebergSafety, SparkAdapter):
             fetch=lambda sql: list(self.connections.execute(sql, fetch=True)[1].rows),
             iceberg=self.iceberg_for(target),
         )
+
+    # --- lifecycle (lifecycle/): maintenance, write-audit-publish, run-level undo ---
+
+    @available
+    def maintain_table(self, relation: BaseRelation, arguments: dict[str, Any]) -> str:
+        return self.maintainer.maintain_table(relation, arguments)
+
+    @available
+    def maintain_after_build(self, relation: BaseRelation, model_config: ModelConfig) -> str | None:
+        return self.maintainer.maintain_after_build(relation, model_config)
+
+    @available
+    def after_build(
+        self, relation: BaseRelation, model_config: ModelConfig, audit: AuditedBuild | None
+    ) -> None:
+        self.maintainer.after_build(relation, model_config, audit)
+
+    @available
+    def audit_build(
+        self, model: Any, model_config: ModelConfig, target: BaseRelation, nodes: Any, selected: Any
+    ) -> AuditedBuild | None:
+        return self.audits.audit_build(model, model_config, target, nodes, selected)
+
+    @available
+    def reading_main(self, sql: str) -> str:
+        return self.audits.reading_main(sql)
+
+    @available
+    def audit_test_done(self, test: Any, result: Any) -> None:
+        self.audits.audit_test_done(test, result)
+
+    @available
+    def undo_run(
+        self, invocation_id: str, schemas: list[list[Any]], dry_run: bool = False
+    ) -> list[str]:
+        undo = RunUndo(
+            self.catalog_database,
+            lambda database: self.iceberg_for(database=database),
+            self._relation_from_catalog,
+            self.execute,
+            self.cache_dropped,
+        )
+        return undo.undo_run(invocation_id, schemas, dry_run)
+
+    def _query_rows(self, sql: str) -> list[dict[str, Any]]:
+        _, result = self.execute(sql, fetch=True)
+        return [dict(zip(result.column_names, row, strict=True)) for row in result.rows]
+
+    def _connection_name(self) -> str:
+        connection = self.connections.get_if_exists()
+        return str(connection.name) if connection is not None and connection.name else ""
 
     @available
     def incremental_run(
@@ -634,17 +628,19 @@ class S3TablesAdapter(IcebergSafety, SparkAdapter):
         """A `table` build replaces the table but keeps its properties (Iceberg's REPLACE
         does): drop the incremental state, so a later incremental run starts afresh."""
         iceberg = self.iceberg_for(target)
-        state = iceberg.table_state(target.schema, target.identifier)
+        namespace, name = str(target.schema), str(target.identifier)
+        state = iceberg.table_state(namespace, name)
         keys = state_keys(state.properties)
         if keys:
-            iceberg.set_properties_if_changed(target.schema, target.identifier, {}, keys)
+            iceberg.set_properties_if_changed(namespace, name, {}, keys)
 
     @available
     def last_processed_value(self, target: BaseRelation) -> str | None:
         """The greatest `watermark_column` value of the last successful run, or None."""
-        if self.get_relation(target.database, target.schema, target.identifier) is None:  # type: ignore
+        namespace, name = str(target.schema), str(target.identifier)
+        if self.get_relation(target.database, namespace, name) is None:
             return None
-        state = self.iceberg_for(target).table_state(target.schema, target.identifier)
+        state = self.iceberg_for(target).table_state(namespace, name)
         return state.properties.get(LAST_PROCESSED_VALUE)
 
     @available

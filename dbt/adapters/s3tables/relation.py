@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dbt.adapters.base.relation import BaseRelation, Policy
-from dbt.adapters.contracts.relation import ComponentName
+from dbt.adapters.base.relation import BaseRelation
+from dbt.adapters.contracts.relation import ComponentName, Policy
 from dbt.adapters.spark.relation import SparkRelation
 from dbt_common.invocation import get_invocation_id
 
@@ -67,7 +67,10 @@ class S3TablesRelation(SparkRelation):
         branch = LEDGER.reading_branch(
             get_invocation_id(), unique_id, relation, relation_config, resume="limit" in kwargs
         )
-        return relation.incorporate(audit_branch=branch) if branch else relation
+        if not branch:
+            return relation
+        on_branch: S3TablesRelation = relation.incorporate(audit_branch=branch)  # type: ignore[no-untyped-call]  # dbt's incorporate is untyped
+        return on_branch
 
     def _is_exactish_match(self, field: ComponentName, value: str) -> bool:
         # Spark resolves names case-insensitively, so dbt must too: a model `MODEL` whose

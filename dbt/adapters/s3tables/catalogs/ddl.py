@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dbt.adapters.base.column import Column
+from dbt.adapters.base.relation import BaseRelation
 from pyiceberg.exceptions import (
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
@@ -94,7 +96,8 @@ def column_definitions(columns: Any) -> list[tuple[str, IcebergType]]:
 
 
 class CatalogDdl:
-    """DDL on the profile's catalog, checked before any call."""
+    """DDL on one catalog, checked before any call: the catalog DDL API of the `s3tables_*`
+    macros, and dbt's column and docs macros."""
 
     def __init__(self, iceberg: IcebergCatalog, s3tables_rules: bool) -> None:
         self.iceberg = iceberg
@@ -172,7 +175,7 @@ class CatalogDdl:
         columns: Any,
         on_conflict: str = "error",
         comment: str | None = None,
-        not_null: Sequence[str] = (),
+        not_null: Sequence[str] | None = (),
     ) -> None:
         namespace, table = self._table(name)
         if on_conflict not in ON_CONFLICT:
@@ -183,7 +186,7 @@ class CatalogDdl:
         for column, _ in definitions:
             if self.s3tables_rules and name_problem(column, "column"):
                 raise InvalidArgument(str(name_problem(column, "column")))
-        required = {str(c).lower() for c in not_null}
+        required = {str(c).lower() for c in not_null or ()}
         unknown = required - {c.lower() for c, _ in definitions}
         if unknown:
             raise InvalidArgument(f"not_null names unknown column(s): {', '.join(sorted(unknown))}")
@@ -304,6 +307,21 @@ class CatalogDdl:
                     update.delete_column(fields[name.lower()])
 
         self.iceberg.call(alter, f"columns of {table}")
+
+    def alter_relation_columns(
+        self,
+        relation: BaseRelation,
+        add_columns: Sequence[Column] | None,
+        remove_columns: Sequence[Column] | None,
+    ) -> None:
+        """dbt's `alter_relation_add_remove_columns` (and snapshots' `create_columns`), given
+        dbt's columns: one schema commit. Iceberg drops columns; this adapter's
+        materializations never ask it to."""
+        self.alter_columns(
+            f"{relation.schema}.{relation.identifier}",
+            [(c.name, c.data_type) for c in add_columns or []],
+            [c.name for c in remove_columns or []],
+        )
 
     def change_column_type(self, table: str, name: str, type_text: str) -> None:
         """dbt's `alter_column_type`. Iceberg changes a type in place only when it widens

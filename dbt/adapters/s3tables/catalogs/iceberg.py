@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from functools import cache
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -313,11 +313,9 @@ class IcebergCatalog:
         for relation in self.list_relations(namespace):
             identifier = (namespace, relation.name)
             if relation.kind == "view":
-                self.call(lambda i=identifier: self._drop_view(i), f"drop view {identifier}")
+                self.call(partial(self._drop_view, identifier), f"drop view {identifier}")
             else:
-                self.call(
-                    lambda i=identifier: self.catalog.purge_table(i), f"drop table {identifier}"
-                )
+                self.call(partial(self.catalog.purge_table, identifier), f"drop table {identifier}")
 
         def drop() -> None:
             try:
@@ -467,7 +465,7 @@ class IcebergCatalog:
         namespace: str,
         name: str,
         removed: list[str],
-        added: list[tuple[str, Transform]],
+        added: list[tuple[str, Transform[Any, Any]]],
     ) -> None:
         """Remove partition fields (by name) and add fields (source column, transform) in
         one metadata commit. Data files keep the spec they were written with; new writes
@@ -639,7 +637,8 @@ class IcebergCatalog:
             raw = stream.read()
         if location.endswith(".gz.metadata.json"):
             raw = gzip.decompress(raw)
-        return json.loads(raw)
+        document: dict[str, Any] = json.loads(raw)
+        return document
 
     def _view_schema(self, namespace: str, name: str) -> Schema:
         return view_schema_from_metadata(self._view_metadata(namespace, name))

@@ -45,7 +45,7 @@ PROPERTY_KEYS = (
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-@dataclass(frozen=True)
+@dataclass
 class IcebergCatalogRelation:
     """What dbt's `build_catalog_relation` answers for a model written to a catalog."""
 

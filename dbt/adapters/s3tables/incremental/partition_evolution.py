@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pyiceberg.partitioning import PartitionSpec
 from pyiceberg.schema import Schema
@@ -34,7 +35,7 @@ from dbt.adapters.s3tables.errors import ModelConfigError
 
 # The transform names Iceberg's Spark integration accepts in PARTITIONED BY (what CREATE
 # TABLE takes), each with its transform: first those of one column,
-ONE_COLUMN_TRANSFORMS: dict[str, Transform] = {
+ONE_COLUMN_TRANSFORMS: dict[str, Transform[Any, Any]] = {
     "identity": IdentityTransform(),
     "year": YearTransform(),
     "years": YearTransform(),
@@ -47,7 +48,7 @@ ONE_COLUMN_TRANSFORMS: dict[str, Transform] = {
     "hours": HourTransform(),
 }
 # then those of a bucket count or width and a column, in either order.
-SIZED_TRANSFORMS: dict[str, Callable[[int], Transform]] = {
+SIZED_TRANSFORMS: dict[str, Callable[[int], Transform[Any, Any]]] = {
     "bucket": BucketTransform,
     "truncate": TruncateTransform,
 }
@@ -72,7 +73,7 @@ class PartitionTerm:
     config text it came from (for messages)."""
 
     source: str
-    transform: Transform
+    transform: Transform[Any, Any]
     entry: str = field(default="", compare=False)
 
     @property

@@ -176,7 +176,7 @@ class Warehouse:
     catalog (metadata reads, schema and property commits)."""
 
     engine: Engine
-    execute: Callable[[str], None]
+    execute: Callable[[str], object]
     fetch: Callable[[str], list[Any]]
     iceberg: IcebergCatalog
 
@@ -208,7 +208,7 @@ class AnalysedQuery:
     @property
     def stored_schema(self) -> StructType:
         """The schema as a table stores it: untyped (NULL) columns as string."""
-        return without_void(self.schema)  # type: ignore[return-value]
+        return without_void(self.schema)
 
 
 def analyse(engine: Engine, sql: str) -> AnalysedQuery:
@@ -784,7 +784,8 @@ class IncrementalRun:
                 f"SELECT CAST(GREATEST(MAX({column}), {recorded_value}) AS STRING) "
                 f"FROM ({processed_rows})"
             )
-        return self.warehouse.fetch(sql)[0][0]
+        value: str | None = self.warehouse.fetch(sql)[0][0]
+        return value
 
     def _set_properties(
         self,

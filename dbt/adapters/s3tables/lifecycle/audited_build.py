@@ -90,7 +90,8 @@ class AuditedBuild:
     @property
     def relation(self) -> BaseRelation:
         """The branch, as a relation: what the build writes and its tests read."""
-        return self.target.incorporate(audit_branch=self.branch)
+        branch: BaseRelation = self.target.incorporate(audit_branch=self.branch)  # type: ignore[no-untyped-call]  # dbt's incorporate is untyped
+        return branch
 
     @property
     def _namespace(self) -> str:

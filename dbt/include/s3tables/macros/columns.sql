@@ -9,16 +9,16 @@
 {%- endmacro %}
 
 {% macro s3tables__alter_column_type(relation, column_name, new_column_type) -%}
-  {% do adapter.alter_column_type(relation, column_name, new_column_type) %}
+  {% do adapter.catalog_ddl(relation).change_column_type(relation.schema ~ '.' ~ relation.identifier, column_name, new_column_type) %}
 {%- endmacro %}
 
 {% macro s3tables__alter_relation_add_remove_columns(relation, add_columns, remove_columns) -%}
-  {% do adapter.alter_columns(relation, add_columns, remove_columns) %}
+  {% do adapter.catalog_ddl(relation).alter_relation_columns(relation, add_columns, remove_columns) %}
 {%- endmacro %}
 
 {#-- Snapshots: columns the source gained. --#}
 {% macro s3tables__create_columns(relation, columns) -%}
-  {% do adapter.alter_columns(relation, columns, none) %}
+  {% do adapter.catalog_ddl(relation).alter_relation_columns(relation, columns, none) %}
 {%- endmacro %}
 
 {% macro s3tables__alter_column_comment(relation, column_dict) -%}
@@ -26,9 +26,9 @@
   {% for name, column in column_dict.items() if column.get('description') %}
     {% do docs.update({name: column['description']}) %}
   {% endfor %}
-  {% do adapter.persist_docs_to_catalog(relation, none, docs) %}
+  {% do adapter.catalog_ddl(relation).persist_docs(relation.schema, relation.identifier, none, docs) %}
 {%- endmacro %}
 
 {% macro s3tables__alter_relation_comment(relation, relation_comment) -%}
-  {% do adapter.persist_docs_to_catalog(relation, relation_comment, {}) %}
+  {% do adapter.catalog_ddl(relation).persist_docs(relation.schema, relation.identifier, relation_comment, {}) %}
 {%- endmacro %}

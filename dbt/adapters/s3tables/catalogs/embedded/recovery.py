@@ -19,6 +19,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import text
 
@@ -75,7 +76,7 @@ def find_relations(warehouse: str) -> list[FoundRelation]:
     return found
 
 
-def missing_snapshot_files(metadata: dict) -> str | None:
+def missing_snapshot_files(metadata: dict[str, Any]) -> str | None:
     """Why a table metadata document cannot be read (its current snapshot's manifest list
     is gone: a purged table's older metadata files stay behind), or None."""
     current = metadata.get("current-snapshot-id")
@@ -125,7 +126,7 @@ def recover(warehouse: str, catalog_name: str, dry_run: bool = False) -> list[Fo
         location = relation.metadata_file.as_uri()
         if relation.is_view:
             # PyIceberg's SQL catalog cannot register views: write the JDBC catalog's row.
-            with catalog.engine.begin() as connection:  # type: ignore[attr-defined]
+            with catalog.engine.begin() as connection:  # type: ignore[attr-defined]  # a SqlCatalog
                 connection.execute(
                     text(
                         "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "

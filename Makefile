@@ -58,9 +58,15 @@ test-spark4: setup spark4
 demo: setup
 	cd integration_tests && $(DBT) build --profiles-dir .
 
+# Style, the import layers (.importlinter), strict types, and no `# type: ignore` without
+# its reason on the same line.
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-logo .importlinter
+	$(VENV)/bin/mypy
+	@if grep -rnE '# type: ignore(\[[^]]*\])?[[:space:]]*$$' dbt/adapters/s3tables; then \
+		echo 'each # type: ignore above needs its reason on the same line'; exit 1; fi
 
 unit: setup
 	$(VENV)/bin/pytest tests/unit

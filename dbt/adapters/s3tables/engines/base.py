@@ -122,6 +122,15 @@ class EngineSettings:
     connect_timeout: int = 10
 
 
+def server_address(settings: EngineSettings) -> tuple[str, int]:
+    """A server method's host and port (the profile requires the host and fills the port)."""
+    if not settings.host or settings.port is None:
+        from dbt_common.exceptions import DbtRuntimeError
+
+        raise DbtRuntimeError(f"`method: {settings.method}` needs `host` and `port`")
+    return str(settings.host), int(settings.port)
+
+
 @dataclass(frozen=True)
 class EngineSetup:
     """What the connection manager opens every engine with."""

@@ -35,11 +35,12 @@ def _commit_properties(gateway: Any) -> Any:
 def run_tagged(spark: SparkSession, tags: dict[str, str], run: Callable[[], T]) -> T:
     """`run()` (which runs one statement on `spark`) with `tags` on every Iceberg commit
     it makes."""
-    jvm = spark._jvm  # type: ignore[attr-defined]
+    # py4j's view of the JVM: every attribute is looked up in the JVM at run time.
+    jvm: Any = spark._jvm
     properties = jvm.java.util.HashMap()
     for key, value in tags.items():
         properties.put(key, value)
-    thread_local = _commit_properties(spark.sparkContext._gateway)  # type: ignore[attr-defined]
+    thread_local = _commit_properties(spark.sparkContext._gateway)
     thread_local.set(properties)
     try:
         return run()

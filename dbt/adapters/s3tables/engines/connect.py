@@ -14,11 +14,13 @@ from __future__ import annotations
 import os
 import re
 import sys
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.s3tables.engines.base import server_address
 from dbt.adapters.s3tables.engines.session import SessionEngine
 from dbt.adapters.s3tables.engines.spark_errors import database_error
 from dbt.adapters.s3tables.engines.thrift import wait_until_reachable
@@ -93,7 +95,7 @@ class ConnectEngine(SessionEngine):
         for statement in split_statements(sql):
             try:
                 self._df = run_with_conflict_retries(
-                    lambda s=statement: self.spark.sql(s),
+                    partial(self.spark.sql, statement),
                     connect_error_text,
                     self.retries,
                     statement,
@@ -105,7 +107,7 @@ class ConnectEngine(SessionEngine):
 def open_connect_session(settings: EngineSettings) -> ConnectSession:
     """A new server session, after checking (within the profile's retries) that the server
     answers: gRPC would otherwise retry for minutes before failing."""
-    host, port = str(settings.host), int(settings.port)
+    host, port = server_address(settings)
     wait_until_reachable(settings, SERVER)
     # pyspark checks its client's dependencies with `distutils.version`; setuptools' shim
     # of distutils imports all of setuptools and pkg_resources for it (0.3-0.7 s of every
@@ -169,7 +171,7 @@ def open_connect_engine(connection: Connection, setup: EngineSetup) -> ConnectEn
         connect_error_text,
     )
     return ConnectEngine(
-        session,  # type: ignore[arg-type]
+        session,  # type: ignore[arg-type]  # Spark Connect's session, typed apart from pyspark's
         job_group=f"dbt:{connection.name}",
         retries=setup.conflict_retries,
         node=lambda: str(connection.name or ""),

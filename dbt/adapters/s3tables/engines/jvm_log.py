@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from typing import Any
 
 # How much of the end of the JVM's log is read to tell why it stopped.
 LOG_TAIL_BYTES = 256 * 1024
@@ -17,7 +18,8 @@ def jvm_log_file() -> str | None:
     """`spark.log` beside dbt's own log, where the JVM writes its log."""
     from dbt.flags import get_flags
 
-    log_path = getattr(get_flags(), "LOG_PATH", None)
+    flags: Any = get_flags()  # type: ignore[no-untyped-call]  # dbt.flags is untyped
+    log_path = getattr(flags, "LOG_PATH", None)
     return os.path.join(os.path.abspath(log_path), "spark.log") if log_path else None
 
 

@@ -72,7 +72,8 @@ class DriverJvm:
 
     @property
     def process(self) -> subprocess.Popen[bytes]:
-        return self.gateway.proc  # type: ignore[attr-defined, no-any-return]
+        proc: subprocess.Popen[bytes] = self.gateway.proc
+        return proc
 
     def stop(self) -> None:
         """dbt's exit: the Python side lets go of the JVM, the JVM's stdin is closed (its
@@ -83,9 +84,9 @@ class DriverJvm:
         if process.stdin is not None:
             process.stdin.close()
         if self.reaper is not None and self.reaper.poll() is None:
-            if not self.reaper.stdin.closed:  # type: ignore[union-attr]
-                self.reaper.stdin.write(jvm_reaper.NORMAL_EXIT)  # type: ignore[union-attr]
-                self.reaper.stdin.close()  # type: ignore[union-attr]
+            if not self.reaper.stdin.closed:  # type: ignore[union-attr]  # started with stdin=PIPE
+                self.reaper.stdin.write(jvm_reaper.NORMAL_EXIT)  # type: ignore[union-attr]  # started with stdin=PIPE
+                self.reaper.stdin.close()  # type: ignore[union-attr]  # started with stdin=PIPE
             return
         try:
             process.wait(self.exit_wait)
@@ -118,7 +119,7 @@ class DriverJvm:
 
     def _release_reaper(self) -> None:
         if self.reaper is not None:
-            self.reaper.stdin.close()  # type: ignore[union-attr]
+            self.reaper.stdin.close()  # type: ignore[union-attr]  # started with stdin=PIPE
             try:
                 self.reaper.wait(REAPER_GRACE_SECONDS)
             except subprocess.TimeoutExpired:
@@ -147,14 +148,14 @@ def launch_gateway_logged(
         output = open(log_file, "ab")  # the JVM gets its own copy; this one is closed below
         popen_kwargs.update(stdout=output, stderr=output)
     try:
-        gateway = launch_gateway(conf, popen_kwargs=popen_kwargs)
+        gateway = launch_gateway(conf, popen_kwargs=popen_kwargs)  # type: ignore[no-untyped-call]  # pyspark's is untyped
     except Exception as error:
         raise JvmExited(str(error)) from error
     finally:
         if output is not None:
             output.close()
     exit_wait = ARCHIVE_EXIT_WAIT_SECONDS if writes_archive else EXIT_WAIT_SECONDS
-    reaper = start_reaper(gateway.proc.pid, exit_wait)  # type: ignore[attr-defined]
+    reaper = start_reaper(gateway.proc.pid, exit_wait)
     jvm = DriverJvm(gateway, reaper, exit_wait)
     atexit.register(jvm.stop)
     return jvm

@@ -45,7 +45,8 @@ def _active_session(spark: SparkSession) -> Iterator[None]:
     with _active_session_lock:
         previous = SparkSession._activeSession
         SparkSession._activeSession = spark
-        spark._jvm.SparkSession.setActiveSession(spark._jsparkSession)  # type: ignore[union-attr]
+        jvm: Any = spark._jvm  # py4j's view of the JVM (None only once the JVM is gone)
+        jvm.SparkSession.setActiveSession(spark._jsparkSession)
         try:
             yield
         finally:
@@ -85,12 +86,15 @@ def run_python_model(spark: SparkSession, model_name: str, compiled_code: str) -
             raise PythonModelError(
                 f"Python model `{model_name}` failed: {type(error).__name__}: {error}"
             ) from error
-        result = namespace.get("df")
+        # Whatever the model returned: checked below, by its type.
+        result: Any = namespace.get("df")
         module = type(result).__module__
         if isinstance(result, DataFrame) or module == "pyspark.sql.connect.dataframe":
-            return result
+            returned: DataFrame = result
+            return returned
         if module.startswith("pyspark.pandas"):
-            return result.to_spark()
+            frame: DataFrame = result.to_spark()
+            return frame
         if module.startswith("pandas"):
             return spark.createDataFrame(result)
     raise PythonModelError(

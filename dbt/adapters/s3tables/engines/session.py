@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -95,11 +96,11 @@ class SessionEngine(SparkConnectionWrapper):
         try:
             yield
         finally:
-            for key, value in previous.items():
-                if value is None:
+            for key, earlier in previous.items():
+                if earlier is None:
                     self.spark.conf.unset(key)
                 else:
-                    self.spark.conf.set(key, value)
+                    self.spark.conf.set(key, earlier)
 
     def query_schema(self, sql: str) -> StructType:
         """Output schema of a query; Spark analyses it without running it."""
@@ -124,8 +125,8 @@ class SessionEngine(SparkConnectionWrapper):
         return self.spark
 
     def engine_description(self) -> str:
-        jvm = self.spark._jvm
-        iceberg = jvm.org.apache.iceberg.IcebergBuild.version()  # type: ignore[union-attr]
+        jvm: Any = self.spark._jvm  # py4j's view of the JVM
+        iceberg = jvm.org.apache.iceberg.IcebergBuild.version()
         master = self.spark.sparkContext.master
         return f"Spark {self.spark.version} (in process, master {master}), Iceberg {iceberg}"
 
@@ -143,7 +144,7 @@ class SessionEngine(SparkConnectionWrapper):
             )
             try:
                 self._df = run_with_conflict_retries(
-                    lambda s=statement: run_tagged(self.spark, tags, lambda: self.spark.sql(s)),
+                    partial(run_tagged, self.spark, tags, partial(self.spark.sql, statement)),
                     java_error_text,
                     self.retries,
                     statement,
@@ -176,10 +177,10 @@ class SessionEngine(SparkConnectionWrapper):
         row = Row(*[f.name for f in fields])
         converted = []
         for values in rows:
-            values = list(values)
+            cells = list(values)
             for index in timestamps:
-                values[index] = session_wall_time(values[index], zone)
-            converted.append(row(*values))
+                cells[index] = session_wall_time(cells[index], zone)
+            converted.append(row(*cells))
         return converted
 
     def fetchone(self) -> Row | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
@@ -206,17 +207,17 @@ def chain_text(chain: list[JavaError]) -> str:
     return "\n".join(f"{e.class_name}: {e.message}" for e in chain)
 
 
-def java_chain(java_error: object, limit: int = 8) -> list[JavaError]:
+def java_chain(java_error: Any, limit: int = 8) -> list[JavaError]:
     """The exception chain of a JVM exception (a py4j object), outermost first."""
     chain: list[JavaError] = []
     while java_error is not None and len(chain) < limit:
-        class_name = java_error.getClass().getName()  # type: ignore[attr-defined]
+        class_name = java_error.getClass().getName()
         if class_name == "org.apache.spark.sql.AnalysisException":
-            message = java_error.getSimpleMessage()  # type: ignore[attr-defined]
+            message = java_error.getSimpleMessage()
         else:
-            message = java_error.getMessage()  # type: ignore[attr-defined]
+            message = java_error.getMessage()
         chain.append(JavaError(class_name, str(message or "")))
-        java_error = java_error.getCause()  # type: ignore[attr-defined]
+        java_error = java_error.getCause()
     return chain
 
 

@@ -12,7 +12,7 @@ import os
 import threading
 import time
 import traceback
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
@@ -156,7 +156,7 @@ def apply_at_runtime(spark: SparkSession, settings: dict[str, str]) -> None:
     SparkContext's configuration (every new session's SQL settings start from it, and
     Iceberg catalogs load on first use), and the Hadoop configuration for `spark.hadoop.*`
     (which Spark copies only at start)."""
-    context = spark.sparkContext._jsc  # type: ignore[union-attr]
+    context: Any = spark.sparkContext._jsc
     for key, value in settings.items():
         context.sc().conf().set(key, value)
         if key.startswith("spark.hadoop."):

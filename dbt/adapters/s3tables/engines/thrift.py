@@ -11,6 +11,7 @@ import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -18,6 +19,7 @@ from dbt.adapters.spark.connections import PyhiveConnectionWrapper, SparkConnect
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
+from dbt.adapters.s3tables.engines.base import server_address
 from dbt.adapters.s3tables.engines.spark_errors import thrift_error_text
 from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries, run_with_conflict_retries
 from dbt.adapters.s3tables.seeds.values import text_rows_view_sql
@@ -44,11 +46,16 @@ class ThriftEngine(PyhiveConnectionWrapper):
         self.retries = retries
         self._has_extensions: bool | None = None
 
+    def cursor(self) -> ThriftEngine:
+        # dbt-spark's opens a server cursor and returns the wrapper, typed as its own class.
+        super().cursor()
+        return self
+
     def execute(self, sql: str, bindings: list[Any] | None = None) -> None:
         # A model's sql_header (`SET ...;`) arrives in front of its statement.
         for statement in split_statements(sql):
             run_with_conflict_retries(
-                lambda s=statement: super(ThriftEngine, self).execute(s, bindings),
+                partial(super().execute, statement, bindings),
                 thrift_error_text,
                 self.retries,
                 statement,
@@ -96,8 +103,8 @@ class ThriftEngine(PyhiveConnectionWrapper):
         try:
             yield
         finally:
-            for key, value in previous.items():
-                self._run(f"SET {key}={value}" if value is not None else f"RESET {key}")
+            for key, earlier in previous.items():
+                self._run(f"SET {key}={earlier}" if earlier is not None else f"RESET {key}")
 
     def set_setting(self, key: str, value: str) -> None:
         """One `SET` for the rest of this server session, sent as it is: a value may hold
@@ -150,7 +157,7 @@ def check_reachable(
 def wait_until_reachable(settings: EngineSettings, server: str) -> None:
     """`check_reachable` on the profile's host and port, retried `connect_retries` times
     `connect_timeout` apart; the last failure is raised."""
-    host, port = str(settings.host), int(settings.port)
+    host, port = server_address(settings)
     attempts = 1 + max(0, settings.connect_retries)
     for attempt in range(attempts):
         try:

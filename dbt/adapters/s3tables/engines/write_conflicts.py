@@ -75,7 +75,7 @@ class ConflictRetries:
 
     def wait(self, retry: int) -> float:
         """Seconds before retry `retry` (1-based): doubling, jittered, capped."""
-        base = self.first_wait_seconds * (2 ** (retry - 1))
+        base = self.first_wait_seconds * (2.0 ** (retry - 1))
         return min(MAX_WAIT_SECONDS, base * (1 + random.random()))
 
 

@@ -83,7 +83,7 @@ class SeedText:
     preview: agate.Table
     # A Number column's most decimal places (agate's MaxPrecision), for `convert_type`.
     number_probe: list[decimal.Decimal | None]
-    directory: tempfile.TemporaryDirectory = field(repr=False)
+    directory: tempfile.TemporaryDirectory[str] = field(repr=False)
 
     @property
     def width(self) -> int:
@@ -172,7 +172,7 @@ def _header(path: str, delimiter: str) -> list[str]:
         raise DbtRuntimeError(
             f"Seed {path} has no header row. Fix: put the column names on the CSV's first line"
         )
-    return header
+    return [str(name) for name in header]
 
 
 def _batches(path: str, delimiter: str, width: int, arrow: bool) -> Iterator[list[pa.Array]]:
@@ -302,7 +302,7 @@ def _decimal_places(array: pa.Array, plain: pa.Array, others: list[str], kind: N
     fractions = pc.extract_regex(plain_values, r"\.(?P<digits>[0-9]*?)0*$")
     places = pc.max(pc.utf8_length(pc.struct_field(fractions, "digits"))).as_py() or 0
     for value in others:
-        number = kind.cast(value)
+        number = kind.cast(value)  # type: ignore[no-untyped-call]  # agate is untyped
         if number is None or math.isnan(number) or math.isinf(number):
             continue
         places = max(places, -number.normalize().as_tuple().exponent)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, timezone, tzinfo
+from typing import overload
 from zoneinfo import ZoneInfo
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -134,7 +135,8 @@ class _TypeParser:
     def data_type(self) -> spark.DataType:
         name = self.take().lower()
         if name in _SPARK_SIMPLE_TYPES:
-            return getattr(spark, _SPARK_SIMPLE_TYPES[name])()
+            simple: spark.DataType = getattr(spark, _SPARK_SIMPLE_TYPES[name])()
+            return simple
         if name in ("varchar", "char"):
             self.take("(")
             length = self.number()
@@ -173,7 +175,7 @@ class _TypeParser:
 
     def struct(self) -> spark.StructType:
         self.take("<")
-        fields = []
+        fields: list[spark.StructField] = []
         while self.peek() != ">":
             if fields:
                 self.take(",")
@@ -192,6 +194,14 @@ def parse_spark_type(text: str) -> spark.DataType:
     if not text or not text.strip():
         raise ValueError("the type is empty")
     return _TypeParser(text).parse()
+
+
+@overload
+def without_void(data_type: spark.StructType) -> spark.StructType: ...
+
+
+@overload
+def without_void(data_type: spark.DataType) -> spark.DataType: ...
 
 
 def without_void(data_type: spark.DataType) -> spark.DataType:

@@ -61,6 +61,7 @@ demo: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(PYTHON) scripts/check_docs.py
 
 unit: setup
 	$(VENV)/bin/pytest tests/unit

@@ -58,8 +58,8 @@ test-spark4: setup spark4
 demo: setup
 	cd integration_tests && $(DBT) build --profiles-dir .
 
-# Style, the import layers (.importlinter), strict types, and no `# type: ignore` without
-# its reason on the same line.
+# Style, the import layers (.importlinter), strict types, no `# type: ignore` without its
+# reason on the same line, and the docs (links, anchors, every accepted key documented).
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -67,6 +67,7 @@ lint: setup
 	$(VENV)/bin/mypy
 	@if grep -rnE '# type: ignore(\[[^]]*\])?[[:space:]]*$$' dbt/adapters/s3tables; then \
 		echo 'each # type: ignore above needs its reason on the same line'; exit 1; fi
+	$(PYTHON) scripts/check_docs.py
 
 unit: setup
 	$(VENV)/bin/pytest tests/unit

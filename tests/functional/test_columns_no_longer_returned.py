@@ -1,6 +1,6 @@
 """A column the model stops returning, on every strategy that keeps existing rows: the
 table keeps the column (this adapter never drops one) and what each strategy does with
-its values is exactly what the README's "Schema evolution" section says.
+its values is exactly what the "Schema evolution" section of docs/incremental.md says.
 
 Run 1 returns `(id, v, legacy)`; run 2 returns `(id, v)` only.
 """

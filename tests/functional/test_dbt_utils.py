@@ -1,9 +1,9 @@
 """dbt_utils' relation lookups (get_relations_by_pattern / _by_prefix and their SQL)
-answered from the Iceberg catalog once a project sets the dispatch order the README
-gives. dbt_utils itself cannot be installed here (packages come from GitHub), so a local
-package named `dbt_utils` stands in for it with the same public macros dispatching the
-same way; its own implementations fail loudly, as dbt_utils' information_schema query
-does on Spark."""
+answered from the Iceberg catalog once a project sets the dispatch order that
+docs/dbt-features.md gives. dbt_utils itself cannot be installed here (packages come from
+GitHub), so a local package named `dbt_utils` stands in for it with the same public macros
+dispatching the same way; its own implementations fail loudly, as dbt_utils'
+information_schema query does on Spark."""
 
 from __future__ import annotations
 

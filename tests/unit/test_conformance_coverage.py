@@ -158,7 +158,7 @@ def test_every_suite_class_runs_unchanged_with_a_deviation_or_has_a_reason() -> 
 
     reasons = [*NOT_APPLICABLE.values(), *(d.reason for d in DEVIATIONS.values())]
     assert all(reason.strip() for reason in reasons)
-    # The size of the suite as this checks it (the README quotes it).
+    # The size of the suite as this checks it (README.md and docs/dbt-features.md quote it).
     print(
         f"{len(classes)} suite classes: {len(unchanged)} run unchanged, "
         f"{len(deviating)} run with deviation, {len(NOT_APPLICABLE)} not applicable"

@@ -116,9 +116,7 @@ def check_profile_keys(profile: Mapping[str, Any], known: Iterable[str]) -> None
     raise ProfileError(
         key,
         f"is not a key of the s3tables profile and would be ignored{hint}{also}",
-        f"rename it to `{nearest}`"
-        if nearest
-        else "remove it (the README's Profile section lists the keys)",
+        f"rename it to `{nearest}`" if nearest else "remove it (docs/profile.md lists the keys)",
     )
 
 

@@ -135,8 +135,8 @@ def renders_as_first_build(relation: str) -> bool:
 SKIPPED_WHEN_EMPTY = ("append", "merge", "delete+insert", "scd2", "insert_overwrite")
 
 
-# What each strategy writes into a column the model no longer returns (README, "Schema
-# evolution"): rows it leaves in place always keep their values.
+# What each strategy writes into a column the model no longer returns (docs/incremental.md,
+# "Schema evolution"): rows it leaves in place always keep their values.
 KEPT_COLUMN_VALUES = {
     "merge": "merge keeps their values in updated rows and writes NULL in new rows",
     "append": "append writes NULL in new rows",

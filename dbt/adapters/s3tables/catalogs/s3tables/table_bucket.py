@@ -40,7 +40,7 @@ def check_table_bucket(arn: str, region: str, aws_profile: str | None = None) ->
             raise TableBucketError(
                 arn,
                 "access denied",
-                "allow s3tables:GetTableBucket (and the permissions listed in the README) "
+                "allow s3tables:GetTableBucket (and the permissions listed in docs/catalogs.md) "
                 "for these credentials",
             ) from None
         raise TableBucketError(

@@ -1,0 +1,234 @@
+"""The docs check: README.md and docs/*.md link only to what exists, and mention every key
+the code accepts.
+
+    python scripts/check_docs.py [REPOSITORY]
+
+It prints one line per problem and exits 1 when there is any:
+
+- a relative markdown link points at a file that does not exist, or at an `#anchor` that is
+  not a heading of the page it points at (slugs made as GitHub makes them);
+- a key the code accepts is not mentioned as `key` (in backticks) anywhere in README.md or
+  docs/: every model config key the adapter reads (`ADAPTER_CONFIG_KEYS`), every profile key
+  the profile class declares itself (dbt-spark's inherited keys aside), and every catalog
+  key (the profile keys `CatalogConfig` is read from, and the `adapter_properties` keys of
+  catalogs.yml).
+
+The keys come from the installed package (or the tree on PYTHONPATH), imported in one place:
+`accepted_keys`.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import fields
+from pathlib import Path
+from urllib.parse import unquote
+
+
+def accepted_keys() -> dict[str, set[str]]:
+    """Every key the code accepts, by kind. The only place that names the adapter's modules:
+    update these imports when a module moves."""
+    from dbt.adapters.s3tables.catalogs.config import PROFILE_KEY, CatalogConfig
+    from dbt.adapters.s3tables.catalogs.integrations import PROPERTY_KEYS
+    from dbt.adapters.s3tables.credentials import S3TablesCredentials
+    from dbt.adapters.s3tables.keys.config_keys import ADAPTER_CONFIG_KEYS
+
+    # Fields the profile class declares in its own body (redeclared ones included), not
+    # those it inherits from dbt-spark's SparkCredentials.
+    own = vars(S3TablesCredentials).get("__annotations__", {})
+    profile = {f.name for f in fields(S3TablesCredentials) if f.name in own}
+    catalog = {str(f.metadata[PROFILE_KEY]) for f in fields(CatalogConfig)} | set(PROPERTY_KEYS)
+    return {
+        "model config key": set(ADAPTER_CONFIG_KEYS),
+        "profile key": profile,
+        "catalog key": catalog,
+    }
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+# A code span may run over lines, but not over a blank line (the end of a paragraph).
+_PARAGRAPH_CODE_SPAN = re.compile(r"(`+)((?:(?!\n[ \t]*\n).)+?)\1", re.DOTALL)
+_ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_INLINE_LINK = re.compile(
+    r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*(<[^>]*>|[^)\s]+)(?:\s+\"[^\"]*\")?\s*\)"
+)
+_REFERENCE_DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)")
+_HTML_ANCHOR = re.compile(r"<a\s+(?:name|id)=\"([^\"]+)\"", re.IGNORECASE)
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:|^//")
+_LINK_TEXT = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_HTML_TAG = re.compile(r"<[^>]+>")
+_EMPHASIS = re.compile(r"(?<![\w])_(.+?)_(?![\w])")
+
+
+def prose_lines(text: str) -> list[tuple[int, str]]:
+    """The lines outside fenced code blocks, numbered from 1."""
+    lines: list[tuple[int, str]] = []
+    fence: str | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        opening = _FENCE.match(line)
+        if fence is None and opening:
+            fence = opening.group(1)
+        elif fence is not None:
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
+                fence = None
+        else:
+            lines.append((number, line))
+    return lines
+
+
+def heading_text(markdown: str) -> str:
+    """A heading's text as GitHub renders it: code spans kept as written, links as their
+    text, HTML tags and emphasis markers dropped."""
+    parts: list[str] = []
+    position = 0
+    for span in _CODE_SPAN.finditer(markdown):
+        parts.append(_plain(markdown[position : span.start()]))
+        parts.append(span.group(2).strip())
+        position = span.end()
+    parts.append(_plain(markdown[position:]))
+    return "".join(parts).strip()
+
+
+def _plain(markdown: str) -> str:
+    text = _LINK_TEXT.sub(r"\1", markdown)
+    text = _HTML_TAG.sub("", text)
+    text = _EMPHASIS.sub(r"\1", text)
+    return text.replace("*", "")
+
+
+def slug(text: str) -> str:
+    """GitHub's anchor for a heading's text: lower case, every character but letters,
+    digits, `_`, `-` and spaces removed, spaces as `-`."""
+    kept = "".join(c for c in text.lower() if c.isalnum() or c in "_- ")
+    return kept.replace(" ", "-")
+
+
+def heading_anchors(text: str) -> set[str]:
+    """Every `#anchor` a markdown page has: its headings' slugs (a repeated one gets `-1`,
+    `-2`, ... as on GitHub) and explicit HTML anchors."""
+    occurrences: dict[str, int] = {}
+    anchors: set[str] = set()
+    previous = ""
+    for _, line in prose_lines(text):
+        atx = _ATX_HEADING.match(line)
+        if atx:
+            title = atx.group(2) or ""
+        elif _SETEXT_UNDERLINE.match(line) and _is_setext_title(previous):
+            title = previous.strip()
+        else:
+            title = None
+        if title is not None:
+            base = slug(heading_text(title))
+            anchor = base
+            while anchor in occurrences:
+                occurrences[base] += 1
+                anchor = f"{base}-{occurrences[base]}"
+            occurrences[anchor] = 0
+            anchors.add(anchor)
+        anchors.update(_HTML_ANCHOR.findall(line))
+        previous = "" if atx else line
+    return anchors
+
+
+def _is_setext_title(line: str) -> bool:
+    stripped = line.strip()
+    return bool(stripped) and not stripped.startswith(("|", "-", "*", "+", ">", "#"))
+
+
+def links(text: str) -> list[tuple[int, str]]:
+    """Every link destination of a page (inline links, images and reference definitions)
+    outside code, with the number of the line it starts on. A link's text may run over
+    several lines, as may a code span within a paragraph."""
+    prose = dict(prose_lines(text))
+    lines = [prose.get(number, "") for number in range(1, len(text.splitlines()) + 1)]
+    # Code spans blanked out, keeping every line break (and so the line numbers).
+    blanked = _PARAGRAPH_CODE_SPAN.sub(_blank, "\n".join(lines))
+    found = [
+        (blanked.count("\n", 0, match.start()) + 1, match.group(1))
+        for match in _INLINE_LINK.finditer(blanked)
+    ]
+    for number, line in enumerate(blanked.split("\n"), start=1):
+        definition = _REFERENCE_DEFINITION.match(line)
+        if definition:
+            found.append((number, definition.group(1)))
+    # In the page's order (a stable sort keeps a line's links in order).
+    found.sort(key=lambda link: link[0])
+    return [(number, d.removeprefix("<").removesuffix(">")) for number, d in found]
+
+
+def _blank(match: re.Match[str]) -> str:
+    return re.sub(r"[^\n]", " ", match.group(0))
+
+
+def link_problems(pages: Sequence[Path], root: Path) -> list[str]:
+    """One line per relative link of `pages` to a missing file, or to an anchor that is not
+    a heading of its page; `root` is the repository (a link starting with `/`)."""
+    problems: list[str] = []
+    anchors_of: dict[Path, set[str]] = {}
+    for page in pages:
+        for number, destination in links(page.read_text(encoding="utf-8")):
+            if _SCHEME.match(destination):
+                continue
+            path_part, _, anchor = destination.partition("#")
+            path_part = unquote(path_part)
+            if not path_part:
+                target = page
+            elif path_part.startswith("/"):
+                target = root / path_part.lstrip("/")
+            else:
+                target = page.parent / path_part
+            where = f"{_shown(page, root)}:{number}: link `{destination}`"
+            if not target.exists():
+                problems.append(f"{where}: {_shown(target, root)} does not exist")
+                continue
+            if not anchor or target.suffix.lower() != ".md" or not target.is_file():
+                continue
+            resolved = target.resolve()
+            if resolved not in anchors_of:
+                anchors_of[resolved] = heading_anchors(target.read_text(encoding="utf-8"))
+            if unquote(anchor) not in anchors_of[resolved]:
+                problems.append(
+                    f"{where}: no heading of {_shown(target, root)} has the anchor `#{anchor}`"
+                )
+    return problems
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def key_problems(pages: Sequence[Path], keys: Mapping[str, Iterable[str]]) -> list[str]:
+    """One line per key (by kind) that no page mentions as `key`, in backticks."""
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages)
+    return [
+        f"{kind} `{key}` is not mentioned (as `{key}`) in README.md or docs/"
+        for kind, names in keys.items()
+        for key in sorted(names)
+        if f"`{key}`" not in text
+    ]
+
+
+def doc_pages(root: Path) -> list[Path]:
+    """README.md and every page of docs/."""
+    return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    root = Path(arguments[0]) if arguments else Path(__file__).resolve().parents[1]
+    pages = doc_pages(root)
+    problems = link_problems(pages, root) + key_problems(pages, accepted_keys())
+    for problem in problems:
+        print(problem)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,155 @@
+"""The docs check (`scripts/check_docs.py`, part of `make lint`): a broken link, a link to an
+anchor no heading has, and a key the code accepts but no page mentions each fail it."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def load_check_docs() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("check_docs", REPO / "scripts" / "check_docs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+check_docs = load_check_docs()
+
+
+def write_docs(root: Path, readme: str, **pages: str) -> list[Path]:
+    """README.md and docs/<name>.md pages under `root`; the pages the check reads."""
+    (root / "docs").mkdir()
+    (root / "README.md").write_text(readme)
+    for name, text in pages.items():
+        (root / "docs" / f"{name}.md").write_text(text)
+    return check_docs.doc_pages(root)
+
+
+def test_links_to_existing_pages_and_headings_pass(tmp_path: Path) -> None:
+    pages = write_docs(
+        tmp_path,
+        "# Title\n\nSee [engines](docs/engines.md), [jars](docs/engines.md#jars) and "
+        "[the title](#title).\n",
+        engines="# Engines\n\n## Jars\n\nBack to the [README](../README.md#title).\n",
+    )
+    assert check_docs.link_problems(pages, tmp_path) == []
+
+
+def test_a_link_to_a_missing_file_fails(tmp_path: Path) -> None:
+    pages = write_docs(tmp_path, "# Title\n\nSee [profile](docs/profile.md).\n")
+    problems = check_docs.link_problems(pages, tmp_path)
+    assert problems == [
+        "README.md:3: link `docs/profile.md`: docs/profile.md does not exist",
+    ]
+
+
+def test_a_link_to_a_missing_anchor_fails(tmp_path: Path) -> None:
+    pages = write_docs(
+        tmp_path,
+        "# Title\n\n[jars](docs/engines.md#jar) and [here](#titel)\n",
+        engines="# Engines\n\n## Jars\n",
+    )
+    problems = check_docs.link_problems(pages, tmp_path)
+    assert problems == [
+        "README.md:3: link `docs/engines.md#jar`: no heading of docs/engines.md has the "
+        "anchor `#jar`",
+        "README.md:3: link `#titel`: no heading of README.md has the anchor `#titel`",
+    ]
+
+
+def test_links_and_headings_in_code_do_not_count(tmp_path: Path) -> None:
+    readme = (
+        "# Title\n\n```yaml\n# dbt_project.yml\n[not a link](nowhere.md)\n```\n\n"
+        "`[not a link either](nowhere.md)` and [a heading in code](#dbt_projectyml)\n"
+    )
+    pages = write_docs(tmp_path, readme)
+    assert check_docs.link_problems(pages, tmp_path) == [
+        "README.md:8: link `#dbt_projectyml`: no heading of README.md has the anchor "
+        "`#dbt_projectyml`",
+    ]
+
+
+def test_a_link_over_two_lines_is_checked_at_its_first_line(tmp_path: Path) -> None:
+    pages = write_docs(tmp_path, "# Title\n\nsee [Failure\nbehaviour](docs/failure.md)\n")
+    assert check_docs.link_problems(pages, tmp_path) == [
+        "README.md:3: link `docs/failure.md`: docs/failure.md does not exist",
+    ]
+
+
+def test_external_links_are_not_checked(tmp_path: Path) -> None:
+    pages = write_docs(tmp_path, "[dbt](https://docs.getdbt.com/x#y) [mail](mailto:a@b.c)\n")
+    assert check_docs.link_problems(pages, tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("heading", "anchor"),
+    [
+        (
+            "## Write-audit-publish (`audit_before_publish`)",
+            "write-audit-publish-audit_before_publish",
+        ),
+        ("### Several catalogs (catalogs.yml)", "several-catalogs-catalogsyml"),
+        ("## Fault soak (`make soak`)", "fault-soak-make-soak"),
+        ("## **Bold** and [a link](x.md) ##", "bold-and-a-link"),
+        ("## Failure behaviour", "failure-behaviour"),
+    ],
+)
+def test_anchors_are_githubs_slugs(heading: str, anchor: str) -> None:
+    assert anchor in check_docs.heading_anchors(heading + "\n")
+
+
+def test_a_repeated_heading_gets_a_numbered_anchor() -> None:
+    anchors = check_docs.heading_anchors("# Setup\n\n## Setup\n\nSetup\n-----\n")
+    assert anchors == {"setup", "setup-1", "setup-2"}
+
+
+def test_an_undocumented_key_fails(tmp_path: Path) -> None:
+    pages = write_docs(
+        tmp_path,
+        "| `warehouse` | the folder |\n",
+        incremental="`unique_key` and unique_key_is_unique (not in backticks)\n",
+    )
+    keys = {
+        "profile key": {"warehouse", "catalog_lock_timeout"},
+        "model config key": {"unique_key", "unique_key_is_unique"},
+    }
+    assert check_docs.key_problems(pages, keys) == [
+        "profile key `catalog_lock_timeout` is not mentioned (as `catalog_lock_timeout`) in "
+        "README.md or docs/",
+        "model config key `unique_key_is_unique` is not mentioned (as `unique_key_is_unique`) "
+        "in README.md or docs/",
+    ]
+
+
+def test_the_accepted_keys_come_from_the_code() -> None:
+    keys = check_docs.accepted_keys()
+    assert {"unique_key", "audit_before_publish", "maintenance"} <= keys["model config key"]
+    # Declared by the profile class itself, not dbt-spark's inherited keys.
+    assert {"warehouse", "spark_conf", "class_data_sharing"} <= keys["profile key"]
+    assert not {"host", "schema", "connect_timeout"} & keys["profile key"]
+    assert {"table_bucket_arn", "catalog_uri", "emulator_table_location"} <= keys["catalog key"]
+
+
+def test_main_prints_each_problem_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_docs(tmp_path, "[gone](docs/gone.md)\n")
+    assert check_docs.main([str(tmp_path)]) == 1
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "README.md:1: link `docs/gone.md`: docs/gone.md does not exist"
+    assert "profile key `warehouse` is not mentioned (as `warehouse`) in README.md or docs/" in (
+        printed
+    )
+
+
+def test_the_repository_docs_pass(capsys: pytest.CaptureFixture[str]) -> None:
+    assert check_docs.main([str(REPO)]) == 0, capsys.readouterr().out

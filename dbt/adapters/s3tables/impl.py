@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import threading
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -48,16 +45,12 @@ from dbt.adapters.s3tables.catalogs.integrations import (
     active_catalog_integrations,
 )
 from dbt.adapters.s3tables.catalogs.node_catalog import node_label, requested_catalog
-from dbt.adapters.s3tables.catalogs.s3tables.rules import (
-    check_materialization,
-    check_names,
-    check_namespace,
-)
+from dbt.adapters.s3tables.catalogs.s3tables.rules import check_namespace, check_target
 from dbt.adapters.s3tables.column import S3TablesColumn
 from dbt.adapters.s3tables.connections import S3TablesConnectionManager
 from dbt.adapters.s3tables.credentials import catalog_config_from_integration
-from dbt.adapters.s3tables.engines.python_models import run_python_model
-from dbt.adapters.s3tables.errors import ModelConfigError, UnknownConfigKeysError
+from dbt.adapters.s3tables.engines.python_models import python_model_view_sql
+from dbt.adapters.s3tables.errors import UnknownConfigKeysError
 from dbt.adapters.s3tables.incremental.config import incremental_config
 from dbt.adapters.s3tables.incremental.model_state import LAST_PROCESSED_VALUE, state_keys
 from dbt.adapters.s3tables.incremental.run import (
@@ -66,14 +59,7 @@ from dbt.adapters.s3tables.incremental.run import (
     render_as_first_build,
     renders_as_first_build,
 )
-from dbt.adapters.s3tables.keys.config_keys import (
-    FAIL_FLAG,
-    WARNING_NOTE,
-    config_fields,
-    declared_keys,
-    unknown_config_keys,
-    unknown_key_sentence,
-)
+from dbt.adapters.s3tables.keys.config_keys import FAIL_FLAG, WARNING_NOTE, ConfigKeyCheck
 from dbt.adapters.s3tables.lifecycle.audit import LEDGER
 from dbt.adapters.s3tables.lifecycle.audited_build import AuditedBuild
 from dbt.adapters.s3tables.lifecycle.maintainer import TableMaintainer
@@ -81,11 +67,10 @@ from dbt.adapters.s3tables.lifecycle.publishing import WriteAuditPublish
 from dbt.adapters.s3tables.lifecycle.undo_run import RunUndo
 from dbt.adapters.s3tables.model_config import ModelConfig, parse_model_config
 from dbt.adapters.s3tables.relation import S3TablesRelation
-from dbt.adapters.s3tables.seeds.csv import SeedText, read_seed_csv
-from dbt.adapters.s3tables.seeds.values import SeedColumn, seed_select_sql
+from dbt.adapters.s3tables.seeds.csv import SeedText
+from dbt.adapters.s3tables.seeds.loader import SeedLoader
 from dbt.adapters.s3tables.sql.contracts import contract_select_sql, not_null_columns
 from dbt.adapters.s3tables.sql.cross_db import listagg_sql
-from dbt.adapters.s3tables.sql.like_patterns import ilike
 from dbt.adapters.s3tables.sql.text import quote, sql_string
 from dbt.adapters.s3tables.sql.types import typed_query
 
@@ -126,9 +111,7 @@ class S3TablesAdapter(SparkAdapter):
             credentials.warehouse, getattr(config, "project_root", None)
         )
         super().__init__(config, mp_context)
-        # (node, key) pairs already warned about as read by nothing.
-        self._config_key_warnings: set[tuple[str, str]] = set()
-        self._config_key_warnings_lock = threading.Lock()
+        self.config_key_check = ConfigKeyCheck()
         # dbt 1.11 reads catalogs.yml only for build, compile, parse, run, seed, snapshot
         # and test; `docs generate`, `show`, `source freshness`, `clone`, `run-operation`
         # and `retry` must know the same catalogs.
@@ -259,27 +242,13 @@ class S3TablesAdapter(SparkAdapter):
 
     @available
     def check_config_keys(self, node: Any, node_config: Any, declared: Any = None) -> None:
-        """A warning for each config key of `node` that nothing reads (see config_keys.py),
-        naming the nearest known key, or with flag `s3tables_fail_on_unknown_config_keys`
-        one error for them all; `node_config` is the node's config object (dbt keeps the
-        keys it does not know in its `extra`), `declared` the project's var
-        `s3tables_known_config_keys`."""
-        unknown = unknown_config_keys(
-            node_config.extra, config_fields(node_config), declared_keys(declared)
-        )
-        if not unknown:
-            return
-        sentences = [
-            unknown_key_sentence(node["resource_type"], node["name"], item) for item in unknown
-        ]
-        if getattr(self.behavior, FAIL_FLAG).no_warn:
-            raise UnknownConfigKeysError("\n".join(sentences))
-        for item, sentence in zip(unknown, sentences, strict=True):
-            # Once per node and key: a microbatch model runs its materialization per batch.
-            with self._config_key_warnings_lock:
-                first = (node["unique_id"], item.key) not in self._config_key_warnings
-                self._config_key_warnings.add((node["unique_id"], item.key))
-            if first:
+        """A warning for each config key of `node` nothing reads (keys/config_keys.py), or
+        with flag `s3tables_fail_on_unknown_config_keys` one error for them all."""
+        found = self.config_key_check.sentences(node, node_config, declared)
+        if found and getattr(self.behavior, FAIL_FLAG).no_warn:
+            raise UnknownConfigKeysError("\n".join(sentence for _, sentence in found))
+        for key, sentence in found:
+            if self.config_key_check.first_time(node["unique_id"], key):
                 logger.warning(sentence + WARNING_NOTE)
 
     @available
@@ -297,21 +266,16 @@ class S3TablesAdapter(SparkAdapter):
         sql: str | None = None,
         columns: list[str] | None = None,
     ) -> None:
-        """Refuse, before any call, a target the catalog would refuse: on the embedded
-        catalog, names longer than a folder name; with `s3tables_rules` on, what S3
-        Tables refuses: views, and namespace, table or column names outside its rules
-        (the columns are `columns`, or the output of `sql`, which Spark analyses without
-        running it)."""
-        catalog = self.iceberg_for(relation).config
-        for key, name in (("schema", relation.schema), ("alias", relation.identifier)):
-            problem = catalog.kind.name_length_problem(str(name))
-            if problem:
-                raise ModelConfigError(model_name, key, problem, f"choose a shorter {key}")
-        if not catalog.s3tables_rules:
-            return
-        check_materialization(model_name, materialized)
-        names = list(columns or []) + (self.query_columns(sql) if sql else [])
-        check_names(model_name, str(relation.schema), str(relation.identifier), names)
+        """What the target's catalog would refuse, refused before any call (the columns are
+        `columns`, or the output of `sql`, which Spark analyses without running it)."""
+        check_target(
+            model_name,
+            self.iceberg_for(relation).config,
+            str(relation.schema),
+            str(relation.identifier),
+            materialized,
+            lambda: list(columns or []) + (self.query_columns(sql) if sql else []),
+        )
 
     @available
     def clones_by_copy(self, target: BaseRelation | None = None) -> bool:
@@ -453,14 +417,8 @@ class S3TablesAdapter(SparkAdapter):
         get_relations_by_pattern / _by_prefix."""
         iceberg = self.iceberg_for(database=database)
         database = self.catalog_database(database)
-        relations: list[BaseRelation] = []
-        for namespace in iceberg.list_namespaces():
-            if not ilike(namespace, schema_pattern):
-                continue
-            for entry in iceberg.list_relations(namespace):
-                if ilike(entry.name, table_pattern) and not ilike(entry.name, exclude or ""):
-                    relations.append(self._relation_from_catalog(entry, database))
-        return relations
+        entries = iceberg.relations_matching(schema_pattern, table_pattern, exclude)
+        return [self._relation_from_catalog(entry, database) for entry in entries]
 
     @available
     def string_literal(self, value: Any) -> str:
@@ -666,58 +624,36 @@ class S3TablesAdapter(SparkAdapter):
             return None
         return f"{root.rstrip('/')}/{relation.schema}/{relation.identifier}"
 
-    # --- Python models ---
+    # --- Python models (engines/python_models.py) ---
 
     @available
     def python_model_sql(self, model_name: str, compiled_code: str) -> str:
-        """Run a Python model in this connection's SparkSession and return SQL selecting
-        its DataFrame (a temporary view), for the SQL materializations to write."""
-        spark = self.engine.session(model_name)
-        frame = run_python_model(spark, model_name, compiled_code)
-        view_name = f"dbt_python_{uuid.uuid4().hex}"
-        frame.createOrReplaceTempView(view_name)
-        return f"select * from {quote(view_name)}"
+        """Run a Python model in this connection's SparkSession; SQL selecting its rows."""
+        return python_model_view_sql(self.engine.session(model_name), model_name, compiled_code)
 
-    # --- seeds ---
+    # --- seeds (seeds/loader.py) ---
+
+    @property
+    def _seeds(self) -> SeedLoader:
+        return SeedLoader(self.engine.create_text_view, self.engine.drop_temp_view)
 
     @available
     def read_seed(self, model: dict[str, Any]) -> SeedText:
-        """Read the seed's CSV with Arrow (seed_csv.py): its columns, the types dbt's agate
-        loader would infer, its cells as text in a temporary Parquet file, and a preview
-        of its first rows for `dbt seed --show`."""
-        config = model["config"]
-        return read_seed_csv(
-            os.path.join(model["root_path"], model["original_file_path"]),
-            config.get("delimiter", ","),
-            list(config.get("column_types") or {}),
-        )
+        return self._seeds.read(model)
 
     @available
     def register_seed_view(self, seed: SeedText) -> str:
-        """A temporary view of the seed's cells as text, returned by name.
-
-        Every value travels as text and is cast in SQL, so decimals, dates and strings
-        arrive exactly as written in the CSV, with no float rounding on the way. The view
-        gets a generated name: a seed's own name may hold dots or spaces.
-        """
-        view_name = f"dbt_seed_rows_{uuid.uuid4().hex}"
-        self.engine.create_text_view(view_name, seed)
-        return view_name
+        return self._seeds.register_view(seed)
 
     @available
     def seed_select_sql(
         self, view_name: str, columns: list[list[str]], seed_path: str, empty: bool = False
     ) -> str:
-        """The seed's load query: each `[header, SQL name, type]` column cast from text, a
-        value that does not fit its type failing the load."""
-        seed_columns = [
-            SeedColumn(name, sql_name, data_type) for name, sql_name, data_type in columns
-        ]
-        return seed_select_sql(view_name, seed_columns, seed_path, bool(empty))
+        return self._seeds.select_sql(view_name, columns, seed_path, bool(empty))
 
     @available
     def drop_temp_view(self, view_name: str) -> None:
-        self.engine.drop_temp_view(view_name)
+        self._seeds.drop_view(view_name)
 
     def debug_query(self) -> None:
         engine = self.engine

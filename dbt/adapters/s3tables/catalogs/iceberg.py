@@ -42,6 +42,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from dbt.adapters.s3tables.catalogs.snapshots import INVOCATION_KEY, SnapshotEntry, TableHealth
 from dbt.adapters.s3tables.errors import CatalogError
+from dbt.adapters.s3tables.sql.like_patterns import ilike
 from dbt.adapters.s3tables.sql.types import spark_type_name
 
 if TYPE_CHECKING:  # only a type here: `config` needs the catalog types, which need this
@@ -324,6 +325,19 @@ class IcebergCatalog:
                 pass
 
         self.call(drop, f"drop namespace {namespace}")
+
+    def relations_matching(
+        self, schema_pattern: str, table_pattern: str, exclude: str = ""
+    ) -> list[CatalogRelation]:
+        """Relations whose namespace and name match SQL ILIKE patterns, and whose name does
+        not match `exclude` (dbt_utils' get_relations_by_pattern / _by_prefix)."""
+        return [
+            entry
+            for namespace in self.list_namespaces()
+            if ilike(namespace, schema_pattern)
+            for entry in self.list_relations(namespace)
+            if ilike(entry.name, table_pattern) and not ilike(entry.name, exclude or "")
+        ]
 
     def list_relations(self, namespace: str) -> list[CatalogRelation]:
         def load() -> list[CatalogRelation]:

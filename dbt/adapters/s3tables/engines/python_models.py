@@ -9,11 +9,13 @@ SQL model selecting from that view.
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.s3tables.errors import PythonModelError
+from dbt.adapters.s3tables.sql.text import quote
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -101,3 +103,12 @@ def run_python_model(spark: SparkSession, model_name: str, compiled_code: str) -
         f"Python model `{model_name}`: model() returned {type(result).__name__}. Fix: return "
         "a Spark DataFrame, a pandas-on-Spark DataFrame or a pandas DataFrame"
     )
+
+
+def python_model_view_sql(spark: SparkSession, model_name: str, compiled_code: str) -> str:
+    """Run a Python model in `spark` and return SQL selecting its DataFrame (a temporary
+    view), for the SQL materializations to write."""
+    frame = run_python_model(spark, model_name, compiled_code)
+    view_name = f"dbt_python_{uuid.uuid4().hex}"
+    frame.createOrReplaceTempView(view_name)
+    return f"select * from {quote(view_name)}"

@@ -10,6 +10,7 @@ a typo or another platform's key: the node is built as if it were not set.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
@@ -23,7 +24,7 @@ FAIL_FLAG = "s3tables_fail_on_unknown_config_keys"
 DECLARED_KEYS_VAR = "s3tables_known_config_keys"
 
 # Every config key this adapter reads, in Python or in its macros (dbt's own keys among
-# them): tests/unit/test_config_keys.py finds each key the code reads in this list.
+# them): tests/unit/keys/test_config_keys.py finds each key the code reads in this list.
 ADAPTER_CONFIG_KEYS = frozenset(
     {
         # every materialization
@@ -67,7 +68,7 @@ ADAPTER_CONFIG_KEYS = frozenset(
 )
 
 # Keys dbt-core 1.11 and dbt-adapters read by name that are not fields of dbt's config
-# classes (those never reach `extra`): tests/unit/test_config_keys.py checks the keys the
+# classes (those never reach `extra`): tests/unit/keys/test_config_keys.py checks the keys the
 # installed dbt reads against this list.
 DBT_READ_KEYS = frozenset(
     {
@@ -154,3 +155,32 @@ def unknown_config_keys(
     unknown = [k for k in extra if k not in known and not k.startswith(DBT_INTERNAL_PREFIX)]
     candidates = known | set(dbt_fields)
     return [UnknownConfigKey(key, nearest_key(key, candidates)) for key in sorted(unknown)]
+
+
+class ConfigKeyCheck:
+    """The check of one dbt invocation, which warns about each node's key once (a
+    microbatch model runs its materialization per batch)."""
+
+    def __init__(self) -> None:
+        self._warned: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()
+
+    def sentences(
+        self, node: Mapping[str, Any], node_config: Any, declared: Any
+    ) -> list[tuple[str, str]]:
+        """`(key, sentence)` for each config key of `node` that nothing reads; `node_config`
+        is the node's config object (dbt keeps the keys it does not know in its `extra`),
+        `declared` the project's var `s3tables_known_config_keys`."""
+        unknown = unknown_config_keys(
+            node_config.extra, config_fields(node_config), declared_keys(declared)
+        )
+        return [
+            (u.key, unknown_key_sentence(node["resource_type"], node["name"], u)) for u in unknown
+        ]
+
+    def first_time(self, node_id: str, key: str) -> bool:
+        """Whether the warning about `key` of node `node_id` is not given yet (and now is)."""
+        with self._lock:
+            first = (node_id, key) not in self._warned
+            self._warned.add((node_id, key))
+        return first

@@ -6,10 +6,14 @@ catalog, so a project can be proven against S3 Tables on a laptop.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from dbt.adapters.s3tables.errors import NamingRuleError
+from dbt.adapters.s3tables.errors import ModelConfigError, NamingRuleError
+
+if TYPE_CHECKING:
+    from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 
 _ARN_RE = re.compile(
     r"arn:(?P<partition>aws[a-z-]*):s3tables:(?P<region>[a-z]{2}(?:-[a-z]+)+-\d+):"
@@ -112,6 +116,28 @@ def check_namespace(namespace: str) -> None:
             problem,
             f"use `{_suggestion(namespace, 'namespace')}`, for example",
         )
+
+
+def check_target(
+    model_name: str,
+    catalog: CatalogConfig,
+    schema: str,
+    identifier: str,
+    materialized: str,
+    columns: Callable[[], list[str]],
+) -> None:
+    """Refuse, before any call, a target the catalog would refuse: on the embedded catalog,
+    names longer than a folder name; with `s3tables_rules` on, what S3 Tables refuses:
+    views, and namespace, table or column names (`columns()`, read only then) outside its
+    rules."""
+    for key, name in (("schema", schema), ("alias", identifier)):
+        problem = catalog.kind.name_length_problem(name)
+        if problem:
+            raise ModelConfigError(model_name, key, problem, f"choose a shorter {key}")
+    if not catalog.s3tables_rules:
+        return
+    check_materialization(model_name, materialized)
+    check_names(model_name, schema, identifier, columns())
 
 
 def check_materialization(model_name: str, materialized: str) -> None:

@@ -34,7 +34,7 @@ from dbt.adapters.s3tables.keys.config_keys import (
 )
 from dbt.adapters.s3tables.model_config import INAPPLICABLE_CONFIGS
 
-REPO = Path(__file__).parents[2]
+REPO = Path(__file__).parents[3]
 ADAPTER_CODE = REPO / "dbt"
 # How code reads a config key by name, in Python and in Jinja.
 READS = [

@@ -28,13 +28,11 @@ from dbt_common.contracts.constraints import (
 from dbt_common.contracts.metadata import (
     CatalogTable,
 )
-from dbt_common.exceptions import DbtRuntimeError
-from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
 from dbt.adapters.s3tables.catalogs import catalog_type_named
 from dbt.adapters.s3tables.catalogs.catalog_set import CatalogSet
 from dbt.adapters.s3tables.catalogs.ddl import CatalogDdl
-from dbt.adapters.s3tables.catalogs.docs_catalog import catalog_rows, catalog_table
+from dbt.adapters.s3tables.catalogs.docs_catalog import relation_table, schema_rows
 from dbt.adapters.s3tables.catalogs.iceberg import (
     CatalogRelation,
     IcebergCatalog,
@@ -119,6 +117,13 @@ class S3TablesAdapter(SparkAdapter):
             self.add_catalog_integration(integration)
         self.maintainer = TableMaintainer(self._warehouse, self._query_rows)
         self.audits = WriteAuditPublish(self._warehouse, self._connection_name)
+        self.undo = RunUndo(
+            self.catalog_database,
+            lambda database: self.iceberg_for(database=database),
+            self._relation_from_catalog,
+            self.execute,
+            self.cache_dropped,
+        )
         LEDGER.resume_with(self.audits.resume_audit)
 
     def add_catalog_integration(
@@ -356,16 +361,9 @@ class S3TablesAdapter(SparkAdapter):
         snapshotted_at = datetime.now(timezone.utc)
         responses: dict[BaseRelation, FreshnessResponse] = {}
         for source in sources:
-            iceberg = self.iceberg_for(source)
-            try:
-                last_modified = iceberg.last_modified(str(source.schema), str(source.identifier))
-            except (NoSuchTableError, NoSuchNamespaceError):
-                raise DbtRuntimeError(
-                    f"Source table {source.schema}.{source.identifier} does not exist in "
-                    f"catalog `{iceberg.config.name}`: metadata-based freshness reads its "
-                    "last snapshot. Fix the source's schema or identifier, or set "
-                    "`loaded_at_field`"
-                ) from None
+            last_modified = self.iceberg_for(source).source_last_modified(
+                str(source.schema), str(source.identifier)
+            )
             responses[source] = self._create_freshness_response(last_modified, snapshotted_at)
         return [AdapterResponse(_message="OK (Iceberg snapshot metadata)")], responses
 
@@ -445,12 +443,8 @@ class S3TablesAdapter(SparkAdapter):
     ) -> agate.Table:
         import agate
 
-        rows: list[dict[str, Any]] = []
         iceberg = self.iceberg_for(database=information_schema.database)
-        database = self.catalog_database(information_schema.database)
-        for schema in schemas:
-            for entry in iceberg.list_relations(schema):
-                rows.extend(catalog_rows(iceberg.details(entry), database))
+        rows = schema_rows(iceberg, schemas, self.catalog_database(information_schema.database))
         return agate.Table.from_object(rows, column_types=DEFAULT_TYPE_TESTER)
 
     def get_catalog(self, relation_configs: Any, used_schemas: Any) -> Any:
@@ -458,11 +452,8 @@ class S3TablesAdapter(SparkAdapter):
         return BaseAdapter.get_catalog(self, relation_configs, used_schemas)
 
     def get_catalog_for_single_relation(self, relation: BaseRelation) -> CatalogTable | None:
-        iceberg = self.iceberg_for(relation)
-        entries = {e.name: e for e in iceberg.list_relations(str(relation.schema))}
-        entry = entries.get(str(relation.identifier))
         database = self.catalog_database(relation.database)
-        return None if entry is None else catalog_table(iceberg.details(entry), database)
+        return relation_table(self.iceberg_for(relation), relation, database)
 
     # --- incremental ---
 
@@ -524,14 +515,7 @@ class S3TablesAdapter(SparkAdapter):
     def undo_run(
         self, invocation_id: str, schemas: list[list[Any]], dry_run: bool = False
     ) -> list[str]:
-        undo = RunUndo(
-            self.catalog_database,
-            lambda database: self.iceberg_for(database=database),
-            self._relation_from_catalog,
-            self.execute,
-            self.cache_dropped,
-        )
-        return undo.undo_run(invocation_id, schemas, dry_run)
+        return self.undo.undo_run(invocation_id, schemas, dry_run)
 
     def _query_rows(self, sql: str) -> list[dict[str, Any]]:
         _, result = self.execute(sql, fetch=True)
@@ -658,17 +642,5 @@ class S3TablesAdapter(SparkAdapter):
     def debug_query(self) -> None:
         engine = self.engine
         self.execute("select 1 as id")
-        import pyiceberg
-
-        config = self.catalogs.default
-        logger.info(
-            f"{engine.engine_description()}, PyIceberg {pyiceberg.__version__}, catalog "
-            f"`{config.name}` ({config.catalog_type}) at {config.location}"
-        )
-        logger.debug(f"catalog settings (secrets masked): {config.describe()}")
-        for declared in self.catalogs.declared:
-            logger.info(
-                f"catalogs.yml catalog `{declared.name}` ({declared.catalog_type}) at "
-                f"{declared.location}"
-            )
-            logger.debug(f"`{declared.name}` settings (secrets masked): {declared.describe()}")
+        for level, line in self.catalogs.debug_lines(engine.engine_description()):
+            (logger.info if level == "info" else logger.debug)(line)

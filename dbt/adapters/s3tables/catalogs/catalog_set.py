@@ -63,3 +63,30 @@ class CatalogSet:
                 f"{', '.join(names)}, or declare `{name}` in catalogs.yml"
             )
         return found
+
+    def debug_lines(self, engine_description: str) -> list[tuple[str, str]]:
+        """What `dbt debug` logs of the catalogs, as (level, line): where each is (info) and
+        its settings with every secret masked (debug)."""
+        import pyiceberg
+
+        config = self.default
+        lines = [
+            (
+                "info",
+                f"{engine_description}, PyIceberg {pyiceberg.__version__}, catalog "
+                f"`{config.name}` ({config.catalog_type}) at {config.location}",
+            ),
+            ("debug", f"catalog settings (secrets masked): {config.describe()}"),
+        ]
+        for declared in self.declared:
+            lines.append(
+                (
+                    "info",
+                    f"catalogs.yml catalog `{declared.name}` ({declared.catalog_type}) at "
+                    f"{declared.location}",
+                )
+            )
+            lines.append(
+                ("debug", f"`{declared.name}` settings (secrets masked): {declared.describe()}")
+            )
+        return lines

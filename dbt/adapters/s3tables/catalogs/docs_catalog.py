@@ -1,15 +1,17 @@
 """The `dbt docs generate` catalog from Iceberg metadata: a relation's columns, comment
-and snapshot statistics as dbt's catalog rows and CatalogTable (pure functions)."""
+and snapshot statistics as dbt's catalog rows and CatalogTable (pure functions), read from
+one catalog."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
 
+from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.contracts.relation import RelationType
 from dbt_common.contracts.metadata import CatalogTable, ColumnMetadata, StatsItem, TableMetadata
 
-from dbt.adapters.s3tables.catalogs.iceberg import RelationDetails, TableStats
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog, RelationDetails, TableStats
 
 
 def stats_items(stats: TableStats | None) -> dict[str, StatsItem]:
@@ -73,3 +75,24 @@ def catalog_table(details: RelationDetails, database: str | None = None) -> Cata
         },
         stats=stats_items(details.stats),
     )
+
+
+def schema_rows(
+    iceberg: IcebergCatalog, schemas: Iterable[str], database: str | None
+) -> list[dict[str, Any]]:
+    """The catalog rows of every relation in `schemas` of one catalog."""
+    return [
+        row
+        for schema in schemas
+        for entry in iceberg.list_relations(schema)
+        for row in catalog_rows(iceberg.details(entry), database)
+    ]
+
+
+def relation_table(
+    iceberg: IcebergCatalog, relation: BaseRelation, database: str | None
+) -> CatalogTable | None:
+    """The single-relation catalog entry of `relation` (None: no such relation)."""
+    entries = {e.name: e for e in iceberg.list_relations(str(relation.schema))}
+    entry = entries.get(str(relation.identifier))
+    return None if entry is None else catalog_table(iceberg.details(entry), database)

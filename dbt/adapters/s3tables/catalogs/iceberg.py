@@ -515,6 +515,18 @@ class IcebergCatalog:
 
         return self.call(read, f"partition specs of {namespace}.{name}'s files")
 
+    def source_last_modified(self, namespace: str, name: str) -> datetime | None:
+        """`last_modified` of a source (`dbt source freshness` without `loaded_at_field`),
+        or one sentence saying the table does not exist and what to fix."""
+        try:
+            return self.last_modified(namespace, name)
+        except (NoSuchTableError, NoSuchNamespaceError):
+            raise CatalogError(
+                f"Source table {namespace}.{name} does not exist in catalog "
+                f"`{self.config.name}`: metadata-based freshness reads its last snapshot. Fix "
+                "the source's schema or identifier, or set `loaded_at_field`"
+            ) from None
+
     def last_modified(self, namespace: str, name: str) -> datetime | None:
         """When the table's current snapshot was committed (None before the first one);
         raises NoSuchTableError when there is no such table."""

@@ -80,10 +80,6 @@ if TYPE_CHECKING:
 
 logger = AdapterLogger("s3tables")
 
-# Strategies whose statement changes nothing when the model returns no rows (microbatch
-# still replaces its window with nothing).
-SKIPPED_WHEN_EMPTY = ("append", "merge", "delete+insert", "scd2", "insert_overwrite")
-
 # dbt commands whose nodes run SQL on the engine.
 ENGINE_COMMANDS = frozenset({"run", "build", "seed", "snapshot", "test", "show", "clone", "retry"})
 

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
+# The functional tests' shared modules: their asserts report as a test file's do.
+pytest.register_assert_rewrite("tests.functional.harness", "tests.functional.emulators")
 
 SOURCE_PACKAGE = Path(__file__).parent.parent / "dbt"
 

@@ -4,14 +4,18 @@
   run from its own virtualenv (`make emulators`) because it pins its own botocore;
 - moto: the boto3 `s3tables` management API, in this process;
 - Apache Iceberg's REST catalog test server (`iceberg_rest_server`), from Maven jars that
-  `make emulators` puts in `.emulator-jars/iceberg-rest-fixture`.
+  `make emulators` puts in `.emulator-jars/iceberg-rest-fixture`;
+- Spark's own services (a standalone cluster, a Thrift server, a Spark Connect server),
+  started and stopped by `scripts/spark_services.py` (`services`, `services_alive`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -153,3 +157,41 @@ def iceberg_rest_server(warehouse: Path, log_path: Path) -> Iterator[str]:
         yield uri
     finally:
         _stop(process)
+
+
+def services(action: str, service: str, run_dir: Path, *extra: str) -> dict:
+    """`scripts/spark_services.py <service> <action>` (start, stop); the state it prints."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts" / "spark_services.py"),
+            service,
+            action,
+            "--run-dir",
+            str(run_dir),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads(result.stdout) if result.stdout.strip() else {}
+
+
+def services_alive(run_dir: Path, service: str) -> bool:
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts" / "spark_services.py"),
+            service,
+            "status",
+            "--run-dir",
+            str(run_dir),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    return result.returncode == 0

@@ -7,7 +7,6 @@ until the publish; `dbt run` writes to main directly."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from dbt.adapters.s3tables.incremental.model_state import STATE_KEYS
 from dbt.adapters.s3tables.lifecycle.audit import RECORD_PREFIX, audit_branch
+from tests.functional.harness import last_invocation_id, table_rows
 
 # `round` changes the data; `bad` puts a NULL id in it (the not_null test fails).
 ORDERS_SQL = """
@@ -47,15 +47,8 @@ models:
 """
 
 
-def last_invocation(project) -> str:
-    results = json.loads(Path(project.project_root, "target", "run_results.json").read_text())
-    return results["metadata"]["invocation_id"]
-
-
-def table_rows(project, name: str, branch: str | None = None) -> list[tuple]:
-    suffix = f".`branch_{branch}`" if branch else ""
-    sql = f"select * from `{project.test_schema}`.`{name}`{suffix} order by 1, 2"
-    return [tuple(r) for r in project.run_sql(sql, fetch="all")]
+def rows(project, name: str, branch: str | None = None) -> list[tuple]:
+    return table_rows(project, name, order_by="1, 2", branch=branch)
 
 
 def main_snapshot(project, name: str) -> int | None:
@@ -89,32 +82,30 @@ class TestAuditBeforePublish:
     def test_passing_tests_publish(self, project) -> None:
         _, output = run_dbt_and_capture(["build", "--vars", "{round: 1}"])
         assert "orders: staged on branch" in output and "orders: audited" in output
-        assert table_rows(project, "orders") == [(i, 1) for i in range(3)]
-        assert table_rows(project, "totals") == [(1, 3)]
-        assert table_rows(project, "events") == [(i, 1) for i in range(2)]
+        assert rows(project, "orders") == [(i, 1) for i in range(3)]
+        assert rows(project, "totals") == [(1, 3)]
+        assert rows(project, "events") == [(i, 1) for i in range(2)]
         # Published: the branches are gone, main holds the data.
         assert branches(project, "orders") == [] and branches(project, "events") == []
 
     def test_a_failing_test_leaves_main_unchanged(self, project) -> None:
         run_dbt(["build", "--vars", "{round: 1}"])
-        before = {
-            n: (main_snapshot(project, n), table_rows(project, n)) for n in ("orders", "events")
-        }
-        totals_before = table_rows(project, "totals")
+        before = {n: (main_snapshot(project, n), rows(project, n)) for n in ("orders", "events")}
+        totals_before = rows(project, "totals")
         state_before = model_state(project, "events")
 
         results, output = run_dbt_and_capture(
             ["build", "--vars", "{round: 2, bad: true}"], expect_pass=False
         )
-        branch = audit_branch(last_invocation(project))
+        branch = audit_branch(last_invocation_id(project))
         for name in ("orders", "events"):
             # Main: the same snapshot and the same rows; the staged data is on the branch.
-            assert (main_snapshot(project, name), table_rows(project, name)) == before[name]
+            assert (main_snapshot(project, name), rows(project, name)) == before[name]
             assert branch in branches(project, name)
-            staged = table_rows(project, name, branch)
+            staged = rows(project, name, branch)
             assert (None, 2) in staged and {r[1] for r in staged} == {2}
         assert statuses(results)["totals"] == "skipped"
-        assert table_rows(project, "totals") == totals_before
+        assert rows(project, "totals") == totals_before
         assert "orders: not published (failing test(s): test.test.not_null_orders_id" in output
         assert f"branch_{branch}" in output  # the log says how to read the staged data
         # The incremental state did not move: the next run compares with the last published.
@@ -122,15 +113,15 @@ class TestAuditBeforePublish:
 
         # The next run starts from main (not from the failed data) and removes the branch.
         run_dbt(["build", "--vars", "{round: 3}"])
-        assert table_rows(project, "orders") == [(i, 3) for i in range(9)]
-        assert table_rows(project, "totals") == [(3, 9)]
-        assert sorted(table_rows(project, "events")) == [(i, 3) for i in range(6)]
+        assert rows(project, "orders") == [(i, 3) for i in range(9)]
+        assert rows(project, "totals") == [(3, 9)]
+        assert sorted(rows(project, "events")) == [(i, 3) for i in range(6)]
         assert branches(project, "orders") == [] and branches(project, "events") == []
 
     def test_dbt_run_writes_main_directly(self, project) -> None:
         _, output = run_dbt_and_capture(["run", "--vars", "{round: 4}"])
         assert "orders: audit_before_publish: no test of it runs in this invocation" in output
-        assert table_rows(project, "orders") == [(i, 4) for i in range(12)]
+        assert rows(project, "orders") == [(i, 4) for i in range(12)]
         assert branches(project, "orders") == []
 
 
@@ -175,8 +166,8 @@ class TestChildOfAStagedParent:
         _, output = run_dbt_and_capture(["build", "--vars", "{round: 1}"])
         # The relationships test reads both: orders is staged when child builds.
         assert "child: staged on branch" in output and "model.test.orders publish" in output
-        assert table_rows(project, "child") == [(i, 1) for i in range(3)]
-        assert table_rows(project, "orders") == [(i, 1) for i in range(3)]
+        assert rows(project, "child") == [(i, 1) for i in range(3)]
+        assert rows(project, "orders") == [(i, 1) for i in range(3)]
         assert branches(project, "orders") == [] and branches(project, "child") == []
 
         before = {n: main_snapshot(project, n) for n in ("orders", "child")}
@@ -186,12 +177,12 @@ class TestChildOfAStagedParent:
         # The relationships test failed: neither publishes; the child was built from the
         # parent's staged rows (round 2), which it holds on its own branch.
         assert {n: main_snapshot(project, n) for n in ("orders", "child")} == before
-        branch = audit_branch(last_invocation(project))
-        assert {r[1] for r in table_rows(project, "child", branch)} == {0, 2}
+        branch = audit_branch(last_invocation_id(project))
+        assert {r[1] for r in rows(project, "child", branch)} == {0, 2}
         assert "orders: not published" in output and "child: not published" in output
         # The view, built while orders was staged, reads main (a view keeps its query;
         # the branch is not for it): the published rows, not the staged ones.
-        assert table_rows(project, "orders_view") == [(i, 1) for i in range(3)]
+        assert rows(project, "orders_view") == [(i, 1) for i in range(3)]
 
 
 SEED_CSV = "code,name\nA,alpha\nB,beta\n"
@@ -224,7 +215,7 @@ class TestAuditedSeed:
 
     def test_a_seed_publishes_only_when_its_tests_pass(self, project) -> None:
         _, output = run_dbt_and_capture(["build"])
-        assert table_rows(project, "codes") == [("A", "alpha"), ("B", "beta")]
+        assert rows(project, "codes") == [("A", "alpha"), ("B", "beta")]
         snapshot = main_snapshot(project, "codes")
         # Created empty, then filled on the branch: 2 snapshots, 1 kept by the maintenance.
         assert output.index("codes: audited") < output.index("(snapshots 2 > 1)")
@@ -234,9 +225,9 @@ class TestAuditedSeed:
         _, output = run_dbt_and_capture(["build"], expect_pass=False)
         assert "codes: not published" in output and "(snapshots" not in output
         assert main_snapshot(project, "codes") == snapshot
-        assert table_rows(project, "codes") == [("A", "alpha"), ("B", "beta")]
-        branch = audit_branch(last_invocation(project))
-        assert table_rows(project, "codes", branch) == [("C", "gamma"), ("D", None)]
+        assert rows(project, "codes") == [("A", "alpha"), ("B", "beta")]
+        branch = audit_branch(last_invocation_id(project))
+        assert rows(project, "codes", branch) == [("C", "gamma"), ("D", None)]
 
 
 # A post-hook writes to main after the staged write: main is no longer the branch's ancestor.
@@ -264,11 +255,11 @@ class TestMainMovedBeforeThePublish:
         results, output = run_dbt_and_capture(["build"], expect_pass=False)
         assert statuses(results) == {"moved": "success", "not_null_moved_id": "error"}
         assert "moved: its tests passed but the publish failed" in output
-        branch = audit_branch(last_invocation(project))
+        branch = audit_branch(last_invocation_id(project))
         assert f"branch {branch}" in output and "Fix: rerun the model" in output
         # main holds what the other writer committed, the branch the staged rows.
-        assert table_rows(project, "moved") == [(-1, -1)]
-        assert table_rows(project, "moved", branch) == [(i, 1) for i in range(3)]
+        assert rows(project, "moved") == [(-1, -1)]
+        assert rows(project, "moved", branch) == [(i, 1) for i in range(3)]
 
 
 LENIENT_YML = SCHEMA_YML.replace(
@@ -291,16 +282,16 @@ class TestRetryAfterAFailedAudit:
 
     def test_a_retry_audits_the_staged_build_again(self, project) -> None:
         run_dbt(["build", "--vars", "{round: 1}"])
-        published = {n: table_rows(project, n) for n in ("orders", "events")}
+        published = {n: rows(project, n) for n in ("orders", "events")}
         state = model_state(project, "events")
         run_dbt(["build", "--vars", "{round: 2, bad: true}"], expect_pass=False)
-        branch = audit_branch(last_invocation(project))
+        branch = audit_branch(last_invocation_id(project))
 
         # The retry's tests read the staged data: they fail again, main does not move.
         results, output = run_dbt_and_capture(["retry"], expect_pass=False)
         assert statuses(results) == {"not_null_orders_id": "fail", "not_null_events_id": "fail"}
         assert f"orders: the build staged on branch {branch} was not published" in output
-        assert {n: table_rows(project, n) for n in published} == published
+        assert {n: rows(project, n) for n in published} == published
         assert model_state(project, "events") == state
 
         # With the test made lenient, a retry passes on the staged data and publishes it.
@@ -309,7 +300,7 @@ class TestRetryAfterAFailedAudit:
         assert set(statuses(results).values()) == {"warn"}
         for name in ("orders", "events"):
             assert f"{name}: audited (1 test(s) passed) and published" in output
-            assert (None, 2) in table_rows(project, name)
+            assert (None, 2) in rows(project, name)
             assert branches(project, name) == [] and record_keys(project, name) == []
         # The incremental state kept for the publish landed with it.
         assert model_state(project, "events") != state

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
+from tests.functional.harness import column_names, described_columns, query_rows
+
 # --- helpers -------------------------------------------------------------------------
 
 
@@ -31,16 +33,6 @@ def failing_operation(macro: str, message: str, **args: object) -> None:
     assert message in log, log[-2000:]
 
 
-def columns(project, table: str) -> list[tuple[str, str, str | None]]:
-    """(name, type, comment) of each column, as Spark's `DESCRIBE` reports them."""
-    rows = []
-    for row in project.run_sql(f"describe {table}", fetch="all"):
-        if not row[0] or row[0].startswith("#"):
-            break
-        rows.append((row[0], row[1], row[2] or None))
-    return rows
-
-
 def described(project, sql: str) -> dict[str, str]:
     """First two fields of each row of a `DESCRIBE ... EXTENDED`, as a mapping."""
     return {row[0]: row[1] for row in project.run_sql(sql, fetch="all") if row[0]}
@@ -56,10 +48,6 @@ def namespaces(project) -> set[str]:
 
 def tables(project, namespace: str) -> list[str]:
     return sorted(row[1] for row in project.run_sql(f"show tables in {namespace}", fetch="all"))
-
-
-def rows(project, sql: str) -> list[tuple]:
-    return sorted(tuple(row) for row in project.run_sql(sql, fetch="all"))
 
 
 def new_namespace(project, suffix: str) -> str:
@@ -137,7 +125,7 @@ class TestCatalogDdlOperations:
             comment="One row per order",
         )
         assert tables(project, namespace) == ["orders"]
-        assert columns(project, table) == ORDERS_DESCRIBED
+        assert described_columns(project, table) == ORDERS_DESCRIBED
         assert table_comment(project, table) == "One row per order"
         ddl = project.run_sql(f"show create table {table}", fetch="one")[0]
         assert "id BIGINT NOT NULL" in ddl
@@ -145,7 +133,7 @@ class TestCatalogDdlOperations:
 
         # The table is a real Iceberg table Spark writes and reads.
         project.run_sql(f"insert into {table} values (1, 'ann', 12.50, array('x'))")
-        assert rows(project, f"select id, customer, amount from {table}") == [
+        assert query_rows(project, f"select id, customer, amount from {table}") == [
             (1, "ann", pytest.approx(12.5))
         ]
 
@@ -166,7 +154,7 @@ class TestCatalogDdlOperations:
             on_conflict="ignore",
             comment="new",
         )
-        assert columns(project, table) == ORDERS_DESCRIBED
+        assert described_columns(project, table) == ORDERS_DESCRIBED
         assert table_comment(project, table) is None
         assert project.run_sql(f"select count(*) from {table}", fetch="one")[0] == 1
 
@@ -180,7 +168,10 @@ class TestCatalogDdlOperations:
             on_conflict="replace",
             comment="Replaced",
         )
-        assert columns(project, table) == [("order_id", "bigint", None), ("total", "double", None)]
+        assert described_columns(project, table) == [
+            ("order_id", "bigint", None),
+            ("total", "double", None),
+        ]
         assert table_comment(project, table) == "Replaced"
         assert project.run_sql(f"select count(*) from {table}", fetch="one")[0] == 0
 
@@ -257,13 +248,13 @@ class TestCatalogDdlOperations:
             name="address",
             type="struct<street:string,`zip code`:int>",
         )
-        assert columns(project, table) == [
+        assert described_columns(project, table) == [
             *ORDERS_DESCRIBED,
             ("note", "string", "Free text"),
             ("shipped_at", "timestamp", None),
             ("address", "struct<street:string,zip code:int>", None),
         ]
-        assert rows(project, f"select id, note, shipped_at, address from {table}") == [
+        assert query_rows(project, f"select id, note, shipped_at, address from {table}") == [
             (1, None, None, None)
         ]
 
@@ -284,7 +275,7 @@ class TestCatalogDdlOperations:
             name="bad",
             type="array<",
         )
-        assert [c[0] for c in columns(project, table)] == [
+        assert column_names(project, table) == [
             "id",
             "customer",
             "amount",
@@ -304,8 +295,10 @@ class TestCatalogDdlOperations:
             name="ghost",
         )
         operation("s3tables_remove_column", table=table, name="ghost", if_exists=True)
-        assert [c[0] for c in columns(project, table)] == ["id", "amount", "note", "shipped_at"]
-        assert rows(project, f"select * from {table}") == [(1, pytest.approx(12.5), None, None)]
+        assert column_names(project, table) == ["id", "amount", "note", "shipped_at"]
+        assert query_rows(project, f"select * from {table}") == [
+            (1, pytest.approx(12.5), None, None)
+        ]
         failing_operation(
             "s3tables_add_column",
             f"table `{table}_ghost` does not exist",
@@ -322,7 +315,7 @@ class TestCatalogDdlOperations:
             name=namespace,
         )
         assert namespace in namespaces(project)
-        assert columns(project, table) == ORDERS_DESCRIBED
+        assert described_columns(project, table) == ORDERS_DESCRIBED
 
         operation("s3tables_drop_table", name=table)
         assert tables(project, namespace) == []
@@ -396,13 +389,13 @@ class TestPersistDocs:
         events = f"{project.test_schema}.docs_events"
 
         assert table_comment(project, orders) == "Orders, one row per order (it's tested)"
-        assert columns(project, orders) == [
+        assert described_columns(project, orders) == [
             ("id", "bigint", "Order key"),
             ("amount", "decimal(10,2)", "Amount in EUR, tax included"),
             ("note", "string", None),
         ]
         assert table_comment(project, events) == "Events, appended"
-        assert columns(project, events) == [
+        assert described_columns(project, events) == [
             ("id", "bigint", "Event key"),
             ("label", "string", None),
         ]
@@ -410,12 +403,12 @@ class TestPersistDocs:
         # A second run (replace and append) keeps them.
         run_dbt(["run"])
         assert table_comment(project, orders) == "Orders, one row per order (it's tested)"
-        assert [c[2] for c in columns(project, orders)] == [
+        assert [c[2] for c in described_columns(project, orders)] == [
             "Order key",
             "Amount in EUR, tax included",
             None,
         ]
-        assert columns(project, events)[0] == ("id", "bigint", "Event key")
+        assert described_columns(project, events)[0] == ("id", "bigint", "Event key")
         assert project.run_sql(f"select count(*) from {events}", fetch="one")[0] == 2
 
         # Changed descriptions replace the old ones.
@@ -423,4 +416,4 @@ class TestPersistDocs:
         schema_path.write_text(schema_yml("Orders, revised", "The order key"))
         run_dbt(["run"])
         assert table_comment(project, orders) == "Orders, revised"
-        assert columns(project, orders)[0] == ("id", "bigint", "The order key")
+        assert described_columns(project, orders)[0] == ("id", "bigint", "The order key")

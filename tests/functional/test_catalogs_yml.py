@@ -14,8 +14,7 @@ import pytest
 import yaml
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from dbt.adapters.s3tables.catalogs.config import CatalogConfig
-from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+from tests.functional.harness import local_catalog
 
 RAW_ORDERS_CSV = "id,customer,amount\n1,ann,10\n2,bob,20\n3,ann,30\n4,cid,40\n"
 
@@ -80,10 +79,6 @@ def catalogs_yml(folders: dict[str, Path]) -> dict:
     return {"catalogs": [catalog("raw"), catalog("marts", s3tables_rules=True)]}
 
 
-def iceberg(folder: Path, name: str) -> IcebergCatalog:
-    return IcebergCatalog(CatalogConfig(name=name, catalog_type="local", warehouse=str(folder)))
-
-
 class TestCatalogsYml:
     @pytest.fixture(scope="class")
     def seeds(self):
@@ -120,8 +115,8 @@ class TestCatalogsYml:
 
         # Each catalog holds what was written to it, and only that.
         raw, marts = (
-            iceberg(catalog_folders["raw"], "raw"),
-            iceberg(catalog_folders["marts"], "marts"),
+            local_catalog(catalog_folders["raw"], "raw"),
+            local_catalog(catalog_folders["marts"], "marts"),
         )
         assert [r.name for r in raw.list_relations(schema)] == ["raw_orders"]
         assert sorted(r.name for r in marts.list_relations(schema)) == [

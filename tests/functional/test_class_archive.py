@@ -5,47 +5,27 @@ the console. `class_data_sharing: false` starts without one."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-import yaml
-
 from dbt.adapters.s3tables.engines.class_archive import writer_alive
+from tests.functional.harness import dbt_env, local_output, run_dbt_process, write_project
 
-DBT = str(Path(sys.executable).parent / "dbt")
 
-
-def write_project(root: Path, warehouse: Path, **profile: object) -> None:
-    (root / "models").mkdir(parents=True)
-    (root / "dbt_project.yml").write_text("name: cds\nversion: '1.0'\nprofile: cds\n")
-    target = {"type": "s3tables", "schema": "cds", "warehouse": str(warehouse)}
-    target.update({"master": "local[2]", "threads": 1, **profile})
-    outputs = {"dev": target}
-    (root / "profiles.yml").write_text(
-        yaml.safe_dump({"cds": {"target": "dev", "outputs": outputs}})
-    )
-    (root / "models" / "numbers.sql").write_text(
-        "{{ config(materialized='table') }}\nselect id from range(10) as r(id)"
-    )
+def write_cds_project(root: Path, warehouse: Path, **profile: object) -> None:
+    model = "{{ config(materialized='table') }}\nselect id from range(10) as r(id)"
+    output = local_output(warehouse, "cds", **profile)
+    write_project(root, "cds", output=output, files={"models/numbers.sql": model})
 
 
 def dbt_run(project: Path, cache: Path) -> str:
-    env = {
-        **os.environ,
-        "XDG_CACHE_HOME": str(cache),
-        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
-        "NO_COLOR": "1",
-    }
-    result = subprocess.run(
-        [DBT, "run", "--profiles-dir", str(project), "--project-dir", str(project)],
+    result = run_dbt_process(
+        ["run"],
+        project_dir=project,
+        profiles_dir=project,
         cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
+        env=dbt_env(XDG_CACHE_HOME=str(cache)),
         timeout=600,
     )
     output = result.stdout + result.stderr
@@ -70,7 +50,7 @@ def start_line(output: str) -> str:
 
 def test_the_archive_is_written_mapped_and_replaced_when_damaged(tmp_path: Path) -> None:
     project, cache = tmp_path / "project", tmp_path / "cache"
-    write_project(project, tmp_path / "warehouse")
+    write_cds_project(project, tmp_path / "warehouse")
     archives = cache / "dbt-s3tables" / "jvm"
 
     assert "writing the JVM class archive" in start_line(dbt_run(project, cache))
@@ -106,7 +86,7 @@ def test_the_archive_is_written_mapped_and_replaced_when_damaged(tmp_path: Path)
 
 def test_class_data_sharing_can_be_turned_off(tmp_path: Path) -> None:
     project, cache = tmp_path / "project", tmp_path / "cache"
-    write_project(project, tmp_path / "warehouse", class_data_sharing=False)
+    write_cds_project(project, tmp_path / "warehouse", class_data_sharing=False)
     line = start_line(dbt_run(project, cache))
     assert "archive" not in line
     assert not (cache / "dbt-s3tables").exists()

@@ -10,11 +10,11 @@ from __future__ import annotations
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.functional.test_incremental_strategies import (
+from tests.functional.harness import (
     batch_model,
+    query_rows,
     relation,
     run_vars,
-    table_rows,
 )
 
 RUNS = {
@@ -63,7 +63,7 @@ class TestColumnNoLongerReturned:
             assert len(results) == len(MODELS) + 1
 
         def rows(name: str, columns: str = "id, v, legacy") -> list[tuple]:
-            return table_rows(project, f"select {columns} from {relation(project, name)}")
+            return query_rows(project, f"select {columns} from {relation(project, name)}")
 
         for name in (
             "merge_append_new_columns",

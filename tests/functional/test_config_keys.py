@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.functional.test_faults import SCHEMA, Project
+from tests.functional.harness import SCHEMA, Project, write_files
 
 PROJECT = {
     "name": "config_keys",
@@ -143,15 +143,11 @@ def write_project(root: Path, fail_flag: bool) -> Project:
     project = Project(root, root / "warehouse", threads=4)
     settings = dict(PROJECT, flags={"s3tables_fail_on_unknown_config_keys": fail_flag})
     (root / "dbt_project.yml").write_text(yaml.safe_dump(settings))
-    for name, text in MODELS.items():
-        (root / "models" / name).write_text(text)
-    (root / "seeds").mkdir(exist_ok=True)
-    (root / "seeds" / "prices.csv").write_text("id,amount\n1,1.50\n2,20.25\n")
-    (root / "snapshots").mkdir(exist_ok=True)
-    for name, text in SNAPSHOTS.items():
-        (root / "snapshots" / name).write_text(text)
-    (root / "tests").mkdir(exist_ok=True)
-    (root / "tests" / "typo_test.sql").write_text(SINGULAR_TEST)
+    files = {f"models/{name}": text for name, text in MODELS.items()}
+    files["seeds/prices.csv"] = "id,amount\n1,1.50\n2,20.25\n"
+    files |= {f"snapshots/{name}": text for name, text in SNAPSHOTS.items()}
+    files["tests/typo_test.sql"] = SINGULAR_TEST
+    write_files(root, files)
     return project
 
 

@@ -6,23 +6,21 @@ results are read back with PyIceberg. An unreachable server fails in one sentenc
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.functional.test_engines import (
-    DBT,
+from tests.functional.emulators import services, services_alive
+from tests.functional.harness import (
     conf_probe_project,
-    dbt,
+    dbt_in,
+    iceberg_rows,
     local_catalog,
-    services,
-    services_alive,
-    write_profile,
+    write_profiles,
+    write_project,
 )
 
 MODELS = {
@@ -67,42 +65,30 @@ def connect_output(state: dict, **extra: object) -> dict:
     }
 
 
-def write_project(root: Path, output: dict) -> Path:
-    project = root / "project"
-    (project / "models").mkdir(parents=True)
-    (project / "seeds").mkdir()
-    (project / "dbt_project.yml").write_text(
-        "name: connect_project\nversion: '1.0'\nconfig-version: 2\nprofile: connect\n"
-    )
-    for name, text in MODELS.items():
-        (project / "models" / name).write_text(text)
-    (project / "seeds" / "prices.csv").write_text(SEED)
-    profile = {"connect": {"target": "warm", "outputs": {"warm": output}}}
-    (root / "profiles.yml").write_text(json.dumps(profile))
-    return project
-
-
-def dbt_debug(folder: Path, project: Path) -> subprocess.CompletedProcess:
-    # `dbt debug` takes no --target-path.
-    return subprocess.run(
-        [DBT, "debug", "--project-dir", str(project), "--profiles-dir", str(folder)]
-        + ["--log-path", str(folder / "logs")],
-        capture_output=True,
-        text=True,
-        timeout=300,
+def write_connect_project(root: Path, output: dict) -> Path:
+    files = {f"models/{name}": text for name, text in MODELS.items()}
+    files["seeds/prices.csv"] = SEED
+    return write_project(
+        root / "project",
+        "connect_project",
+        profile="connect",
+        output=output,
+        profiles_dir=root,
+        target="warm",
+        settings={"config-version": 2},
+        files=files,
     )
 
 
 def rows(warehouse: str, table: str) -> list[dict]:
-    arrow = local_catalog(warehouse).catalog.load_table(("analytics", table)).scan().to_arrow()
-    return sorted(arrow.to_pylist(), key=lambda row: tuple(str(v) for v in row.values()))
+    return iceberg_rows(local_catalog(warehouse), "analytics", table, sort=True)
 
 
 def test_project_builds_over_spark_connect(tmp_path: Path, server: dict) -> None:
-    project = write_project(tmp_path, connect_output(server))
-    first = dbt(tmp_path, project, "build", "--vars", "{}")
+    project = write_connect_project(tmp_path, connect_output(server))
+    first = dbt_in(tmp_path, project, "build", "--vars", "{}")
     assert first.returncode == 0, first.stdout[-6000:]
-    second = dbt(tmp_path, project, "run", "--select", "merged")
+    second = dbt_in(tmp_path, project, "run", "--select", "merged")
     assert second.returncode == 0, second.stdout[-6000:]
 
     warehouse = server["warehouse"]
@@ -119,8 +105,8 @@ def test_project_builds_over_spark_connect(tmp_path: Path, server: dict) -> None
 
 
 def test_dbt_debug_names_the_server(tmp_path: Path, server: dict) -> None:
-    project = write_project(tmp_path, connect_output(server))
-    result = dbt_debug(tmp_path, project)
+    project = write_connect_project(tmp_path, connect_output(server))
+    result = dbt_in(tmp_path, project, "debug", target=False, timeout=300)
     assert result.returncode == 0, result.stdout[-4000:]
     assert "(Spark Connect server)" in result.stdout
     assert "method: connect" in result.stdout
@@ -128,8 +114,8 @@ def test_dbt_debug_names_the_server(tmp_path: Path, server: dict) -> None:
 
 def test_unreachable_connect_server_fails_in_one_sentence(tmp_path: Path) -> None:
     output = connect_output({"host": "127.0.0.1", "port": 9, "warehouse": str(tmp_path / "wh")})
-    project = write_project(tmp_path, output)
-    result = dbt(tmp_path, project, "run", "--select", "numbers")
+    project = write_connect_project(tmp_path, output)
+    result = dbt_in(tmp_path, project, "run", "--select", "numbers")
     assert result.returncode != 0
     assert "Cannot reach the Spark Connect server at 127.0.0.1:9 within 3 s" in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
@@ -141,9 +127,9 @@ def test_a_token_against_a_server_without_tls_fails_in_one_sentence(
     # A token makes the client speak TLS; the local server does not. This used to hang
     # `dbt debug` for about ten minutes in pyspark's retries, printing gRPC's handshake log.
     token = "tok-5e3c-not-for-logs"
-    project = write_project(tmp_path, connect_output(server, token=token))
+    project = write_connect_project(tmp_path, connect_output(server, token=token))
     started = time.monotonic()
-    result = dbt_debug(tmp_path, project)
+    result = dbt_in(tmp_path, project, "debug", target=False, timeout=300)
     assert time.monotonic() - started < 60
     output = result.stdout + result.stderr
     assert result.returncode != 0
@@ -156,13 +142,14 @@ def test_a_token_against_a_server_without_tls_fails_in_one_sentence(
 def test_spark_conf_reaches_the_connect_session(tmp_path: Path, server: dict) -> None:
     project = conf_probe_project(tmp_path)
     conf = {"spark.sql.shuffle.partitions": 2}
-    write_profile(tmp_path, connect_output(server, spark_conf=conf))
-    result = dbt(tmp_path, project, "run")
+    write_profiles(tmp_path, "integration_tests", connect_output(server, spark_conf=conf), "engine")
+    result = dbt_in(tmp_path, project, "run")
     assert result.returncode == 0, result.stdout[-4000:]
     assert rows(server["warehouse"], "conf_probe") == [{"shuffle_partitions": "2"}]
 
-    write_profile(tmp_path, connect_output(server, spark_conf={"spark.executor.memory": "3g"}))
-    refused = dbt(tmp_path, project, "run")
+    output = connect_output(server, spark_conf={"spark.executor.memory": "3g"})
+    write_profiles(tmp_path, "integration_tests", output, "engine")
+    refused = dbt_in(tmp_path, project, "run")
     assert refused.returncode != 0
     assert (
         "The Spark Connect server refused `spark_conf` `spark.executor.memory`: Spark reads it "

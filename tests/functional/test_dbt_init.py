@@ -8,24 +8,22 @@ import os
 import re
 import select
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import yaml
 
-DBT = str(Path(sys.executable).parent / "dbt")
+from tests.functional.harness import DBT, dbt_env
 
 
 class Prompter:
     """Answers a command's prompts as they appear on its output (a tiny `expect`)."""
 
     def __init__(self, command: list[str], cwd: Path) -> None:
-        env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "NO_COLOR": "1"}
         self.process = subprocess.Popen(
             command,
             cwd=cwd,
-            env=env,
+            env=dbt_env(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

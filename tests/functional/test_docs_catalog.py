@@ -17,6 +17,8 @@ from dbt.tests.adapter.basic.test_get_catalog_for_single_relation import (
 from dbt.tests.util import get_connection, run_dbt
 from dbt_common.contracts.metadata import CatalogTable, ColumnMetadata, StatsItem, TableMetadata
 
+from tests.functional.harness import described_columns, latest_snapshot_summary
+
 PEOPLE_CSV = "id,name,joined\n1,Ann,2024-01-01\n2,Bob,2024-02-01\n3,Cid,2024-03-01\n"
 
 PEOPLE_TABLE_SQL = """
@@ -31,37 +33,18 @@ from {{ ref('people_table') }}
 """
 
 
-def spark_columns(project, schema: str, name: str) -> list[tuple[str, str, str | None]]:
-    """(name, type, comment) of a relation as Spark's `DESCRIBE` reports them."""
-    columns = []
-    for row in project.run_sql(f"describe `{schema}`.`{name}`", fetch="all"):
-        if not row[0] or row[0].startswith("#"):
-            break
-        columns.append((row[0], row[1], row[2] or None))
-    return columns
-
-
-def current_snapshot_summary(project, schema: str, name: str) -> dict[str, str]:
-    """Summary of the table's newest snapshot, read by Spark from Iceberg metadata."""
-    row = project.run_sql(
-        f"select summary from `{schema}`.`{name}`.snapshots order by committed_at desc limit 1",
-        fetch="one",
-    )
-    return dict(row[0])
-
-
 def spark_catalog_table(project, name: str, kind: str) -> CatalogTable:
     """The CatalogTable the adapter should report, built from Spark's view of the table."""
     schema = project.test_schema
     columns = {
         column: ColumnMetadata(type=data_type, index=index, name=column, comment=comment)
         for index, (column, data_type, comment) in enumerate(
-            spark_columns(project, schema, name), start=1
+            described_columns(project, f"`{schema}`.`{name}`"), start=1
         )
     }
     stats: dict[str, StatsItem] = {}
     if kind == "table":
-        summary = current_snapshot_summary(project, schema, name)
+        summary = latest_snapshot_summary(project, f"`{schema}`.`{name}`")
         stats = {
             "row_count": StatsItem(
                 id="row_count",
@@ -130,7 +113,7 @@ class TestDocsGenerateCatalog:
         assert stats["bytes"]["value"] > 0
         assert stats["has_stats"]["value"] is True
         # The same figures as the snapshot summary Spark reads from the table's metadata.
-        summary = current_snapshot_summary(project, schema, "people_table")
+        summary = latest_snapshot_summary(project, f"`{schema}`.`people_table`")
         assert stats["row_count"]["value"] == int(summary["total-records"])
         assert stats["num_files"]["value"] == int(summary["total-data-files"])
         assert stats["bytes"]["value"] == int(summary["total-files-size"])
@@ -164,7 +147,7 @@ class TestDocsGenerateCatalog:
         ]:
             listed = sorted(nodes[unique_id]["columns"].values(), key=lambda c: c["index"])
             assert [(c["name"], c["type"]) for c in listed] == [
-                (n, t) for n, t, _ in spark_columns(project, schema, name)
+                (n, t) for n, t, _ in described_columns(project, f"`{schema}`.`{name}`")
             ]
 
     def test_single_relation_matches_docs(self, project):

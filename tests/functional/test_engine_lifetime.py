@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.functional.test_faults import Project, assert_readable
+from tests.functional.harness import Project, assert_readable
 
 # The reaper's grace (3 s, jvm_process.REAPER_GRACE_SECONDS) plus a loaded machine's slack.
 JVM_GONE_WITHIN = 12.0

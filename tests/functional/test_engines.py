@@ -10,47 +10,33 @@ test below checks that it fails at compile time saying so.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS, CatalogConfig
-from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
+from tests.functional.emulators import services, services_alive
+from tests.functional.harness import (
+    conf_probe_project,
+    dbt_in,
+    iceberg_rows,
+    local_catalog,
+    node_statuses,
+    passed_run_results,
+    write_files,
+    write_profiles,
+    write_project,
+)
 from tests.functional.test_concurrency import SCHEMA_GROUPS, model_files
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = REPO / "integration_tests"
-PYTHON = sys.executable
-DBT = str(Path(sys.executable).parent / "dbt")
 PYTHON_MODEL = "customer_balances_py"
 # Columns whose values come from the clock of the build (scd2 validity, snapshot
 # bookkeeping, events relative to now): the same on no two builds, whatever the engine.
 CLOCK_COLUMN_PREFIXES = ("dbt_", "valid_")
 CLOCK_COLUMNS = {"event_ts"}
-
-
-def services(action: str, service: str, run_dir: Path, *extra: str) -> dict:
-    result = subprocess.run(
-        [
-            PYTHON,
-            str(REPO / "scripts" / "spark_services.py"),
-            service,
-            action,
-            "--run-dir",
-            str(run_dir),
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return json.loads(result.stdout) if result.stdout.strip() else {}
 
 
 @pytest.fixture(scope="module")
@@ -75,54 +61,14 @@ def thrift(run_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     assert not services_alive(run_dir, "thrift")
 
 
-def services_alive(run_dir: Path, service: str) -> bool:
-    result = subprocess.run(
-        [
-            PYTHON,
-            str(REPO / "scripts" / "spark_services.py"),
-            service,
-            "status",
-            "--run-dir",
-            str(run_dir),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
-    return result.returncode == 0
-
-
 def write_profile(folder: Path, output: dict) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    profile = {"integration_tests": {"target": "engine", "outputs": {"engine": output}}}
-    (folder / "profiles.yml").write_text(json.dumps(profile))
-
-
-def dbt(folder: Path, project: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [
-            DBT,
-            *args,
-            "--project-dir",
-            str(project),
-            "--profiles-dir",
-            str(folder),
-            "--target-path",
-            str(folder / "target"),
-            "--log-path",
-            str(folder / "logs"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
+    write_profiles(folder, "integration_tests", output, target="engine")
 
 
 def build_phase(folder: Path, phase: int, *extra: str) -> None:
-    result = dbt(folder, PROJECT, "build", "--vars", f"{{schema_phase: {phase}}}", *extra)
-    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
-    results = json.loads((folder / "target" / "run_results.json").read_text())
-    statuses = {r["unique_id"]: r["status"] for r in results["results"]}
+    result = dbt_in(folder, PROJECT, "build", "--vars", f"{{schema_phase: {phase}}}", *extra)
+    results = passed_run_results(result, folder / "target", stderr_tail=2000)
+    statuses = node_statuses(results)
     assert set(statuses.values()) <= {"success", "pass"}, statuses
 
 
@@ -131,23 +77,14 @@ def build_twice(folder: Path, *extra: str) -> None:
         build_phase(folder, phase, *extra)
 
 
-def local_catalog(warehouse: Path | str) -> IcebergCatalog:
-    return IcebergCatalog(
-        CatalogConfig(name="local", catalog_type="local", warehouse=str(warehouse))
-    )
-
-
 def table_contents(warehouse: Path) -> dict[str, list[tuple]]:
     """Every table of the project's namespace, read with PyIceberg, without clock columns."""
-    catalog = IcebergCatalog(
-        CatalogConfig(name="local", catalog_type="local", warehouse=str(warehouse))
-    )
+    catalog = local_catalog(warehouse)
     contents = {}
     for relation in catalog.list_relations("analytics"):
         if relation.kind != "table":
             continue
-        table = catalog.catalog.load_table(("analytics", relation.name))
-        rows = table.scan().to_arrow().to_pylist()
+        rows = iceberg_rows(catalog, "analytics", relation.name)
         kept = [
             {
                 k: v
@@ -211,7 +148,7 @@ def test_same_results_on_three_engines(tmp_path: Path, cluster: dict, thrift: di
 def test_python_model_over_thrift_fails_at_compile_time(tmp_path: Path, thrift: dict) -> None:
     folder = tmp_path / "thrift-python"
     write_profile(folder, thrift_output(thrift))
-    result = dbt(folder, PROJECT, "compile", "--select", PYTHON_MODEL)
+    result = dbt_in(folder, PROJECT, "compile", "--select", PYTHON_MODEL)
     assert result.returncode != 0
     assert f"Python model `{PYTHON_MODEL}` needs `method: session`" in result.stdout
 
@@ -225,32 +162,27 @@ def test_unreachable_thrift_server_fails_fast_naming_host_and_port(tmp_path: Pat
             "connect_timeout": 3,
         },
     )
-    result = dbt(folder, PROJECT, "run", "--select", "stg_customers")
+    result = dbt_in(folder, PROJECT, "run", "--select", "stg_customers")
     assert result.returncode != 0
     assert "Cannot reach the Spark Thrift Server at 127.0.0.1:9 within 3 s" in result.stdout
 
 
 def test_threads_eight_over_thrift(tmp_path: Path, thrift: dict) -> None:
-    project = tmp_path / "many"
-    (project / "models").mkdir(parents=True)
-    (project / "seeds").mkdir()
-    (project / "dbt_project.yml").write_text(
-        "name: many\nversion: '1.0'\nconfig-version: 2\nprofile: integration_tests\n"
+    project = write_project(
+        tmp_path / "many",
+        "many",
+        profile="integration_tests",
+        settings={"config-version": 2},
+        files={"seeds/numbers.csv": "id\n" + "\n".join(str(i) for i in range(1, 21)) + "\n"},
     )
-    (project / "seeds" / "numbers.csv").write_text(
-        "id\n" + "\n".join(str(i) for i in range(1, 21)) + "\n"
-    )
-    for name, sql in model_files().items():
-        (project / "models" / name).write_text(sql)
+    write_files(project / "models", model_files())
     folder = tmp_path / "many-profile"
     write_profile(folder, thrift_output(thrift, threads=8))
     for _ in range(2):
-        result = dbt(folder, project, "build")
+        result = dbt_in(folder, project, "build")
         assert result.returncode == 0, result.stdout[-6000:]
         assert "locked" not in result.stdout
-    catalog = IcebergCatalog(
-        CatalogConfig(name="local", catalog_type="local", warehouse=thrift["warehouse"])
-    )
+    catalog = local_catalog(thrift["warehouse"])
     for group in SCHEMA_GROUPS:
         namespace = f"analytics_{group}"
         for relation in catalog.list_relations(namespace):
@@ -262,41 +194,22 @@ def test_threads_eight_over_thrift(tmp_path: Path, thrift: dict) -> None:
             assert sorted(ids) == list(range(1, 21)), (namespace, relation.name)
 
 
-# Reads the server session's value while the model compiles, on the model's own connection.
-CONF_PROBE = (
-    "{{ config(materialized='table') }}\n"
-    "{% set value = run_query('SET spark.sql.shuffle.partitions').columns[1].values()[0]"
-    " if execute else '' %}\n"
-    "select '{{ value }}' as shuffle_partitions\n"
-)
-
-
-def conf_probe_project(root: Path) -> Path:
-    project = root / "conf-probe"
-    (project / "models").mkdir(parents=True)
-    (project / "dbt_project.yml").write_text(
-        "name: conf_probe\nversion: '1.0'\nconfig-version: 2\nprofile: integration_tests\n"
-    )
-    (project / "models" / "conf_probe.sql").write_text(CONF_PROBE)
-    return project
-
-
 def test_spark_conf_reaches_the_thrift_session(tmp_path: Path, thrift: dict) -> None:
     project = conf_probe_project(tmp_path)
     folder = tmp_path / "conf-profile"
     # Two threads, two server sessions: each gets the setting.
     conf = {"spark.sql.shuffle.partitions": 2}
     write_profile(folder, {**thrift_output(thrift, threads=2), "spark_conf": conf})
-    result = dbt(folder, project, "run")
+    result = dbt_in(folder, project, "run")
     assert result.returncode == 0, result.stdout[-4000:]
-    table = local_catalog(thrift["warehouse"]).catalog.load_table(("analytics", "conf_probe"))
-    assert table.scan().to_arrow().to_pylist() == [{"shuffle_partitions": "2"}]
+    rows = iceberg_rows(local_catalog(thrift["warehouse"]), "analytics", "conf_probe")
+    assert rows == [{"shuffle_partitions": "2"}]
 
     # A key Spark reads only at launch is refused, naming it; one the server already has
     # at the asked value (Iceberg's SQL extensions) is in effect and passes.
     launch_only = {"spark.executor.memory": "3g", "spark.sql.extensions": ICEBERG_EXTENSIONS}
     write_profile(folder, {**thrift_output(thrift), "spark_conf": launch_only})
-    refused = dbt(folder, project, "run")
+    refused = dbt_in(folder, project, "run")
     assert refused.returncode != 0
     assert (
         "The Spark Thrift Server refused `spark_conf` `spark.executor.memory`: Spark reads it "

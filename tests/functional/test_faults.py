@@ -16,93 +16,12 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-import yaml
 
-from dbt.adapters.s3tables.catalogs.config import CatalogConfig
-from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+from tests.functional.harness import SCHEMA, Project, assert_readable, iceberg_rows
 
-DBT = str(Path(sys.executable).parent / "dbt")
-SCHEMA = "faults"
 # A statement that takes `ms` milliseconds: the condition calls Thread.sleep once per row
 # (reflect is non-deterministic, so Spark keeps it), leaving time for another process.
 PAUSE = "coalesce(reflect('java.lang.Thread', 'sleep', cast({ms} as bigint)), 'slept') is not null"
-
-
-class Project:
-    """A dbt project in its own folder, with its own warehouse, run in subprocesses."""
-
-    def __init__(self, root: Path, warehouse: Path | str, **profile: object) -> None:
-        self.root = root
-        self.warehouse = Path(warehouse)
-        (root / "models").mkdir(parents=True, exist_ok=True)
-        (root / "dbt_project.yml").write_text("name: faults\nversion: '1.0'\nprofile: faults\n")
-        target = {
-            "type": "s3tables",
-            "schema": SCHEMA,
-            "warehouse": str(warehouse),
-            "master": "local[2]",
-            "threads": 1,
-            **profile,
-        }
-        outputs = {"dev": target}
-        (root / "profiles.yml").write_text(
-            yaml.safe_dump({"faults": {"target": "dev", "outputs": outputs}})
-        )
-
-    def model(self, name: str, sql: str) -> None:
-        (self.root / "models" / f"{name}.sql").write_text(sql)
-
-    def command(self, *args: str, log_path: str = "logs") -> list[str]:
-        return [
-            DBT,
-            *args,
-            "--profiles-dir",
-            str(self.root),
-            "--project-dir",
-            str(self.root),
-            "--log-path",
-            str(self.root / log_path),
-            "--target-path",
-            str(self.root / f"target-{log_path}"),
-        ]
-
-    @staticmethod
-    def env() -> dict[str, str]:
-        return {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "NO_COLOR": "1"}
-
-    def run(self, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            self.command(*args),
-            cwd=self.root,
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-
-    def start(self, *args: str, log_path: str) -> subprocess.Popen:
-        return subprocess.Popen(
-            self.command(*args, log_path=log_path),
-            cwd=self.root,
-            env=self.env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-
-    def catalog(self) -> IcebergCatalog:
-        return IcebergCatalog(
-            CatalogConfig(name="local", catalog_type="local", warehouse=str(self.warehouse))
-        )
-
-    def ids(self, table: str) -> list[int]:
-        rows = self.catalog().load_table(SCHEMA, table).scan().to_arrow()
-        return sorted(rows.column("id").to_pylist())
-
-
-def assert_readable(output: str) -> None:
-    assert "Traceback" not in output, output
-    assert "\tat org.apache" not in output and "at java." not in output, output
 
 
 # --- 1. secrets ---------------------------------------------------------------------------
@@ -159,7 +78,7 @@ def test_secrets_never_appear_on_command_lines_logs_or_artifacts(tmp_path: Path)
     assert leaks == []
 
     # The secrets reached the running JVM all the same.
-    table = project.catalog().load_table(SCHEMA, "secret_check").scan().to_arrow().to_pylist()
+    table = project.rows("secret_check")
     digest = {k: hashlib.sha256(v.encode()).hexdigest() for k, v in SECRETS.items()}
     assert table == [{"hadoop": digest["spark_conf"], "catalog": digest["catalog_properties"]}]
 
@@ -291,7 +210,7 @@ def test_a_merge_that_loses_to_a_concurrent_commit_is_rerun(tmp_path: Path) -> N
     output = run.communicate(timeout=600)[0]
     assert run.returncode == 0, output
     assert "write conflict; retry 1 of 3" in log.read_text(), "the merge never conflicted"
-    table = catalog.load_table(SCHEMA, "merged").scan().to_arrow().to_pylist()
+    table = iceberg_rows(catalog, SCHEMA, "merged")
     merged = {r["id"]: r["v"] for r in table}
     assert len(merged) == len(table) == 50 + appended  # no key twice, nothing lost
     assert all(merged[i] == 2 * i for i in range(1, 51))
@@ -332,7 +251,7 @@ def test_a_merge_that_loses_to_snapshot_expiry_is_rerun(tmp_path: Path) -> None:
     assert "snapshot expiry (maintenance) removed the snapshot the statement started from" in (
         log.read_text()
     ), "the merge never lost to expiry"
-    rows = catalog.load_table(SCHEMA, "merged").scan().to_arrow().to_pylist()
+    rows = iceberg_rows(catalog, SCHEMA, "merged")
     merged = {r["id"]: r["v"] for r in rows}
     assert len(merged) == len(rows) == 51
     assert all(merged[i] == 2 * i for i in range(1, 51)) and merged[1000] == 0
@@ -348,7 +267,7 @@ def test_two_overlapping_runs_on_one_table_both_land(tmp_path: Path) -> None:
         assert_readable(output)
         # Only a conflict that outlasted every retry may fail a run, and it says so.
         assert job.returncode == 0 or "Iceberg commit conflict" in output, output
-    table = project.catalog().load_table(SCHEMA, "merged").scan().to_arrow().to_pylist()
+    table = project.rows("merged")
     assert sorted((r["id"], r["v"]) for r in table) == [(i, 3 * i) for i in range(1, 51)]
 
 
@@ -403,7 +322,7 @@ def test_two_audited_builds_at_once_each_publish_or_say_why(tmp_path: Path) -> N
             else:  # lost the race to publish: main had moved on; said in one sentence
                 assert "its tests passed but the publish failed" in outputs[job], outputs[job]
         assert published, outputs
-        rows = project.catalog().load_table(SCHEMA, "audited").scan().to_arrow().to_pylist()
+        rows = project.rows("audited")
         ids = sorted(r["id"] for r in rows)
         assert {r["round"] for r in rows} == {round_}
         assert any(ids == [job * 100 + i for i in (1, 2, 3)] for job in published), ids

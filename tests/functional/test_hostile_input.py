@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.test_seeds import snapshot_ids
+from tests.functional.harness import snapshot_ids, table_rows
 
 SEED = "id,amount,day\n1,10,2024-01-01\n2,20,2024-01-02\n"
 SEED_TYPES = """
@@ -27,8 +27,7 @@ class TestSeedValuesMustFitTheirTypes:
         return {"payments.csv": SEED, "payments.yml": SEED_TYPES}
 
     def rows(self, project) -> list[tuple]:
-        sql = "select id, amount, day from {schema}.payments order by id"
-        return [tuple(r) for r in project.run_sql(sql, fetch="all")]
+        return table_rows(project, "payments", "id, amount, day", order_by="id")
 
     @pytest.mark.parametrize(
         ("row", "column", "value", "type_name"),

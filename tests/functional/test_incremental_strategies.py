@@ -8,100 +8,27 @@ with different input; rows are compared as sorted lists of tuples.
 from __future__ import annotations
 
 import datetime
-import json
-import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 import pytest
 from dbt.tests.util import run_dbt
 
-# --- helpers -------------------------------------------------------------------------
-
-
-def batch_model(config: str, batches: Mapping[int, str]) -> str:
-    """A model whose query is chosen by `var('batch', 1)`; `config` is the text inside
-    `config(...)`."""
-    lines = ["{{ config(" + config + ") }}"]
-    for index, (batch, sql) in enumerate(sorted(batches.items())):
-        keyword = "if" if index == 0 else "elif"
-        lines.append(f"{{% {keyword} var('batch', 1) | int == {batch} %}}")
-        lines.append(sql.strip())
-    lines.append("{% endif %}")
-    return "\n".join(lines) + "\n"
-
-
-def _sort_key(row: tuple) -> tuple:
-    return tuple((value is not None, value) for value in row)
-
-
-def sort_rows(rows: Iterable[Iterable]) -> list[tuple]:
-    return sorted((tuple(r) for r in rows), key=_sort_key)
-
-
-def table_rows(project, sql: str) -> list[tuple]:
-    return sort_rows(project.run_sql(sql, fetch="all"))
-
-
-def relation(project, name: str) -> str:
-    return f"{project.test_schema}.{name}"
-
-
-def latest_snapshot_id(project, table: str) -> int | None:
-    row = project.run_sql(
-        f"select snapshot_id from {table}.snapshots order by committed_at desc limit 1",
-        fetch="one",
-    )
-    return row[0] if row else None
-
-
-def snapshot_count(project, table: str) -> int:
-    return project.run_sql(f"select count(*) from {table}.snapshots", fetch="one")[0]
-
-
-def column_names(project, table: str) -> list[str]:
-    names = []
-    for row in project.run_sql(f"describe {table}", fetch="all"):
-        if not row[0] or row[0].startswith("#"):
-            break
-        names.append(row[0])
-    return names
-
-
-def results_by_model(results) -> dict[str, object]:
-    return {r.node.name: r for r in results}
-
-
-def run_results_responses(project) -> dict[str, dict]:
-    path = os.path.join(str(project.project_root), "target", "run_results.json")
-    with open(path) as handle:
-        data = json.load(handle)
-    return {r["unique_id"].split(".")[-1]: r["adapter_response"] for r in data["results"]}
-
-
-def run_vars(**values: object) -> list[str]:
-    return ["--vars", json.dumps(values)]
-
-
-def assert_all_passed(results, count: int) -> None:
-    assert len(results) == count
-    failed = [(r.node.name, r.status, r.message) for r in results if r.status != "success"]
-    assert not failed
-
-
-def run_batches(batches: Iterable[int]) -> list[dict[str, tuple[str, str | None]]]:
-    """Run every model once per batch, whatever fails; (status, message) per model."""
-    outcomes = []
-    for batch in batches:
-        results = run_dbt(["run", *run_vars(batch=batch)], expect_pass=None)
-        outcomes.append({r.node.name: (str(r.status), r.message) for r in results})
-    return outcomes
-
-
-def assert_model_passed(outcomes: list[dict[str, tuple[str, str | None]]], name: str) -> None:
-    """A test about one model fails on that model's own error, not on another's."""
-    for batch, outcome in enumerate(outcomes, start=1):
-        assert outcome[name][0] == "success", (batch, outcome[name])
-
+from tests.functional.harness import (
+    adapter_responses,
+    assert_all_passed,
+    assert_model_passed,
+    batch_model,
+    column_names,
+    day,
+    latest_snapshot_id,
+    query_rows,
+    relation,
+    results_by_model,
+    run_batches,
+    run_vars,
+    snapshot_count,
+    sort_rows,
+)
 
 # --- 1. append -----------------------------------------------------------------------
 
@@ -125,16 +52,16 @@ class TestAppend:
         query = f"select id, label from {table}"
 
         assert_all_passed(run_dbt(["run"]), 1)
-        assert table_rows(project, query) == [(1, "a"), (2, "b")]
+        assert query_rows(project, query) == [(1, "a"), (2, "b")]
         count = snapshot_count(project, table)
 
         assert_all_passed(run_dbt(["run", *run_vars(batch=2)]), 1)
         # Append never deduplicates: (1, 'a') is there twice.
-        assert table_rows(project, query) == sort_rows([(1, "a"), (2, "b"), (3, "c"), (1, "a")])
+        assert query_rows(project, query) == sort_rows([(1, "a"), (2, "b"), (3, "c"), (1, "a")])
         assert snapshot_count(project, table) == count + 1
 
         assert_all_passed(run_dbt(["run", *run_vars(batch=3)]), 1)
-        assert table_rows(project, query) == sort_rows(
+        assert query_rows(project, query) == sort_rows(
             [(1, "a"), (2, "b"), (3, "c"), (1, "a"), (4, "d")]
         )
         assert snapshot_count(project, table) == count + 2
@@ -222,31 +149,31 @@ class TestMerge:
 
     def test_updates_matched_inserts_new(self, project, outcomes):
         assert_model_passed(outcomes, "merge_basic")
-        rows = table_rows(project, f"select id, label from {relation(project, 'merge_basic')}")
+        rows = query_rows(project, f"select id, label from {relation(project, 'merge_basic')}")
         assert rows == [(1, "a"), (2, "B"), (3, "C"), (4, "d")]
 
     def test_composite_key(self, project, outcomes):
         assert_model_passed(outcomes, "merge_composite")
         table = relation(project, "merge_composite")
-        rows = table_rows(project, f"select k1, k2, v from {table}")
+        rows = query_rows(project, f"select k1, k2, v from {table}")
         assert rows == [(1, "x", "v1"), (1, "y", "V2"), (2, "x", "v3"), (2, "y", "v4")]
 
     def test_null_key_matches_null_key(self, project, outcomes):
         assert_model_passed(outcomes, "merge_null_key")
         table = relation(project, "merge_null_key")
-        rows = table_rows(project, f"select k1, k2, v from {table}")
+        rows = query_rows(project, f"select k1, k2, v from {table}")
         assert rows == sort_rows([(1, None, "A"), (2, "x", "b"), (3, None, "c")])
 
     def test_source_duplicates_collapse(self, project, outcomes):
         assert_model_passed(outcomes, "merge_duplicates")
         table = relation(project, "merge_duplicates")
-        rows = table_rows(project, f"select id, label from {table}")
+        rows = query_rows(project, f"select id, label from {table}")
         assert rows == [(1, "u"), (2, "b"), (5, "n")]
 
     def test_watermark_greatest_wins(self, project, outcomes):
         assert_model_passed(outcomes, "merge_watermark")
         table = relation(project, "merge_watermark")
-        rows = table_rows(project, f"select id, label, updated_at from {table}")
+        rows = query_rows(project, f"select id, label, updated_at from {table}")
         assert rows == [
             (1, "newest", datetime.datetime(2024, 4, 1)),
             (2, "keep", datetime.datetime(2024, 1, 1)),
@@ -256,14 +183,14 @@ class TestMerge:
     def test_merge_update_columns(self, project, outcomes):
         assert_model_passed(outcomes, "merge_update_columns")
         table = relation(project, "merge_update_columns")
-        rows = table_rows(project, f"select id, a, b from {table}")
+        rows = query_rows(project, f"select id, a, b from {table}")
         # Matched rows update `a` only; inserted rows get every column.
         assert rows == [(1, "A1", "b1"), (2, "a2", "b2"), (3, "a3", "b3")]
 
     def test_merge_exclude_columns(self, project, outcomes):
         assert_model_passed(outcomes, "merge_exclude_columns")
         table = relation(project, "merge_exclude_columns")
-        rows = table_rows(project, f"select id, a, b, c from {table}")
+        rows = query_rows(project, f"select id, a, b, c from {table}")
         assert rows == [(1, "A1", "b1", "C1"), (2, "a2", "b2", "c2"), (3, "a3", "b3", "c3")]
 
 
@@ -288,17 +215,17 @@ class TestDeleteInsert:
         table = relation(project, "delete_insert_model")
         query = f"select id, label from {table}"
         assert_all_passed(run_dbt(["run"]), 1)
-        assert table_rows(project, query) == [(1, "a"), (2, "b"), (3, "c")]
+        assert query_rows(project, query) == [(1, "a"), (2, "b"), (3, "c")]
         count = snapshot_count(project, table)
 
         assert_all_passed(run_dbt(["run", *run_vars(batch=2)]), 1)
         # Key 2 replaced by both its source rows, key 4 inserted, keys 1 and 3 untouched.
-        assert table_rows(project, query) == [(1, "a"), (2, "x"), (2, "y"), (3, "c"), (4, "d")]
+        assert query_rows(project, query) == [(1, "a"), (2, "x"), (2, "y"), (3, "c"), (4, "d")]
         assert snapshot_count(project, table) == count + 1
 
         # Both target rows of key 2 go; the one source row comes in.
         assert_all_passed(run_dbt(["run", *run_vars(batch=3)]), 1)
-        assert table_rows(project, query) == [(1, "a"), (2, "z"), (3, "c"), (4, "d")]
+        assert query_rows(project, query) == [(1, "a"), (2, "z"), (3, "c"), (4, "d")]
         assert snapshot_count(project, table) == count + 2
 
 
@@ -344,10 +271,6 @@ from (select count(distinct day) as day_count from {{ ref('insert_overwrite_mode
 """
 
 
-def day(n: int) -> datetime.date:
-    return datetime.date(2024, 1, n)
-
-
 class TestInsertOverwrite:
     @pytest.fixture(scope="class")
     def macros(self):
@@ -368,7 +291,7 @@ class TestInsertOverwrite:
         query = f"select id, label, day from {table}"
 
         assert_all_passed(run_dbt(["run", "--threads", "1"]), 2)
-        assert table_rows(project, query) == [
+        assert query_rows(project, query) == [
             (1, "a", day(1)),
             (2, "b", day(1)),
             (3, "c", day(2)),
@@ -377,7 +300,7 @@ class TestInsertOverwrite:
 
         assert_all_passed(run_dbt(["run", "--threads", "1", *run_vars(batch=2)]), 2)
         # Day 2 replaced, day 4 added, days 1 and 3 untouched.
-        assert table_rows(project, query) == [
+        assert query_rows(project, query) == [
             (1, "a", day(1)),
             (2, "b", day(1)),
             (4, "d", day(3)),
@@ -385,12 +308,12 @@ class TestInsertOverwrite:
             (6, "f", day(4)),
         ]
         merge_table = relation(project, "merge_after_overwrite")
-        assert table_rows(project, f"select id, batch from {merge_table}") == [
+        assert query_rows(project, f"select id, batch from {merge_table}") == [
             (3, "1"),
             (4, "2"),
         ]
 
-        probes = dict(table_rows(project, "select label, mode from {schema}.mode_probe"))
+        probes = dict(query_rows(project, "select label, mode from {schema}.mode_probe"))
         assert set(probes) == {
             "insert_overwrite_post_1",
             "insert_overwrite_post_2",
@@ -426,7 +349,7 @@ class TestInsertOverwriteNeedsPartitionBy:
         query = f"select id, label from {table}"
         assert_all_passed(run_dbt(["run"]), 1)
         snapshot = latest_snapshot_id(project, table)
-        assert table_rows(project, query) == [(1, "a"), (2, "b")]
+        assert query_rows(project, query) == [(1, "a"), (2, "b")]
 
         results = run_dbt(
             ["run", *run_vars(batch=2, strategy="insert_overwrite")], expect_pass=False
@@ -435,7 +358,7 @@ class TestInsertOverwriteNeedsPartitionBy:
         assert results[0].status == "error"
         assert "partition_by" in results[0].message
         assert latest_snapshot_id(project, table) == snapshot
-        assert table_rows(project, query) == [(1, "a"), (2, "b")]
+        assert query_rows(project, query) == [(1, "a"), (2, "b")]
 
 
 # --- 5. scd2 -------------------------------------------------------------------------
@@ -487,7 +410,7 @@ class TestScd2:
         }
         first_run = run_batches([1])
         first_rows = {
-            name: table_rows(project, query.format(table=relation(project, name)))
+            name: query_rows(project, query.format(table=relation(project, name)))
             for name, query in queries.items()
             if first_run[0][name][0] == "success"
         }
@@ -512,7 +435,7 @@ class TestScd2:
     def test_second_run_history(self, project, history):
         first_from = {r[0]: r[3] for r in self.first_rows(history, "scd2_basic")}
         table = relation(project, "scd2_basic")
-        rows = table_rows(
+        rows = query_rows(
             project,
             f"select id, status, note, valid_to is null as is_open, valid_from, valid_to "
             f"from {table}",
@@ -537,7 +460,7 @@ class TestScd2:
     def test_check_cols_ignores_other_columns(self, project, history):
         first_from = {r[0]: r[3] for r in self.first_rows(history, "scd2_check_cols")}
         table = relation(project, "scd2_check_cols")
-        rows = table_rows(
+        rows = query_rows(
             project, f"select id, status, note, valid_to is null, valid_from from {table}"
         )
         assert [r[:4] for r in rows] == [
@@ -551,7 +474,7 @@ class TestScd2:
         first_from = {r[0]: r[2] for r in self.first_rows(history, "scd2_custom_names")}
         table = relation(project, "scd2_custom_names")
         assert column_names(project, table) == ["id", "status", "effective_from", "effective_to"]
-        rows = table_rows(
+        rows = query_rows(
             project, f"select id, status, effective_to is null, effective_from from {table}"
         )
         assert [r[:3] for r in rows] == [
@@ -673,13 +596,13 @@ class TestFailedRunWritesNothing:
             table = relation(project, name)
             state[name] = (
                 latest_snapshot_id(project, table),
-                table_rows(project, query.format(table=table)),
+                query_rows(project, query.format(table=table)),
             )
         return state
 
     def assert_rows(self, project, expected: Mapping[str, list[tuple]]) -> None:
         actual = {
-            name: table_rows(project, query.format(table=relation(project, name)))
+            name: query_rows(project, query.format(table=relation(project, name)))
             for name, query in FAILING_QUERIES.items()
         }
         assert actual == {name: sort_rows(rows) for name, rows in expected.items()}
@@ -743,7 +666,7 @@ class TestRowCountsInRunResults:
     def test_adapter_response_counts_and_snapshot(self, project):
         assert_all_passed(run_dbt(["run"]), len(COUNT_MODELS))
         assert_all_passed(run_dbt(["run", *run_vars(batch=2)]), len(COUNT_MODELS))
-        responses = run_results_responses(project)
+        responses = adapter_responses(project)
 
         merge = responses["count_merge"]
         assert (merge["rows_inserted"], merge["rows_updated"], merge["rows_deleted"]) == (1, 2, 0)
@@ -761,10 +684,10 @@ class TestRowCountsInRunResults:
             assert responses[name]["snapshot_id"] == current, name
 
         # The counts describe the rows the tables really hold.
-        rows = table_rows(project, f"select id, label from {relation(project, 'count_merge')}")
+        rows = query_rows(project, f"select id, label from {relation(project, 'count_merge')}")
         assert rows == [(1, "a"), (2, "B"), (3, "C"), (4, "d")]
         table = relation(project, "count_delete_insert")
-        rows = table_rows(project, f"select id, label from {table}")
+        rows = query_rows(project, f"select id, label from {table}")
         assert rows == [(1, "x"), (2, "y"), (2, "z"), (3, "c")]
 
 
@@ -794,7 +717,7 @@ class TestBadConfigWritesNothing:
         assert len(results) == 1
         assert results[0].status == "error"
         assert latest_snapshot_id(project, table) == snapshot
-        rows = table_rows(project, f"select id, label from {table}")
+        rows = query_rows(project, f"select id, label from {table}")
         assert rows == [(1, "a"), (2, "b")]
         return results[0].message or ""
 

@@ -8,14 +8,12 @@ holds one SparkSession bound to one catalog.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.functional.harness import DBT, dbt_in, node_statuses, passed_run_results
+
 PROJECT = Path(__file__).resolve().parents[2] / "integration_tests"
-DBT = str(Path(sys.executable).parent / "dbt")
 
 
 def build(tmp_path: Path, *extra: str, s3tables_rules: bool = False, dbt: str = DBT) -> dict:
@@ -26,28 +24,11 @@ def build(tmp_path: Path, *extra: str, s3tables_rules: bool = False, dbt: str = 
         "DBT_S3TABLES_WAREHOUSE": str(tmp_path / "warehouse"),
         "DBT_S3TABLES_RULES": str(s3tables_rules).lower(),
     }
-    result = subprocess.run(
-        [
-            dbt,
-            "build",
-            "--project-dir",
-            str(PROJECT),
-            "--profiles-dir",
-            str(PROJECT),
-            "--target-path",
-            str(tmp_path / "target"),
-            "--log-path",
-            str(tmp_path / "logs"),
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=900,
+    result = dbt_in(
+        tmp_path, PROJECT, "build", *extra, profiles_dir=PROJECT, env=env, timeout=900, dbt=dbt
     )
-    assert result.returncode == 0, f"{dbt}: " + result.stdout[-6000:] + result.stderr[-3000:]
-    results = json.loads((tmp_path / "target" / "run_results.json").read_text())
-    statuses = {r["unique_id"]: r["status"] for r in results["results"]}
+    results = passed_run_results(result, tmp_path / "target", prefix=f"{dbt}: ")
+    statuses = node_statuses(results)
     assert statuses, "dbt build ran nothing"
     assert set(statuses.values()) <= {"success", "pass"}, statuses
     return results

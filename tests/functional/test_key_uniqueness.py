@@ -8,13 +8,13 @@ from __future__ import annotations
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.test_incremental_strategies import (
+from tests.functional.harness import (
     assert_all_passed,
     batch_model,
+    query_rows,
     relation,
     run_vars,
     snapshot_count,
-    table_rows,
 )
 
 BATCHES = {
@@ -64,7 +64,7 @@ class TestDeclaredUniqueKey:
         assert_all_passed(results, 3)
         for model in ("configured", "constrained", "deduplicated"):
             table = relation(project, model)
-            assert table_rows(project, query.format(table)) == [(1, "a"), (2, "B"), (3, "c")]
+            assert query_rows(project, query.format(table)) == [(1, "a"), (2, "B"), (3, "c")]
         assert "used as they are (`unique_key_is_unique: true`)" in debug_line(log, "configured")
         assert "used as they are (a unique constraint on id)" in debug_line(log, "constrained")
         # Undeclared, the rows were counted: no key repeats, so no dedup either.
@@ -82,7 +82,7 @@ class TestDeclaredUniqueKey:
         assert "nothing was committed" in failed.message
         table = relation(project, "configured")
         assert snapshot_count(project, table) == snapshots["configured"]
-        assert table_rows(project, query.format(table)) == [(1, "a"), (2, "B"), (3, "c")]
+        assert query_rows(project, query.format(table)) == [(1, "a"), (2, "B"), (3, "c")]
 
 
 REPEATED_KEY_ROWS = {
@@ -110,24 +110,24 @@ class TestRepeatedKeys:
         warning = "`unique_key` value(s) appear in more than one of the model's rows"
 
         _, log = run_dbt_and_capture(["run"])
-        assert table_rows(project, query) == [(1, "a"), (1, "b"), (2, "c")]
+        assert query_rows(project, query) == [(1, "a"), (1, "b"), (2, "c")]
         assert (
             f"repeated: 1 {warning} (2 rows); a first build keeps every row, as dbt's does, "
             "and a later merge run treats all rows of such a key alike" in log
         )
         assert f"repeated_scd2: 1 {warning} (2 rows); a first build keeps every row" in log
         _, log = run_dbt_and_capture(["run", *run_vars(batch=2)])
-        assert table_rows(project, query) == [(1, "a"), (1, "b"), (2, "e"), (3, "g")]
+        assert query_rows(project, query) == [(1, "a"), (1, "b"), (2, "e"), (3, "g")]
         assert (
             f"repeated: 1 {warning} (3 rows); this merge run takes one row per key: the one with "
             "the greatest `version`" in log
         )
         assert f"repeated_scd2: 1 {warning} (3 rows); this scd2 run takes one row per key" in log
         _, log = run_dbt_and_capture(["run", *run_vars(batch=3)])
-        assert table_rows(project, query) == [(1, "a"), (1, "b"), (2, "e"), (3, "h")]
+        assert query_rows(project, query) == [(1, "a"), (1, "b"), (2, "e"), (3, "h")]
         assert warning not in log
         history = f"select id, label, valid_to is null from {relation(project, 'repeated_scd2')}"
-        assert table_rows(project, history) == [
+        assert query_rows(project, history) == [
             (1, "a", True),
             (1, "b", True),
             (2, "c", False),

@@ -12,19 +12,14 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
+from tests.functional.harness import table_rows
+
 EVENTS_SQL = """
 {{ config(materialized='incremental', unique_key='id', incremental_strategy='merge') }}
 select id, cast(id % 7 as string) as kind from range(500)
 """
 MERGES = 50
 DAY = 24 * 3600
-
-
-def rows(project, schema: str) -> list[tuple]:
-    return [
-        tuple(r)
-        for r in project.run_sql(f"select * from `{schema}`.events order by id", fetch="all")
-    ]
 
 
 class TestMaintenance:
@@ -44,7 +39,7 @@ class TestMaintenance:
         iceberg = project.adapter.iceberg
         before = iceberg.table_health(schema, "events")
         assert before.delete_files > 0 and before.snapshots > MERGES
-        expected_rows = rows(project, schema)
+        expected_rows = table_rows(project, "events", order_by="id")
         data = Path(iceberg.load_table(schema, "events").location().removeprefix("file:")) / "data"
         old_orphan, new_orphan = data / "old-orphan.parquet", data / "new-orphan.parquet"
         for orphan in (old_orphan, new_orphan):
@@ -64,7 +59,7 @@ class TestMaintenance:
         assert after.delete_files == 0
         assert after.data_files < before.data_files
         assert after.snapshots == 2
-        assert rows(project, schema) == expected_rows
+        assert table_rows(project, "events", order_by="id") == expected_rows
         assert not old_orphan.exists() and new_orphan.exists()
         assert f"delete files {before.delete_files} -> 0" in output
         assert f"snapshots {before.snapshots} -> 2" in output

@@ -10,6 +10,8 @@ from __future__ import annotations
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
+from tests.functional.harness import table_rows
+
 # Every incremental run updates the same 5 rows: each merge-on-read merge writes one delete
 # file against the data file the previous run wrote, so delete files grow by one a run.
 MERGE_SQL = """
@@ -35,11 +37,6 @@ select * from {{ ref('countries') }}
 {% endsnapshot %}
 """
 THRESHOLD = 3
-
-
-def rows(project, table: str, order_by: str = "id") -> list[tuple]:
-    sql = f"select * from `{project.test_schema}`.{table} order by {order_by}"
-    return [tuple(r) for r in project.run_sql(sql, fetch="all")]
 
 
 class TestMaintenanceAfterBuild:
@@ -102,14 +99,14 @@ class TestMaintenanceAfterBuild:
         assert after.delete_files == 0
         assert after.data_files < below.data_files
         assert after.snapshots == 2
-        assert rows(project, "events") == expected
+        assert table_rows(project, "events", order_by="id") == expected
         assert f"(delete files {THRESHOLD + 1} > {THRESHOLD})" in output, output
         assert f"delete files {THRESHOLD + 1} -> 0" in output
         assert "orphan files removed" not in output  # not an after-build operation
         # The same runs without maintenance (`maintenance=none` over the project's config).
         unmaintained = iceberg.table_health(schema, "unmaintained")
         assert (unmaintained.snapshots, unmaintained.delete_files) == (THRESHOLD + 2, THRESHOLD + 1)
-        assert rows(project, "unmaintained") == expected
+        assert table_rows(project, "unmaintained", order_by="id") == expected
 
     def test_table_models_seeds_and_snapshots(self, project) -> None:
         schema = project.test_schema
@@ -120,7 +117,10 @@ class TestMaintenanceAfterBuild:
             seed, table = (iceberg.table_health(schema, t) for t in ("countries", "daily"))
             # The third build crosses `snapshots_above: 2` and expires down to one.
             assert seed.snapshots == table.snapshots == (build if build < 3 else 1)
-        assert rows(project, "countries", "code") == [("de", "Germany"), ("fr", "France")]
+        assert table_rows(project, "countries", order_by="code") == [
+            ("de", "Germany"),
+            ("fr", "France"),
+        ]
         _, output = run_dbt_and_capture(["snapshot"])
         assert f"maintained `{schema}`.`countries_history` (snapshots 1 > 0)" in output, output
 

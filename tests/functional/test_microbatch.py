@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 from dbt.tests.util import run_dbt
 
+from tests.functional.harness import relation, snapshot_count, table_rows
+
 EVENTS = """
 {{ config(materialized='table', event_time='event_ts') }}
 select * from values
@@ -31,16 +33,7 @@ WINDOW = ["--event-time-start", "2024-03-01", "--event-time-end", "2024-03-04"]
 
 
 def rows(project) -> list[tuple]:
-    result = project.run_sql(
-        f"select id, amount from {project.test_schema}.daily order by id", fetch="all"
-    )
-    return [tuple(r) for r in result]
-
-
-def snapshot_count(project) -> int:
-    return project.run_sql(
-        f"select count(*) from {project.test_schema}.daily.snapshots", fetch="one"
-    )[0]
+    return table_rows(project, "daily", "id, amount", order_by="id")
 
 
 class TestMicrobatch:
@@ -49,12 +42,13 @@ class TestMicrobatch:
         return {"events.sql": EVENTS, "daily.sql": DAILY}
 
     def test_backfill_window_and_failed_batch(self, project):
+        daily = relation(project, "daily")
         run_dbt(["run", *WINDOW])
         assert rows(project) == [(1, 10), (2, 10), (3, 10)]
 
         # Backfill one day with new input: only that day's rows change, in one commit.
         run_dbt(["run", "--select", "events", "--vars", "{amount: 20}"])
-        before = snapshot_count(project)
+        before = snapshot_count(project, daily)
         run_dbt(
             [
                 "run",
@@ -69,20 +63,20 @@ class TestMicrobatch:
             ]
         )
         assert rows(project) == [(1, 10), (2, 20), (3, 10)]
-        assert snapshot_count(project) == before + 1
+        assert snapshot_count(project, daily) == before + 1
 
         # The batch of 2024-03-03 fails: the others commit, that day stays as it was.
         run_dbt(["run", "--select", "events", "--vars", "{amount: 30}"])
-        before = snapshot_count(project)
+        before = snapshot_count(project, daily)
         run_dbt(
             ["run", "--select", "daily", "--vars", "{amount: 30, fail_day: '2024-03-03'}", *WINDOW],
             expect_pass=False,
         )
         assert rows(project) == [(1, 30), (2, 30), (3, 10)]
-        assert snapshot_count(project) == before + 2
+        assert snapshot_count(project, daily) == before + 2
 
         # `dbt retry` reruns only the failed batch.
-        before = snapshot_count(project)
+        before = snapshot_count(project, daily)
         run_dbt(["retry", "--vars", "{amount: 30}"])
         assert rows(project) == [(1, 30), (2, 30), (3, 30)]
-        assert snapshot_count(project) == before + 1
+        assert snapshot_count(project, daily) == before + 1

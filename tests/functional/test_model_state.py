@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
+from tests.functional.harness import latest_snapshot_id, relation, table_properties
+
 SOURCE_SQL = """
 select * from values
   (1, 'a', timestamp '2024-01-01 00:00:00'),
@@ -29,16 +31,7 @@ where updated_at > timestamp '{{ last_processed_value() }}'
 
 
 def table_property(project, table: str, key: str) -> str | None:
-    rows = project.run_sql(f"show tblproperties {project.test_schema}.{table}", fetch="all")
-    return {row[0]: row[1] for row in rows}.get(key)
-
-
-def snapshot_id(project, table: str) -> int:
-    return project.run_sql(
-        f"select snapshot_id from {project.test_schema}.{table}.snapshots "
-        "order by committed_at desc limit 1",
-        fetch="one",
-    )[0]
+    return table_properties(project, relation(project, table)).get(key)
 
 
 class TestModelState:
@@ -76,11 +69,11 @@ class TestModelState:
         assert "incremental_strategy changed from `merge` to `delete+insert`" in log
 
         # Switching to scd2 would mix history rows with current rows: refused, untouched.
-        before = snapshot_id(project, "watermarked")
+        before = latest_snapshot_id(project, relation(project, "watermarked"))
         result = run_dbt(["run", "--vars", "{batch: 2, strategy: scd2}"], expect_pass=False)
         message = next(r.message for r in result.results if r.node.name == "watermarked")
         assert "--full-refresh" in message and "scd2" in message
-        assert snapshot_id(project, "watermarked") == before
+        assert latest_snapshot_id(project, relation(project, "watermarked")) == before
 
         run_dbt(["run", "--full-refresh", "--vars", "{batch: 2, strategy: scd2}"])
         assert table_property(project, "watermarked", "dbt.s3tables.incremental_strategy") == (
@@ -144,7 +137,7 @@ class TestWriteMode:
         run_dbt(["run"])
         assert table_property(project, "modes", "write.merge.mode") == "merge-on-read"
         assert table_property(project, "modes", "write.delete.mode") == "merge-on-read"
-        first = snapshot_id(project, "modes")
+        first = latest_snapshot_id(project, relation(project, "modes"))
         run_dbt(["run", "--vars", "{mode: copy_on_write}"])
         assert table_property(project, "modes", "write.merge.mode") == "copy-on-write"
         assert table_property(project, "modes", "write.update.mode") == "copy-on-write"

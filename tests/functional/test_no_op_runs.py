@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.functional.test_incremental_strategies import (
+from tests.functional.harness import (
+    adapter_responses,
     batch_model,
+    query_rows,
     relation,
     results_by_model,
-    run_results_responses,
     snapshot_count,
-    table_rows,
 )
 
 ROWS = "select 1 as id, 'a' as v, date'2024-01-01' as day"
@@ -52,16 +52,16 @@ class TestEmptyRunsCommitNothing:
         run_dbt(["run", "--exclude", "batched"])
         before = {name: snapshot_count(project, relation(project, name)) for name in CONFIGS}
         rows_before = {
-            name: table_rows(project, f"select * from {relation(project, name)}")
+            name: query_rows(project, f"select * from {relation(project, name)}")
             for name in CONFIGS
         }
 
         results = results_by_model(run_dbt(["run", "--exclude", "batched", "--vars", "batch: 2"]))
-        responses = run_results_responses(project)
+        responses = adapter_responses(project)
         for name in CONFIGS:
             table = relation(project, name)
             assert snapshot_count(project, table) == before[name], name
-            assert table_rows(project, f"select * from {table}") == rows_before[name], name
+            assert query_rows(project, f"select * from {table}") == rows_before[name], name
             assert "nothing committed" in results[name].message, name
             assert responses[name].get("snapshot_id") is None, name
             assert responses[name]["rows_inserted"] == 0, name
@@ -70,6 +70,6 @@ class TestEmptyRunsCommitNothing:
         window = ["--event-time-start", "2024-01-01", "--event-time-end", "2024-01-02"]
         run_dbt(["run", "--select", "batched", *window])
         table = relation(project, "batched")
-        assert table_rows(project, f"select id from {table}") == [(1,)]
+        assert query_rows(project, f"select id from {table}") == [(1,)]
         run_dbt(["run", "--select", "batched", "--vars", "batch: 2", *window])
-        assert table_rows(project, f"select id from {table}") == []
+        assert query_rows(project, f"select id from {table}") == []

@@ -7,54 +7,27 @@ A fresh `dbt run` process: the test suite's own process has its JVM started alre
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-import yaml
+from tests.functional.harness import dbt_env, local_output, run_dbt_process, write_project
 
-DBT = str(Path(sys.executable).parent / "dbt")
-
-
-def write_project(root: Path, warehouse: Path) -> None:
-    (root / "models").mkdir(parents=True)
-    (root / "dbt_project.yml").write_text("name: shop\nversion: '1.0'\nprofile: shop\n")
-    profile = {
-        "shop": {
-            "target": "dev",
-            "outputs": {
-                "dev": {
-                    "type": "s3tables",
-                    "schema": "shop",
-                    "warehouse": str(warehouse),
-                    "master": "local[2]",
-                    "threads": 1,
-                }
-            },
-        }
-    }
-    (root / "profiles.yml").write_text(yaml.safe_dump(profile))
-    (root / "models" / "good.sql").write_text("select 1 as id")
-    (root / "models" / "failing.sql").write_text(
-        "{{ config(materialized='table') }}\n"
-        "select case when id > 0 then raise_error('boom: id must not be positive') end as id\n"
-        "from range(3)"
-    )
+FAILING = (
+    "{{ config(materialized='table') }}\n"
+    "select case when id > 0 then raise_error('boom: id must not be positive') end as id\n"
+    "from range(3)"
+)
 
 
 def test_output_is_readable(tmp_path: Path) -> None:
-    project = tmp_path / "shop"
-    write_project(project, tmp_path / "warehouse")
-    env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "NO_COLOR": "1"}
-    result = subprocess.run(
-        [DBT, "run", "--profiles-dir", str(project), "--project-dir", str(project)],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    project = write_project(
+        tmp_path / "shop",
+        "shop",
+        output=local_output(tmp_path / "warehouse", "shop"),
+        files={"models/good.sql": "select 1 as id", "models/failing.sql": FAILING},
+    )
+    result = run_dbt_process(
+        ["run"], project_dir=project, profiles_dir=project, cwd=project, env=dbt_env()
     )
     assert result.returncode == 1, result.stdout + result.stderr
     output = result.stdout + result.stderr

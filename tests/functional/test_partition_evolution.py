@@ -19,6 +19,8 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import ancestors_of
 
+from tests.functional.harness import table_rows
+
 
 def phased_model(config: str, partition_a: list[str], partition_b: list[str], rows: dict) -> str:
     """An incremental model partitioned by `partition_a` in phase 1 and `partition_b`
@@ -77,10 +79,7 @@ def ancestor_ids(table: Table) -> list[int]:
 
 
 def rows(project, name: str) -> list[tuple]:
-    return sorted(
-        tuple(r)
-        for r in project.run_sql(f"select id, ts, label from {{schema}}.{name}", fetch="all")
-    )
+    return table_rows(project, name, "id, ts, label")
 
 
 def ts(text: str) -> datetime.datetime:

@@ -10,31 +10,20 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from dbt.adapters.s3tables.catalogs.jars import ICEBERG_VERSION, SQLITE_JDBC, iceberg_spark_runtime
-
-DBT = str(Path(sys.executable).parent / "dbt")
+from tests.functional.harness import run_dbt_process, write_project
 
 
 def run_debug(
     tmp_path: Path, target: dict, env: dict | None = None, command: str = "debug"
 ) -> subprocess.CompletedProcess:
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "dbt_project.yml").write_text(
-        yaml.safe_dump({"name": "profile_errors", "version": "1.0", "profile": "errors"})
-    )
     profile = {"type": "s3tables", "schema": "analytics", **target}
-    (project / "profiles.yml").write_text(
-        yaml.safe_dump({"errors": {"target": "dev", "outputs": {"dev": profile}}})
+    project = write_project(
+        tmp_path / "project", "profile_errors", profile="errors", output=profile
     )
-    return subprocess.run(
-        [DBT, command, "--profiles-dir", str(project), "--project-dir", str(project)],
-        capture_output=True,
-        text=True,
-        env=env or os.environ.copy(),
-        timeout=300,
+    return run_dbt_process(
+        [command], project_dir=project, profiles_dir=project, env=env, timeout=300
     )
 
 

@@ -8,26 +8,20 @@ the errors a broken model or an unsupported config gives.
 
 from __future__ import annotations
 
-import datetime
-
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.test_incremental_strategies import (
+from tests.functional.harness import (
     assert_model_passed,
     batch_model,
     column_names,
+    day,
+    query_rows,
     relation,
     results_by_model,
     run_batches,
     sort_rows,
-    table_rows,
 )
-
-
-def day(n: int) -> datetime.date:
-    return datetime.date(2024, 1, n)
-
 
 # --- models --------------------------------------------------------------------------
 
@@ -199,12 +193,12 @@ class TestPythonModels:
         for name in (*INCREMENTAL_MODELS, "py_scd2"):
             if first_run[0][name][0] == "success":
                 table = relation(project, name)
-                first_rows[name] = table_rows(project, ROW_QUERY.format(table=table))
+                first_rows[name] = query_rows(project, ROW_QUERY.format(table=table))
         if first_run[0]["py_new_column"][0] == "success":
             table = relation(project, "py_new_column")
             first_rows["py_new_column"] = (
                 column_names(project, table),
-                table_rows(project, f"select * from {table}"),
+                query_rows(project, f"select * from {table}"),
             )
         outcomes = first_run + run_batches([2])
         return outcomes, first_rows
@@ -212,7 +206,7 @@ class TestPythonModels:
     def rows(self, project, history, name: str, query: str = ROW_QUERY) -> list[tuple]:
         outcomes, _ = history
         assert_model_passed(outcomes, name)
-        return table_rows(project, query.format(table=relation(project, name)))
+        return query_rows(project, query.format(table=relation(project, name)))
 
     def first_rows(self, history, name: str):
         outcomes, first_rows = history

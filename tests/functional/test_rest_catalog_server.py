@@ -24,9 +24,6 @@ adapter): no gap needed a workaround in the build. Test-only settings, written d
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,9 +33,9 @@ from dbt.adapters.s3tables.catalogs.config import catalog_config_for
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
 from tests.functional.emulators import iceberg_rest_server
+from tests.functional.harness import dbt_in, node_statuses, passed_run_results, write_profiles
 
 PROJECT = Path(__file__).resolve().parents[2] / "integration_tests"
-DBT = str(Path(sys.executable).parent / "dbt")
 SCHEMA = "analytics"
 
 
@@ -65,34 +62,15 @@ def _profile_keys(uri: str, warehouse: str) -> dict:
 
 
 def _build(folder: Path, *extra: str) -> dict:
-    result = subprocess.run(
-        [
-            DBT,
-            "build",
-            "--project-dir",
-            str(PROJECT),
-            "--profiles-dir",
-            str(folder),
-            "--target-path",
-            str(folder / "target"),
-            "--log-path",
-            str(folder / "logs"),
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
-    return json.loads((folder / "target" / "run_results.json").read_text())
+    result = dbt_in(folder, PROJECT, "build", *extra, timeout=900)
+    return passed_run_results(result, folder / "target")
 
 
 @pytest.fixture(scope="module")
 def builds(server: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
     """run_results of the two builds of the integration project on the server."""
     folder = tmp_path_factory.mktemp("dbt")
-    profile = {"integration_tests": {"target": "rest", "outputs": {"rest": _profile_keys(*server)}}}
-    (folder / "profiles.yml").write_text(json.dumps(profile))
+    write_profiles(folder, "integration_tests", _profile_keys(*server), target="rest")
     first = _build(folder)
     second = _build(folder, "--vars", "{schema_phase: 2}")
     return first, second
@@ -100,7 +78,7 @@ def builds(server: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) ->
 
 def test_integration_project_builds_twice(builds: tuple[dict, dict]) -> None:
     for results in builds:
-        statuses = {r["unique_id"]: r["status"] for r in results["results"]}
+        statuses = node_statuses(results)
         assert statuses, "dbt build ran nothing"
         assert set(statuses.values()) <= {"success", "pass"}, statuses
     first, _ = builds

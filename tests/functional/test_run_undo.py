@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
+from tests.functional.harness import last_invocation_id, latest_snapshot_summary, table_rows
+
 SOURCE_SQL = """
 {{ config(materialized='table') }}
 select id, {{ var('round', 1) }} as round from range(3 * {{ var('round', 1) }}) as r(id)
@@ -29,18 +31,11 @@ MODELS = ("source_rows", "totals", "events")
 def run(project, *args: str) -> str:
     """`dbt run` with `args`; the run's invocation id."""
     run_dbt(["run", *args])
-    results = json.loads(Path(project.project_root, "target", "run_results.json").read_text())
-    return results["metadata"]["invocation_id"]
+    return last_invocation_id(project)
 
 
 def contents(project) -> dict[str, list[tuple]]:
-    schema = project.test_schema
-    return {
-        name: sorted(
-            tuple(r) for r in project.run_sql(f"select * from `{schema}`.{name}", fetch="all")
-        )
-        for name in MODELS
-    }
+    return {name: table_rows(project, name) for name in MODELS}
 
 
 def undo(project, invocation: str, dry_run: bool = False, expect_pass: bool = True) -> str:
@@ -63,11 +58,7 @@ class TestRunUndo:
         # Two threads: each statement's tags are its own thread's.
         invocation = run(project, "--threads", "2")
         for name in MODELS:
-            summary = project.run_sql(
-                f"select summary from `{project.test_schema}`.{name}.snapshots "
-                "order by committed_at desc limit 1",
-                fetch="one",
-            )[0]
+            summary = latest_snapshot_summary(project, f"`{project.test_schema}`.{name}")
             assert summary["dbt.invocation_id"] == invocation
             assert summary["dbt.unique_id"] == f"model.test.{name}"
 

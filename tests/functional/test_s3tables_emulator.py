@@ -42,8 +42,6 @@ import http.client
 import json
 import os
 import re
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -67,9 +65,15 @@ from tests.functional.emulators import (
     fake_aws_environment,
     ministack,
 )
+from tests.functional.harness import (
+    dbt_in,
+    node_statuses,
+    passed_run_results,
+    write_profiles,
+    write_project,
+)
 
 PROJECT = Path(__file__).resolve().parents[2] / "integration_tests"
-DBT = str(Path(sys.executable).parent / "dbt")
 BUCKET = "dbt-s3tables-test"
 # Data tests reading what ministack does not keep (see the module docstring).
 EMULATOR_GAP_TESTS = (
@@ -169,56 +173,32 @@ def test_namespaces_tables_columns_and_drops(
 
 
 def _profile(endpoint: str, bucket_arn: str, *, schema: str = "analytics") -> dict:
-    """A production `table_bucket_arn` profile with only the endpoints pointed at
+    """A production `table_bucket_arn` profile output with only the endpoints pointed at
     `endpoint` (the catalog's, and S3's through `catalog_properties`, which Spark's and
     PyIceberg's catalogs both get), plus the test-only `emulator_table_location`."""
     return {
-        "integration_tests": {
-            "target": "ministack",
-            "outputs": {
-                "ministack": {
-                    "type": "s3tables",
-                    "method": "session",
-                    "master": "local[2]",
-                    "schema": schema,
-                    "threads": 2,
-                    "table_bucket_arn": bucket_arn,
-                    "catalog_uri": f"{endpoint}/iceberg",
-                    "catalog_properties": {
-                        "s3.endpoint": endpoint,
-                        "s3.path-style-access": "true",
-                    },
-                    # Workaround (module docstring): ministack answers `location: null`.
-                    "emulator_table_location": f"s3://{BUCKET}",
-                }
-            },
-        }
+        "type": "s3tables",
+        "method": "session",
+        "master": "local[2]",
+        "schema": schema,
+        "threads": 2,
+        "table_bucket_arn": bucket_arn,
+        "catalog_uri": f"{endpoint}/iceberg",
+        "catalog_properties": {
+            "s3.endpoint": endpoint,
+            "s3.path-style-access": "true",
+        },
+        # Workaround (module docstring): ministack answers `location: null`.
+        "emulator_table_location": f"s3://{BUCKET}",
     }
 
 
 def _dbt(tmp_path: Path, endpoint: str, *args: str, project: Path = PROJECT) -> dict:
     """Runs dbt on `project` (the integration project); its run results."""
-    result = subprocess.run(
-        [
-            DBT,
-            *args,
-            "--project-dir",
-            str(project),
-            "--profiles-dir",
-            str(tmp_path),
-            "--target-path",
-            str(tmp_path / "target"),
-            "--log-path",
-            str(tmp_path / "logs"),
-        ],
-        capture_output=True,
-        text=True,
-        # The adapter's table bucket check (boto3 `s3tables`) goes to the emulator too.
-        env={**os.environ, **FAKE_AWS_ENV, "AWS_ENDPOINT_URL_S3TABLES": endpoint},
-        timeout=1200,
-    )
-    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
-    return json.loads((tmp_path / "target" / "run_results.json").read_text())
+    # The adapter's table bucket check (boto3 `s3tables`) goes to the emulator too.
+    env = {**os.environ, **FAKE_AWS_ENV, "AWS_ENDPOINT_URL_S3TABLES": endpoint}
+    result = dbt_in(tmp_path, project, *args, env=env, timeout=1200)
+    return passed_run_results(result, tmp_path / "target")
 
 
 def _build(tmp_path: Path, endpoint: str, *extra: str) -> dict:
@@ -228,11 +208,11 @@ def _build(tmp_path: Path, endpoint: str, *extra: str) -> dict:
 def test_integration_project_on_emulated_s3tables(
     tmp_path: Path, endpoint: str, bucket_arn: str, management
 ) -> None:
-    (tmp_path / "profiles.yml").write_text(json.dumps(_profile(endpoint, bucket_arn)))
+    write_profiles(tmp_path, "integration_tests", _profile(endpoint, bucket_arn), "ministack")
     first = _build(tmp_path, endpoint)
     second = _build(tmp_path, endpoint, "--vars", "{schema_phase: 2}")
     for results in (first, second):
-        statuses = {r["unique_id"]: r["status"] for r in results["results"]}
+        statuses = node_statuses(results)
         assert set(statuses.values()) <= {"success", "pass"}, statuses
     built = {r["unique_id"].split(".")[-1] for r in first["results"]}
     assert {"orders_appended", "customers_evolving", "orders_delete_insert"} <= built
@@ -415,8 +395,8 @@ def test_spark_and_pyiceberg_sign_catalog_requests_for_s3tables(
     table and S3FileIO writes it, the adapter's PyIceberg lists relations; every catalog
     request of both is signed with SigV4 for `s3tables` with the key of the default
     credentials chain, and the signature is right for its secret."""
-    profile = _profile(proxy.url, bucket_arn, schema="signed")
-    (tmp_path / "profiles.yml").write_text(json.dumps(profile))
+    output = _profile(proxy.url, bucket_arn, schema="signed")
+    write_profiles(tmp_path, "integration_tests", output, "ministack")
     results = _dbt(tmp_path, endpoint, "run", "--select", "recent_events")
     assert [r["status"] for r in results["results"]] == ["success"]
 
@@ -481,17 +461,11 @@ MULTI_MODELS = {
 def test_catalogs_yml_puts_marts_in_an_s3tables_bucket(
     tmp_path: Path, endpoint: str, bucket_arn: str, management
 ) -> None:
-    project = tmp_path / "project"
-    (project / "models").mkdir(parents=True)
-    (project / "seeds").mkdir()
-    (project / "dbt_project.yml").write_text(
-        json.dumps({"name": "multi", "version": "1.0", "profile": "multi"})
-    )
-    (project / "seeds" / "events.csv").write_text(
+    files = {f"models/{name}": sql for name, sql in MULTI_MODELS.items()}
+    files["seeds/events.csv"] = (
         "id,day,kind\n1,2024-01-01,click\n2,2024-01-01,view\n3,2024-01-02,click\n"
     )
-    for name, sql in MULTI_MODELS.items():
-        (project / "models" / name).write_text(sql)
+    project = write_project(tmp_path / "project", "multi", files=files)
     bucket = {
         "table_bucket_arn": bucket_arn,
         "catalog_uri": f"{endpoint}/iceberg",
@@ -523,8 +497,7 @@ def test_catalogs_yml_puts_marts_in_an_s3tables_bucket(
         "warehouse": str(warehouse),
         "threads": 2,
     }
-    profiles = {"multi": {"target": "laptop", "outputs": {"laptop": local}}}
-    (tmp_path / "profiles.yml").write_text(json.dumps(profiles))
+    write_profiles(tmp_path, "multi", local, target="laptop")
 
     first = _dbt(tmp_path, endpoint, "build", project=project)
     _dbt(tmp_path, endpoint, "run", "--vars", "{phase: 2}", project=project)

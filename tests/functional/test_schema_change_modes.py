@@ -27,11 +27,14 @@ import datetime
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.test_incremental_strategies import (
+from tests.functional.harness import (
+    column_types,
+    query_rows,
     relation,
     run_vars,
+    snapshot_rows,
     sort_rows,
-    table_rows,
+    table_properties,
 )
 
 PLAN_PROPERTY = "dbt.s3tables.full_incremental_refresh"
@@ -167,19 +170,11 @@ MICROBATCH_RECREATED = {
 }
 
 BASE_COLUMNS = ["id", "label", "grp", "ts", "upd"]
+# (snapshot_id, operation, added-records) of each snapshot.
+SNAPSHOT_COLUMNS = "snapshot_id, operation, summary['added-records']"
 
 
 # --- helpers -------------------------------------------------------------------------
-
-
-def describe_columns(project, table: str) -> list[tuple[str, str]]:
-    """(name, type) of every column, in table order (partition info left out)."""
-    columns = []
-    for row in project.run_sql(f"describe {table}", fetch="all"):
-        if not row[0] or row[0].startswith("#"):
-            break
-        columns.append((row[0], row[1]))
-    return columns
 
 
 def partition_columns(project, table: str) -> list[str]:
@@ -189,20 +184,6 @@ def partition_columns(project, table: str) -> list[str]:
         return []
     start = names.index("# Partition Information") + 1
     return [n for n in names[start:] if n and not n.startswith("#")]
-
-
-def snapshots(project, table: str) -> list[tuple[int, str, str | None]]:
-    """(snapshot_id, operation, added-records) in commit order."""
-    rows = project.run_sql(
-        f"select snapshot_id, operation, summary['added-records'] from {table}.snapshots "
-        "order by committed_at",
-        fetch="all",
-    )
-    return [tuple(r) for r in rows]
-
-
-def properties(project, table: str) -> dict[str, str]:
-    return dict(project.run_sql(f"show tblproperties {table}", fetch="all"))
 
 
 def run_phase(phase: int, names: list[str]) -> None:
@@ -221,7 +202,7 @@ def model_query(project, name: str, with_extra: bool) -> str:
 
 
 def current_rows(project, names: list[str], with_extra: bool) -> dict[str, list[tuple]]:
-    return {name: table_rows(project, model_query(project, name, with_extra)) for name in names}
+    return {name: query_rows(project, model_query(project, name, with_extra)) for name in names}
 
 
 def expected_columns(name: str, extra_type: str | None) -> list[tuple[str, str]]:
@@ -285,10 +266,12 @@ class SchemaChangeModeScenario:
             assert current_rows(project, names, with_extra=False) == {
                 name: sort_rows(rows) for name, rows in expected.items()
             }, phase
-            assert {name: describe_columns(project, t) for name, t in tables.items()} == {
+            assert {name: column_types(project, t) for name, t in tables.items()} == {
                 name: expected_columns(name, None) for name in names
             }, phase
-            after = {name: snapshots(project, t) for name, t in tables.items()}
+            after = {
+                name: snapshot_rows(project, t, SNAPSHOT_COLUMNS) for name, t in tables.items()
+            }
             if phase > 1:
                 # One statement, so one commit.
                 assert self.new_snapshot_counts(committed, after) == self.new_snapshots(1), phase
@@ -300,10 +283,12 @@ class SchemaChangeModeScenario:
             assert current_rows(project, names, with_extra=True) == {
                 name: sort_rows(self.expected_replaced(name, phase)) for name in names
             }, phase
-            assert {name: describe_columns(project, t) for name, t in tables.items()} == {
+            assert {name: column_types(project, t) for name, t in tables.items()} == {
                 name: expected_columns(name, extra_type) for name in names
             }, phase
-            after = {name: snapshots(project, t) for name, t in tables.items()}
+            after = {
+                name: snapshot_rows(project, t, SNAPSHOT_COLUMNS) for name, t in tables.items()
+            }
             # The snapshot history from before the replacement is kept.
             assert {name: after[name][: len(committed[name])] for name in names} == committed
             assert self.new_snapshot_counts(committed, after) == self.new_snapshots(
@@ -313,7 +298,7 @@ class SchemaChangeModeScenario:
             # The replaced table is still partitioned as configured.
             assert partition_columns(project, tables["m_insert_overwrite"]) == ["grp"]
             assert {
-                name: PLAN_PROPERTY in properties(project, t) for name, t in tables.items()
+                name: PLAN_PROPERTY in table_properties(project, t) for name, t in tables.items()
             } == (dict.fromkeys(names, False))
             committed = after
 
@@ -322,10 +307,10 @@ class SchemaChangeModeScenario:
         assert current_rows(project, names, with_extra=True) == {
             name: sort_rows(after_phase_6(name, self.expected_replaced(name, 5))) for name in names
         }
-        assert {name: describe_columns(project, t) for name, t in tables.items()} == {
+        assert {name: column_types(project, t) for name, t in tables.items()} == {
             name: expected_columns(name, "int") for name in names
         }
-        after = {name: snapshots(project, t) for name, t in tables.items()}
+        after = {name: snapshot_rows(project, t, SNAPSHOT_COLUMNS) for name, t in tables.items()}
         assert {name: after[name][: len(committed[name])] for name in names} == committed
         assert self.new_snapshot_counts(committed, after) == self.new_snapshots(1)
 

@@ -4,12 +4,16 @@ interfere."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.test_incremental_strategies import snapshot_count, sort_rows, table_rows
+from tests.functional.harness import (
+    query_rows,
+    run_vars,
+    snapshot_count,
+    sort_rows,
+    table_properties,
+)
 
 SOURCE = """{{ config(materialized='table') }}
 select id, cast(ts as timestamp) as ts, v from values
@@ -39,14 +43,6 @@ from {{ ref('source') }}
 PLAN_PROPERTY = "dbt.s3tables.full_incremental_refresh"
 
 
-def properties(project, table: str) -> dict[str, str]:
-    return dict(project.run_sql(f"show tblproperties {table}", fetch="all"))
-
-
-def vars_(**values) -> list[str]:
-    return ["--vars", json.dumps(values)]
-
-
 class TestFullIncrementalRefreshResumes:
     @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:
@@ -59,23 +55,23 @@ class TestFullIncrementalRefreshResumes:
 
         # Chunks: [start, 01-02) takes ids 1, 2 (before begin, NULL) and 3; [01-02, 01-03)
         # takes 4; [01-03, 01-05) fails on id 5.
-        _, log = run_dbt_and_capture(["run", *vars_(phase=2, poison=True)], expect_pass=False)
+        _, log = run_dbt_and_capture(["run", *run_vars(phase=2, poison=True)], expect_pass=False)
         assert "stopped in chunk 3/4" in log
         assert "next run resumes" in log
-        assert table_rows(project, f"select id, w from {table}") == [
+        assert query_rows(project, f"select id, w from {table}") == [
             (1, 100),
             (2, 200),
             (3, 300),
             (4, 400),
         ]
-        assert PLAN_PROPERTY in properties(project, table)
+        assert PLAN_PROPERTY in table_properties(project, table)
         # The first build, the replace, two chunks.
         assert snapshot_count(project, table) == 4
 
-        _, log = run_dbt_and_capture(["run", *vars_(phase=2)])
+        _, log = run_dbt_and_capture(["run", *run_vars(phase=2)])
         assert "resuming full_incremental_refresh at 2024-01-03 00:00:00" in log
         assert "FULL INCREMENTAL REFRESH 3 inserted in 2 chunks" in log
-        assert table_rows(project, f"select id, ts is null, v, w from {table}") == [
+        assert query_rows(project, f"select id, ts is null, v, w from {table}") == [
             (1, False, 10, 100),
             (2, True, 20, 200),
             (3, False, 30, 300),
@@ -86,11 +82,11 @@ class TestFullIncrementalRefreshResumes:
         ]
         # No chunk written twice: two more commits, one per remaining chunk.
         assert snapshot_count(project, table) == 6
-        assert PLAN_PROPERTY not in properties(project, table)
+        assert PLAN_PROPERTY not in table_properties(project, table)
 
         # The schema now matches: the next run is the normal incremental one, which finds
         # no new rows and commits nothing.
-        _, log = run_dbt_and_capture(["run", *vars_(phase=2)])
+        _, log = run_dbt_and_capture(["run", *run_vars(phase=2)])
         assert "FULL INCREMENTAL REFRESH" not in log
         assert "nothing committed" in log
         assert snapshot_count(project, table) == 6
@@ -132,7 +128,7 @@ class TestModelsEvolveAtOnceUnderEightThreads:
 
     def test_each_table_gets_exactly_its_own_column(self, project) -> None:
         run_dbt(["run"])
-        results = run_dbt(["run", *vars_(phase=2)])
+        results = run_dbt(["run", *run_vars(phase=2)])
         assert len(results) == self.MODELS
         for i in range(self.MODELS):
             table = f"{project.test_schema}.evolving_{i}"
@@ -144,7 +140,7 @@ class TestModelsEvolveAtOnceUnderEightThreads:
             if i % 4 == 1:
                 # append keeps the first run's rows 4 and 5 as well.
                 expected += [(4, None), (5, None)]
-            assert table_rows(project, f"select id, added_{i} from {table}") == sort_rows(
+            assert query_rows(project, f"select id, added_{i} from {table}") == sort_rows(
                 expected
             ), table
 
@@ -171,17 +167,17 @@ class TestDataWriteFailsAfterSchemaCommit:
         snapshots = snapshot_count(project, table)
 
         # The schema commit (column w) comes first; then the MERGE fails at run time.
-        _, log = run_dbt_and_capture(["run", *vars_(phase=2, poison=True)], expect_pass=False)
+        _, log = run_dbt_and_capture(["run", *run_vars(phase=2, poison=True)], expect_pass=False)
         assert "schema evolved: new column `w`" in log
         columns = [row[0] for row in project.run_sql(f"describe {table}", fetch="all") if row[0]]
         assert columns == ["id", "v", "w"]
         assert snapshot_count(project, table) == snapshots
         assert project.run_sql(f"select count(w) from {table}", fetch="one")[0] == 0
 
-        _, log = run_dbt_and_capture(["run", *vars_(phase=2)])
+        _, log = run_dbt_and_capture(["run", *run_vars(phase=2)])
         assert "schema evolved" not in log
         assert snapshot_count(project, table) == snapshots + 1
-        assert table_rows(project, f"select id, w from {table} where w is not null") == [
+        assert query_rows(project, f"select id, w from {table} where w is not null") == [
             (5, 500),
             (6, 600),
             (7, 700),

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import get_connection, run_dbt, run_dbt_and_capture
 
+from tests.functional.harness import column_types, snapshot_count, snapshot_ids, table_rows
+
 # Quoted cells with embedded quotes and commas, unicode (accents, CJK, emoji), empty cells
 # (NULL) in an integer, a date and the decimal column.
 TYPED_VALUES_CSV = (
@@ -45,24 +47,6 @@ EXPECTED_TYPES = [
     ("qty", "bigint"),
     ("amount", "decimal(12,4)"),
 ]
-
-
-def spark_describe(project, relation_name: str) -> list[tuple[str, str]]:
-    """(column, type) pairs as Spark's own DESCRIBE prints them (stops at the blank row)."""
-    pairs = []
-    for row in project.run_sql(f"describe {relation_name}", fetch="all"):
-        name, data_type = row[0], row[1]
-        if not name or name.startswith("#"):
-            break
-        pairs.append((name, data_type))
-    return pairs
-
-
-def snapshot_ids(project, relation_name: str) -> list[int]:
-    rows = project.run_sql(
-        f"select snapshot_id from {relation_name}.snapshots order by committed_at", fetch="all"
-    )
-    return [row[0] for row in rows]
 
 
 class TestSeedValuesAndTypes:
@@ -133,7 +117,7 @@ class TestSeedValuesAndTypes:
             columns = project.adapter.get_columns_in_relation(relation)
         assert [(c.name, c.dtype) for c in columns] == EXPECTED_TYPES
         # Spark, reading the same Iceberg schema on its own path, agrees.
-        assert spark_describe(project, f"{project.test_schema}.typed_values") == EXPECTED_TYPES
+        assert column_types(project, f"{project.test_schema}.typed_values") == EXPECTED_TYPES
 
     def test_single_bulk_load_commit(self, project):
         run_dbt(["seed", "--select", "typed_values"])
@@ -180,10 +164,7 @@ class TestReseed:
         path.write_text(text, encoding="utf-8")
 
     def rows(self, project) -> list[tuple]:
-        return [
-            tuple(r)
-            for r in project.run_sql("select id, val from {schema}.reseed order by id", "all")
-        ]
+        return table_rows(project, "reseed", "id, val", order_by="id")
 
     def test_reseed_replaces_rows_and_keeps_history(self, project):
         table = f"{project.test_schema}.reseed"
@@ -201,8 +182,7 @@ class TestReseed:
         # Replaced in place: the earlier snapshots are still in the table's history.
         assert len(second_snapshots) > len(first_snapshots)
         assert set(first_snapshots) < set(second_snapshots)
-        count = project.run_sql(f"select count(*) from {table}.snapshots", fetch="one")[0]
-        assert count == len(second_snapshots)
+        assert snapshot_count(project, table) == len(second_snapshots)
 
     def test_full_refresh_seed(self, project):
         table = f"{project.test_schema}.reseed"
@@ -337,7 +317,7 @@ class TestSeedAgateStyleValuesAndShow:
             ],
             [Decimal(2), Decimal(12), False, datetime.datetime(2024, 1, 16), None],
         ]
-        assert spark_describe(project, f"{project.test_schema}.agate_style") == [
+        assert column_types(project, f"{project.test_schema}.agate_style") == [
             ("id", "bigint"),
             ("price", "double"),
             ("flag", "boolean"),

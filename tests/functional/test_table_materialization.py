@@ -9,6 +9,8 @@ from dbt.tests.util import get_connection, run_dbt, run_dbt_and_capture
 from pyiceberg.transforms import BucketTransform
 from pyiceberg.types import IntegerType
 
+from tests.functional.harness import latest_snapshot_id, snapshot_count, table_properties
+
 FAILING_MODEL_SQL = """
 {{ config(materialized='table') }}
 {% if var('fail', false) %}
@@ -18,18 +20,6 @@ from values (1, 'new-a'), (2, 'new-b'), (3, 'new-c') as t(id, label)
 select id, label from values (1, 'a'), (2, 'b'), (3, 'c') as t(id, label)
 {% endif %}
 """
-
-
-def latest_snapshot_id(project, table: str) -> int:
-    row = project.run_sql(
-        f"select snapshot_id from {table}.snapshots order by committed_at desc limit 1",
-        fetch="one",
-    )
-    return row[0]
-
-
-def snapshot_count(project, table: str) -> int:
-    return project.run_sql(f"select count(*) from {table}.snapshots", fetch="one")[0]
 
 
 class TestFailedRebuildKeepsTable:
@@ -127,7 +117,7 @@ class TestPartitionsAndProperties:
         spec = [(r[0], r[1]) for r in spec_rows if str(r[0]).startswith("Part ")]
         assert spec == [("Part 0", "days(event_ts)"), ("Part 1", "bucket(4, id)")]
 
-        properties = {r[0]: r[1] for r in project.run_sql(f"show tblproperties {table}", "all")}
+        properties = table_properties(project, table)
         assert properties.get("comment_key") == "x"
         assert properties.get("write.format.default") == "parquet"
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from dbt.tests.util import run_dbt
 
+from tests.functional.harness import table_rows
+
 SOURCE = """
 {% if var('batch', 1) == 1 %}
 select * from values (1, 'a', 10), (2, 'b', 20), (3, 'c', 30), (NULL, 'n', 0) as t(id, name, amount)
@@ -35,11 +37,6 @@ MODELS = {
 }
 
 
-def rows(project, table: str, columns: str) -> list[tuple]:
-    result = project.run_sql(f"select {columns} from {project.test_schema}.{table}", fetch="all")
-    return sorted((tuple(r) for r in result), key=repr)
-
-
 class TestBothWritePaths:
     @pytest.fixture(scope="class")
     def models(self):
@@ -49,22 +46,22 @@ class TestBothWritePaths:
         run_dbt(["run"])
         run_dbt(["run", "--vars", "{batch: 2}"])
 
-        merged = rows(project, "merge_on", "id, name, amount")
-        assert merged == rows(project, "merge_off", "id, name, amount")
+        merged = table_rows(project, "merge_on", "id, name, amount", key=repr)
+        assert merged == table_rows(project, "merge_off", "id, name, amount", key=repr)
         assert merged == sorted(
             [(1, "a", 11), (2, "b", 20), (3, "c", 30), (4, "d", 41), (None, "n", 1)], key=repr
         )
 
-        replaced = rows(project, "delins_on", "id, name, amount")
-        assert replaced == rows(project, "delins_off", "id, name, amount")
+        replaced = table_rows(project, "delins_on", "id, name, amount", key=repr)
+        assert replaced == table_rows(project, "delins_off", "id, name, amount", key=repr)
         assert replaced == sorted(
             [(1, "a", 11), (2, "b", 20), (3, "c", 30), (4, "d", 40), (4, "d", 41), (None, "n", 1)],
             key=repr,
         )
 
         history = "id, name, amount, valid_to is null as is_open, valid_from is not null"
-        scd2 = rows(project, "scd2_on", history)
-        assert scd2 == rows(project, "scd2_off", history)
+        scd2 = table_rows(project, "scd2_on", history, key=repr)
+        assert scd2 == table_rows(project, "scd2_off", history, key=repr)
         # Key 1 and the NULL key changed: closed + open rows; 2 unchanged; 3 absent from
         # the source stays open; 4 is new (two incoming rows: the run takes one per key,
         # the greatest `amount`).

@@ -1,0 +1,494 @@
+"""The functional tests' shared harness: the one definition of each helper more than one
+test file needs. It owns
+
+- writing dbt projects: `write_project` (dbt_project.yml, profiles.yml, models and other
+  files), `write_profiles`, `write_files`, `local_output` (a profile output on the embedded
+  catalog), `batch_model` (a model whose query a var picks), `day` (test data dates),
+  `conf_probe_project` (a project recording a session setting), and `Project`: a project
+  in its own folder with its own warehouse, run in dbt subprocesses;
+- running dbt as a subprocess: `DBT`, `dbt_env`, `dbt_command`, `run_dbt_process` (exit
+  code and output) and `dbt_in` (everything of the run in one folder); what a run leaves:
+  `read_run_results`, `passed_run_results`, `node_statuses`, `last_invocation_id`,
+  `adapter_responses`;
+- running dbt in process (dbt's `run_dbt`, on the `project` fixture of dbt's test
+  framework): `run_vars`, `results_by_model`, `assert_all_passed`, `run_batches`,
+  `assert_model_passed`;
+- reading tables back through Spark on that fixture: `query_rows`, `table_rows`,
+  `sort_rows` (by `nulls_first` unless told), `relation`, `described_columns`,
+  `column_types`, `column_names`, `table_properties`; and Iceberg snapshots as
+  `<table>.snapshots` shows them: `snapshot_rows`, `snapshot_ids`, `snapshot_count`,
+  `latest_snapshot_id`, `latest_snapshot_summary`;
+- reading tables back through PyIceberg: `local_catalog`, `iceberg_rows`;
+- checking what a person reads: `assert_readable`.
+
+The emulators and Spark services the tests start are in `emulators.py`. pytest rewrites
+this module's asserts (tests/conftest.py registers it), as it does a test file's.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from dbt.tests.util import run_dbt
+
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+
+if TYPE_CHECKING:
+    from dbt.tests.fixtures.project import TestProjInfo
+
+# The dbt of this virtualenv.
+DBT = str(Path(sys.executable).parent / "dbt")
+# The project, profile and schema name of a `Project`.
+SCHEMA = "faults"
+
+
+# --- writing projects -------------------------------------------------------------------
+
+
+def write_files(root: Path, files: Mapping[str, str]) -> None:
+    """Each text of `files` at its path relative to `root` (folders made as needed)."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def write_profiles(
+    folder: Path, profile: str, output: Mapping[str, object], target: str = "dev"
+) -> None:
+    """`folder`/profiles.yml with one profile of one target, `output`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    profiles = {profile: {"target": target, "outputs": {target: dict(output)}}}
+    (folder / "profiles.yml").write_text(yaml.safe_dump(profiles))
+
+
+def write_project(
+    root: Path,
+    name: str,
+    *,
+    profile: str | None = None,
+    output: Mapping[str, object] | None = None,
+    profiles_dir: Path | None = None,
+    target: str = "dev",
+    files: Mapping[str, str] | None = None,
+    settings: Mapping[str, object] | None = None,
+) -> Path:
+    """A dbt project in `root` (returned): dbt_project.yml naming it `name` and its profile
+    `profile` (`name` unless given), with `settings` added; `files` (paths relative to
+    `root`: `models/x.sql`, `seeds/y.csv`...). With `output`, the profile too, in
+    `profiles_dir` (`root` unless given)."""
+    root.mkdir(parents=True, exist_ok=True)
+    profile = profile or name
+    project = {"name": name, "version": "1.0", "profile": profile, **(settings or {})}
+    (root / "dbt_project.yml").write_text(yaml.safe_dump(project))
+    if output is not None:
+        write_profiles(profiles_dir or root, profile, output, target)
+    write_files(root, files or {})
+    return root
+
+
+def local_output(warehouse: Path | str, schema: str, **keys: object) -> dict[str, object]:
+    """A profile output on the embedded catalog in `warehouse`, Spark in process
+    (`local[2]`) with one thread; `keys` add to it or replace."""
+    return {
+        "type": "s3tables",
+        "schema": schema,
+        "warehouse": str(warehouse),
+        "master": "local[2]",
+        "threads": 1,
+        **keys,
+    }
+
+
+def batch_model(config: str, batches: Mapping[int, str]) -> str:
+    """A model whose query is chosen by `var('batch', 1)`; `config` is the text inside
+    `config(...)`."""
+    lines = ["{{ config(" + config + ") }}"]
+    for index, (batch, sql) in enumerate(sorted(batches.items())):
+        keyword = "if" if index == 0 else "elif"
+        lines.append(f"{{% {keyword} var('batch', 1) | int == {batch} %}}")
+        lines.append(sql.strip())
+    lines.append("{% endif %}")
+    return "\n".join(lines) + "\n"
+
+
+def day(n: int) -> datetime.date:
+    """January `n`, 2024."""
+    return datetime.date(2024, 1, n)
+
+
+# --- dbt in a subprocess ------------------------------------------------------------------
+
+
+def dbt_env(**extra: str) -> dict[str, str]:
+    """This process's environment with dbt's usage statistics and colours off, and `extra`."""
+    return {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "NO_COLOR": "1", **extra}
+
+
+def dbt_command(
+    args: Iterable[str],
+    *,
+    project_dir: Path,
+    profiles_dir: Path,
+    target_path: Path | None = None,
+    log_path: Path | None = None,
+    dbt: str | Path = DBT,
+) -> list[str]:
+    """The command line of `dbt args` on the project in `project_dir`; `--target-path` and
+    `--log-path` only when given (dbt's defaults are `target/` and `logs/` there)."""
+    command = [str(dbt), *args, "--project-dir", str(project_dir)]
+    command += ["--profiles-dir", str(profiles_dir)]
+    if target_path is not None:
+        command += ["--target-path", str(target_path)]
+    if log_path is not None:
+        command += ["--log-path", str(log_path)]
+    return command
+
+
+def run_dbt_process(
+    args: Iterable[str],
+    *,
+    project_dir: Path,
+    profiles_dir: Path,
+    target_path: Path | None = None,
+    log_path: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 600,
+    dbt: str | Path = DBT,
+) -> subprocess.CompletedProcess[str]:
+    """`dbt args` in a process of its own, waited for: its exit code (`returncode`) and
+    output (`stdout`, `stderr`). `env`: the whole environment (this process's when None)."""
+    command = dbt_command(
+        args,
+        project_dir=project_dir,
+        profiles_dir=profiles_dir,
+        target_path=target_path,
+        log_path=log_path,
+        dbt=dbt,
+    )
+    return subprocess.run(
+        command,
+        cwd=cwd,
+        env=None if env is None else dict(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def dbt_in(
+    folder: Path,
+    project_dir: Path,
+    *args: str,
+    profiles_dir: Path | None = None,
+    target: bool = True,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 1200,
+    dbt: str | Path = DBT,
+) -> subprocess.CompletedProcess[str]:
+    """`dbt args` on the project in `project_dir`, its profiles (unless `profiles_dir`),
+    `target/` (unless `target` is False: `dbt debug` takes no --target-path) and `logs/`
+    in `folder`."""
+    return run_dbt_process(
+        args,
+        project_dir=project_dir,
+        profiles_dir=profiles_dir or folder,
+        target_path=folder / "target" if target else None,
+        log_path=folder / "logs",
+        env=env,
+        timeout=timeout,
+        dbt=dbt,
+    )
+
+
+def read_run_results(target_path: Path) -> dict[str, Any]:
+    """run_results.json of the last dbt command that wrote to `target_path`."""
+    return json.loads((target_path / "run_results.json").read_text())
+
+
+def passed_run_results(
+    result: subprocess.CompletedProcess[str],
+    target_path: Path,
+    *,
+    stderr_tail: int = 3000,
+    prefix: str = "",
+) -> dict[str, Any]:
+    """The run results of a dbt process that must have exited 0; if it did not, the
+    failure says `prefix` and the tail of its output (the last 6000 characters of stdout,
+    `stderr_tail` of stderr)."""
+    assert result.returncode == 0, prefix + result.stdout[-6000:] + result.stderr[-stderr_tail:]
+    return read_run_results(target_path)
+
+
+def node_statuses(results: Mapping[str, Any]) -> dict[str, str]:
+    """Status of each node of run results, by unique id."""
+    return {r["unique_id"]: r["status"] for r in results["results"]}
+
+
+def assert_readable(output: str) -> None:
+    """No Python traceback and no Java stack in what dbt printed."""
+    assert "Traceback" not in output, output
+    assert "\tat org.apache" not in output and "at java." not in output, output
+
+
+class Project:
+    """A dbt project in its own folder, with its own warehouse, run in subprocesses: project,
+    profile and schema `SCHEMA`, Spark in process, one thread unless `profile` says
+    otherwise."""
+
+    def __init__(self, root: Path, warehouse: Path | str, **profile: object) -> None:
+        self.root = root
+        self.warehouse = Path(warehouse)
+        (root / "models").mkdir(parents=True, exist_ok=True)
+        write_project(root, SCHEMA, output=local_output(warehouse, SCHEMA, **profile))
+
+    def model(self, name: str, sql: str) -> None:
+        (self.root / "models" / f"{name}.sql").write_text(sql)
+
+    def command(self, *args: str, log_path: str = "logs") -> list[str]:
+        """`dbt args`, its logs in `log_path` and its target in `target-<log_path>`."""
+        return dbt_command(
+            args,
+            project_dir=self.root,
+            profiles_dir=self.root,
+            target_path=self.root / f"target-{log_path}",
+            log_path=self.root / log_path,
+        )
+
+    @staticmethod
+    def env() -> dict[str, str]:
+        return dbt_env()
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """`dbt args`, waited for (logs in `logs/`, target in `target-logs/`)."""
+        return run_dbt_process(
+            args,
+            project_dir=self.root,
+            profiles_dir=self.root,
+            target_path=self.root / "target-logs",
+            log_path=self.root / "logs",
+            env=self.env(),
+            cwd=self.root,
+            timeout=600,
+        )
+
+    def start(self, *args: str, log_path: str) -> subprocess.Popen[str]:
+        """dbt started in the background, stderr into stdout (a pipe)."""
+        return subprocess.Popen(
+            self.command(*args, log_path=log_path),
+            cwd=self.root,
+            env=self.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    def catalog(self) -> IcebergCatalog:
+        return local_catalog(self.warehouse)
+
+    def rows(self, table: str) -> list[dict[str, Any]]:
+        return iceberg_rows(self.catalog(), SCHEMA, table)
+
+    def ids(self, table: str) -> list[int]:
+        rows = self.catalog().load_table(SCHEMA, table).scan().to_arrow()
+        return sorted(rows.column("id").to_pylist())
+
+
+# Reads the server session's value while the model compiles, on the model's own connection.
+CONF_PROBE = (
+    "{{ config(materialized='table') }}\n"
+    "{% set value = run_query('SET spark.sql.shuffle.partitions').columns[1].values()[0]"
+    " if execute else '' %}\n"
+    "select '{{ value }}' as shuffle_partitions\n"
+)
+
+
+def conf_probe_project(root: Path) -> Path:
+    """A project (profile `integration_tests`, written apart) whose one model records the
+    session's `spark.sql.shuffle.partitions`."""
+    return write_project(
+        root / "conf-probe",
+        "conf_probe",
+        profile="integration_tests",
+        settings={"config-version": 2},
+        files={"models/conf_probe.sql": CONF_PROBE},
+    )
+
+
+# --- dbt in process (dbt's test framework) ---------------------------------------------------
+
+
+def run_vars(**values: object) -> list[str]:
+    """`--vars` with `values`."""
+    return ["--vars", json.dumps(values)]
+
+
+def results_by_model(results: Iterable[Any]) -> dict[str, Any]:
+    return {r.node.name: r for r in results}
+
+
+def assert_all_passed(results: Any, count: int) -> None:
+    assert len(results) == count
+    failed = [(r.node.name, r.status, r.message) for r in results if r.status != "success"]
+    assert not failed
+
+
+def run_batches(batches: Iterable[int]) -> list[dict[str, tuple[str, str | None]]]:
+    """Run every model once per batch, whatever fails; (status, message) per model."""
+    outcomes = []
+    for batch in batches:
+        results = run_dbt(["run", *run_vars(batch=batch)], expect_pass=None)
+        outcomes.append({r.node.name: (str(r.status), r.message) for r in results})
+    return outcomes
+
+
+def assert_model_passed(outcomes: list[dict[str, tuple[str, str | None]]], name: str) -> None:
+    """A test about one model fails on that model's own error, not on another's."""
+    for batch, outcome in enumerate(outcomes, start=1):
+        assert outcome[name][0] == "success", (batch, outcome[name])
+
+
+def last_invocation_id(project: TestProjInfo) -> str:
+    """The invocation id of the project's last dbt command."""
+    return read_run_results(Path(project.project_root, "target"))["metadata"]["invocation_id"]
+
+
+def adapter_responses(project: TestProjInfo) -> dict[str, dict[str, Any]]:
+    """The adapter response of each node of the last dbt command, by node name."""
+    data = read_run_results(Path(project.project_root, "target"))
+    return {r["unique_id"].split(".")[-1]: r["adapter_response"] for r in data["results"]}
+
+
+# --- reading tables through Spark ------------------------------------------------------------
+
+
+def nulls_first(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A sort key: None before any value, values in their natural order (what `sorted`
+    gives wherever it can compare the rows)."""
+    return tuple((value is not None, value) for value in row)
+
+
+def sort_rows(
+    rows: Iterable[Iterable[Any]], key: Callable[[tuple[Any, ...]], Any] = nulls_first
+) -> list[tuple[Any, ...]]:
+    """The rows as tuples, sorted by `key`."""
+    return sorted((tuple(r) for r in rows), key=key)
+
+
+def query_rows(
+    project: TestProjInfo, sql: str, *, key: Callable[[tuple[Any, ...]], Any] = nulls_first
+) -> list[tuple[Any, ...]]:
+    """The rows of a Spark SQL query, as tuples sorted by `key`."""
+    return sort_rows(project.run_sql(sql, fetch="all"), key)
+
+
+def relation(project: TestProjInfo, name: str) -> str:
+    """`<test schema>.<name>`."""
+    return f"{project.test_schema}.{name}"
+
+
+def table_rows(
+    project: TestProjInfo,
+    table: str,
+    columns: str = "*",
+    *,
+    order_by: str | None = None,
+    branch: str | None = None,
+    key: Callable[[tuple[Any, ...]], Any] = nulls_first,
+) -> list[tuple[Any, ...]]:
+    """`columns` of each row of `table` in the test schema (on its Iceberg `branch` if
+    given), as tuples: in the order of SQL `order_by` when given, else sorted by `key`."""
+    suffix = f".`branch_{branch}`" if branch else ""
+    sql = f"select {columns} from `{project.test_schema}`.`{table}`{suffix}"
+    if order_by is None:
+        return query_rows(project, sql, key=key)
+    return [tuple(r) for r in project.run_sql(f"{sql} order by {order_by}", fetch="all")]
+
+
+def described_columns(project: TestProjInfo, table: str) -> list[tuple[str, str, str | None]]:
+    """(name, type, comment) of each column of `table` (a name as SQL takes it), as Spark's
+    `DESCRIBE` reports them; the partition information after them left out."""
+    columns = []
+    for row in project.run_sql(f"describe {table}", fetch="all"):
+        if not row[0] or row[0].startswith("#"):
+            break
+        columns.append((row[0], row[1], row[2] or None))
+    return columns
+
+
+def column_types(project: TestProjInfo, table: str) -> list[tuple[str, str]]:
+    """(name, type) of each column, as `described_columns`."""
+    return [(name, data_type) for name, data_type, _ in described_columns(project, table)]
+
+
+def column_names(project: TestProjInfo, table: str) -> list[str]:
+    return [name for name, _, _ in described_columns(project, table)]
+
+
+def table_properties(project: TestProjInfo, table: str) -> dict[str, str]:
+    """The table's properties, as Spark's `SHOW TBLPROPERTIES` lists them."""
+    return dict(project.run_sql(f"show tblproperties {table}", fetch="all"))
+
+
+def snapshot_rows(
+    project: TestProjInfo, table: str, columns: str = "snapshot_id"
+) -> list[tuple[Any, ...]]:
+    """`columns` of each snapshot of `table` (Iceberg's `<table>.snapshots`), oldest first."""
+    sql = f"select {columns} from {table}.snapshots order by committed_at"
+    return [tuple(r) for r in project.run_sql(sql, fetch="all")]
+
+
+def snapshot_ids(project: TestProjInfo, table: str) -> list[int]:
+    """The ids of the table's snapshots, oldest first."""
+    return [row[0] for row in snapshot_rows(project, table)]
+
+
+def snapshot_count(project: TestProjInfo, table: str) -> int:
+    return project.run_sql(f"select count(*) from {table}.snapshots", fetch="one")[0]
+
+
+def latest_snapshot_id(project: TestProjInfo, table: str) -> int | None:
+    """The id of the table's newest snapshot, None when it has none."""
+    row = project.run_sql(
+        f"select snapshot_id from {table}.snapshots order by committed_at desc limit 1",
+        fetch="one",
+    )
+    return row[0] if row else None
+
+
+def latest_snapshot_summary(project: TestProjInfo, table: str) -> dict[str, str]:
+    """The summary of the table's newest snapshot."""
+    row = project.run_sql(
+        f"select summary from {table}.snapshots order by committed_at desc limit 1",
+        fetch="one",
+    )
+    return dict(row[0])
+
+
+# --- reading tables through PyIceberg -----------------------------------------------------
+
+
+def local_catalog(warehouse: Path | str, name: str = "local") -> IcebergCatalog:
+    """The adapter's PyIceberg catalog of the embedded catalog in `warehouse`."""
+    return IcebergCatalog(CatalogConfig(name=name, catalog_type="local", warehouse=str(warehouse)))
+
+
+def iceberg_rows(
+    catalog: IcebergCatalog, namespace: str, table: str, *, sort: bool = False
+) -> list[dict[str, Any]]:
+    """Every row of the table as a dict, read with PyIceberg: as the scan returns them, or
+    with `sort` in the order of their values' text."""
+    rows = catalog.load_table(namespace, table).scan().to_arrow().to_pylist()
+    if sort:
+        rows.sort(key=lambda row: tuple(str(v) for v in row.values()))
+    return rows

@@ -21,9 +21,7 @@ from dbt.flags import get_flags
 from dbt_common.behavior_flags import BehaviorFlag
 from dbt_common.clients.agate_helper import DEFAULT_TYPE_TESTER
 from dbt_common.contracts.constraints import (
-    ColumnLevelConstraint,
     ConstraintType,
-    ModelLevelConstraint,
 )
 from dbt_common.contracts.metadata import (
     CatalogTable,
@@ -67,7 +65,11 @@ from dbt.adapters.s3tables.model_config import ModelConfig, parse_model_config
 from dbt.adapters.s3tables.relation import S3TablesRelation
 from dbt.adapters.s3tables.seeds.csv import SeedText
 from dbt.adapters.s3tables.seeds.loader import SeedLoader
-from dbt.adapters.s3tables.sql.contracts import contract_select_sql, not_null_columns
+from dbt.adapters.s3tables.sql.contracts import (
+    contract_constraints,
+    model_contract_sql,
+    not_null_columns,
+)
 from dbt.adapters.s3tables.sql.cross_db import listagg_sql
 from dbt.adapters.s3tables.sql.text import quote, sql_string
 from dbt.adapters.s3tables.sql.types import typed_query
@@ -367,22 +369,11 @@ class S3TablesAdapter(SparkAdapter):
 
     @available
     def contract_select_sql(self, model: Any, sql: str) -> str:
-        """The model's query in its contract's column order, `not_null` columns checked."""
-        columns = model["columns"]
-        names = [str(c.get("name", key)) for key, c in columns.items()]
-        constraints = model.get("constraints") or []
-        # dbt's own warning for each constraint this adapter does not enforce.
-        for column in columns.values():
-            for constraint in column.get("constraints") or []:
-                self.process_parsed_constraint(
-                    ColumnLevelConstraint.from_dict(constraint), lambda _: None
-                )
-        for constraint in constraints:
-            self.process_parsed_constraint(
-                ModelLevelConstraint.from_dict(constraint), lambda _: None
-            )
-        not_null = not_null_columns(columns, constraints)
-        return contract_select_sql(model["name"], sql, names, not_null)
+        """The model's query in its contract's column order, `not_null` columns checked;
+        dbt's own warning for each constraint this adapter does not enforce."""
+        for constraint in contract_constraints(model):
+            self.process_parsed_constraint(constraint, lambda _: None)
+        return model_contract_sql(model, sql)
 
     @available.parse_none
     def enforce_not_null(self, relation: BaseRelation, model: Any) -> None:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dbt_common.contracts.constraints import ColumnLevelConstraint, ModelLevelConstraint
+
 from dbt.adapters.s3tables.sql.text import failing_when, quote, sql_string
 
 
@@ -62,3 +64,24 @@ def contract_select_sql(
         else:
             selected.append(name)
     return f"SELECT {', '.join(selected)}\nFROM (\n{sql}\n) AS model_subq"
+
+
+def contract_constraints(
+    model: Mapping[str, Any],
+) -> list[ColumnLevelConstraint | ModelLevelConstraint]:
+    """Every constraint of the model's contract, its columns' first, as dbt's objects."""
+    column_level = [
+        ColumnLevelConstraint.from_dict(constraint)
+        for column in model["columns"].values()
+        for constraint in column.get("constraints") or []
+    ]
+    model_level = [ModelLevelConstraint.from_dict(c) for c in model.get("constraints") or []]
+    return [*column_level, *model_level]
+
+
+def model_contract_sql(model: Mapping[str, Any], sql: str) -> str:
+    """`contract_select_sql` for dbt's model node."""
+    columns = model["columns"]
+    names = [str(c.get("name", key)) for key, c in columns.items()]
+    not_null = not_null_columns(columns, model.get("constraints") or [])
+    return contract_select_sql(model["name"], sql, names, not_null)

@@ -47,7 +47,6 @@ from dbt.adapters.s3tables.connections import S3TablesConnectionManager
 from dbt.adapters.s3tables.credentials import catalog_config_from_integration
 from dbt.adapters.s3tables.engines.python_models import python_model_view_sql
 from dbt.adapters.s3tables.errors import UnknownConfigKeysError
-from dbt.adapters.s3tables.incremental.config import incremental_config
 from dbt.adapters.s3tables.incremental.model_state import LAST_PROCESSED_VALUE, state_keys
 from dbt.adapters.s3tables.incremental.run import (
     IncrementalRun,
@@ -61,7 +60,7 @@ from dbt.adapters.s3tables.lifecycle.audited_build import AuditedBuild
 from dbt.adapters.s3tables.lifecycle.maintainer import TableMaintainer
 from dbt.adapters.s3tables.lifecycle.publishing import WriteAuditPublish
 from dbt.adapters.s3tables.lifecycle.undo_run import RunUndo
-from dbt.adapters.s3tables.model_config import ModelConfig, parse_model_config
+from dbt.adapters.s3tables.model_config import ModelConfig, ParsedModelConfigs
 from dbt.adapters.s3tables.relation import S3TablesRelation
 from dbt.adapters.s3tables.seeds.csv import SeedText
 from dbt.adapters.s3tables.seeds.loader import SeedLoader
@@ -108,6 +107,7 @@ class S3TablesAdapter(SparkAdapter):
         )
         super().__init__(config, mp_context)
         self.config_key_check = ConfigKeyCheck()
+        self.model_configs = ParsedModelConfigs()
         # dbt 1.11 reads catalogs.yml only for build, compile, parse, run, seed, snapshot
         # and test; `docs generate`, `show`, `source freshness`, `clone`, `run-operation`
         # and `retry` must know the same catalogs.
@@ -258,7 +258,7 @@ class S3TablesAdapter(SparkAdapter):
     def parse_model_config(self, model: Any) -> ModelConfig:
         """The model's config, every key this adapter reads checked once, before its
         materialization writes anything (errors name the model, the key and the fix)."""
-        return parse_model_config(model["name"], model["config"], model.get("language") or "sql")
+        return self.model_configs.of(model)
 
     @available
     def check_target_rules(
@@ -573,18 +573,16 @@ class S3TablesAdapter(SparkAdapter):
         return state.properties.get(LAST_PROCESSED_VALUE)
 
     @available
-    def resolved_strategy(self, model_name: str, config: dict[str, Any]) -> str:
-        return incremental_config(model_name, config).strategy
+    def resolved_strategy(self, model: Any) -> str | None:
+        incremental = self.model_configs.of(model).incremental
+        return incremental.strategy if incremental else None
 
     @available
-    def table_properties(
-        self, model_name: str, config: dict[str, Any], database: str | None = None
-    ) -> dict[str, str]:
+    def table_properties(self, model: Any, database: str | None = None) -> dict[str, str]:
         """Table properties a new table in catalog `database` gets (see
         ModelConfig.table_properties)."""
-        model_config = parse_model_config(model_name, config)
         defaults = self.iceberg_for(database=database).config.table_defaults()
-        return model_config.table_properties(defaults)
+        return self.model_configs.of(model).table_properties(defaults)
 
     @available
     def emulator_table_location(self, relation: BaseRelation) -> str | None:

@@ -7,9 +7,12 @@ there, first build included, so a bad value fails the first run rather than a la
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from dbt_common.invocation import get_invocation_id
 
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.incremental.config import IncrementalConfig, incremental_config
@@ -127,3 +130,24 @@ def flag(model_name: str, config: Mapping[str, Any], key: str) -> bool:
     raise ModelConfigError(
         model_name, key, f"`{value}` is not true or false", f"set `{key}: true` or `false`"
     )
+
+
+class ParsedModelConfigs:
+    """Each node's config parsed once per dbt invocation: the materialization parses it
+    before writing, and the macros that need a piece of it later (table properties, the
+    resolved strategy) read that parse instead of parsing again."""
+
+    def __init__(self) -> None:
+        self._parsed: dict[tuple[str, str], ModelConfig] = {}
+        self._lock = threading.Lock()
+
+    def of(self, node: Mapping[str, Any]) -> ModelConfig:
+        """`node`'s config, parsed and checked (see `parse_model_config`)."""
+        key = (get_invocation_id(), str(node.get("unique_id") or node["name"]))
+        with self._lock:
+            parsed = self._parsed.get(key)
+        if parsed is None:
+            parsed = parse_model_config(node["name"], node["config"], node.get("language") or "sql")
+            with self._lock:
+                self._parsed[key] = parsed
+        return parsed

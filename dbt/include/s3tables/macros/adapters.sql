@@ -18,7 +18,7 @@
 {#-- `properties`, or else the model's tblproperties plus the row-level write mode of
      incremental tables; and any `extra_properties` of this build. --#}
 {% macro s3tables__tblproperties_clause(extra_properties={}, properties=none) -%}
-  {%- set properties = properties if properties is not none else adapter.table_properties(model['name'], model['config'], model.get('database')) -%}
+  {%- set properties = properties if properties is not none else adapter.table_properties(model, model.get('database')) -%}
   {%- do properties.update(extra_properties) -%}
   {%- if properties %}
     tblproperties (

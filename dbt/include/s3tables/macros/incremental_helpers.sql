@@ -7,7 +7,7 @@
 {%- endmacro %}
 
 {% macro _s3tables_strategy_is(strategy) -%}
-  {{ return(is_incremental() and adapter.resolved_strategy(model['name'], model['config']) == strategy) }}
+  {{ return(is_incremental() and adapter.resolved_strategy(model) == strategy) }}
 {%- endmacro %}
 
 {% macro is_append_only() -%}

@@ -61,10 +61,10 @@ from dbt.adapters.s3tables.incremental.config import incremental_config
 from dbt.adapters.s3tables.incremental.model_state import LAST_PROCESSED_VALUE, state_keys
 from dbt.adapters.s3tables.incremental.run import (
     IncrementalRun,
-    Warehouse,
     render_as_first_build,
     renders_as_first_build,
 )
+from dbt.adapters.s3tables.incremental.warehouse import Warehouse
 from dbt.adapters.s3tables.keys.config_keys import (
     FAIL_FLAG,
     WARNING_NOTE,
@@ -93,10 +93,6 @@ if TYPE_CHECKING:
     from dbt.adapters.s3tables.engines.base import Engine
 
 logger = AdapterLogger("s3tables")
-
-# Strategies whose statement changes nothing when the model returns no rows (microbatch
-# still replaces its window with nothing).
-SKIPPED_WHEN_EMPTY = ("append", "merge", "delete+insert", "scd2", "insert_overwrite")
 
 # dbt commands whose nodes run SQL on the engine.
 ENGINE_COMMANDS = frozenset({"run", "build", "seed", "snapshot", "test", "show", "clone", "retry"})

@@ -87,7 +87,7 @@ def executor_for(plan: RunPlan, run: RunContext, whole_history: AnalysedQuery | 
     """The executor of the plan's action: the one place a run dispatches on it.
     `whole_history`: the model's whole-history query (the actions that need it)."""
     table = plan.table
-    if table is None:
+    if table is None:  # BUILD, the one action planned without a table
         return CreateTable(run, run.model, None, plan.counts_keys)
     if plan.action is Action.APPLY:
         return Apply(run, plan, table)

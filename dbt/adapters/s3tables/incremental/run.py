@@ -96,7 +96,7 @@ class IncrementalRun:
         )
         for note in self.plan.notes:
             (logger.warning if note.level == "warning" else logger.info)(note.text)
-        self._run = RunContext(
+        self._context = RunContext(
             config,
             self.settings,
             table,
@@ -134,7 +134,7 @@ class IncrementalRun:
     def use_whole_history(self, sql: str) -> None:
         """The model's SQL as on a first build (is_incremental() false): what REBUILD,
         REBUILD_IN_CHUNKS and RESUME_CHUNKS write. Analysed once and checked here."""
-        self.whole_history = analyse(self._run.table.warehouse.engine, sql)
+        self.whole_history = analyse(self._context.table.warehouse.engine, sql)
         if self.plan.checks_whole_history:
             check_against_columns(self.settings, self.whole_history.columns)
 
@@ -151,7 +151,7 @@ class IncrementalRun:
     def table_properties(self) -> dict[str, str]:
         """Properties of the created table: defaults, write mode, the model's own and, for
         a chunked rebuild, the plan marking it in progress (in the same commit)."""
-        defaults = self._run.table.warehouse.iceberg.config.table_defaults()
+        defaults = self._context.table.warehouse.iceberg.config.table_defaults()
         properties = self.config.table_properties(defaults)
         properties.update(self.plan.marker_properties)
         return properties
@@ -170,4 +170,4 @@ class IncrementalRun:
     @cached_property
     def _executor(self) -> Executor:
         """The plan's executor, once the whole-history query is known (when needed)."""
-        return executor_for(self.plan, self._run, self.whole_history)
+        return executor_for(self.plan, self._context, self.whole_history)

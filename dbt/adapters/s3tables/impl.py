@@ -50,10 +50,10 @@ from dbt.adapters.s3tables.errors import UnknownConfigKeysError
 from dbt.adapters.s3tables.incremental.model_state import LAST_PROCESSED_VALUE, state_keys
 from dbt.adapters.s3tables.incremental.run import (
     IncrementalRun,
-    Warehouse,
     render_as_first_build,
     renders_as_first_build,
 )
+from dbt.adapters.s3tables.incremental.warehouse import Warehouse
 from dbt.adapters.s3tables.keys.config_keys import FAIL_FLAG, WARNING_NOTE, ConfigKeyCheck
 from dbt.adapters.s3tables.lifecycle.audit import LEDGER
 from dbt.adapters.s3tables.lifecycle.audited_build import AuditedBuild

@@ -19,15 +19,14 @@ from pyspark.sql import types as spark
 from dbt.adapters.s3tables.catalogs.iceberg import TableState
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.incremental.model_state import REBUILD_PLAN, STRATEGY
+from dbt.adapters.s3tables.incremental.plan import KEPT_COLUMN_VALUES, Action
 from dbt.adapters.s3tables.incremental.run import (
-    KEPT_COLUMN_VALUES,
-    Action,
     IncrementalRun,
-    Warehouse,
     render_as_first_build,
     renders_as_first_build,
 )
 from dbt.adapters.s3tables.incremental.strategies import STRATEGY_BUILDERS
+from dbt.adapters.s3tables.incremental.warehouse import Warehouse
 from dbt.adapters.s3tables.model_config import parse_model_config
 
 ID_NAME = spark.StructType(

@@ -1,9 +1,16 @@
-"""Incremental models: one run of one model as one object, and the pure pieces it uses.
+"""Incremental models: one run of one model as one object, its plan and its execution,
+and the pure pieces they use.
 
 - `run.py`: `IncrementalRun`, built once per model run from the model's parsed config
   (`model_config.ModelConfig`), its output schema (Spark analyses the SQL once) and the
-  table's state; it decides the `Action` (the state machine is in its docstring), checks
-  everything before anything is written, and writes.
+  table's state: what the adapter and the materialization call.
+- `plan.py`: the pure planner, `plan_run`: the run's `Action` (the state machine is in
+  its docstring) and everything decided before anything is written, as a `RunPlan`.
+- `execute.py`: one executor per kind of action, picked once (`executor_for`); `apply.py`
+  is APPLY's (evolution, then the strategy's one statement), `chunk_loop.py` the loop of
+  a chunked rebuild, `state_record.py` the state written after the run.
+- `context.py`, `warehouse.py`: what the executors work with (the model's query, the
+  table, the engine and catalog).
 - `strategies.py`: the one statement of each strategy, a pure function of names, in a
   registry (`STRATEGY_BUILDERS`; `FALLBACK_BUILDERS` without Iceberg's SQL extensions).
 - `key_uniqueness.py`: whether merge and delete+insert may skip the source dedup (the

@@ -41,7 +41,7 @@ from dbt.adapters.s3tables.sql.types import is_widening, without_void
 if TYPE_CHECKING:
     from dbt.adapters.base.relation import BaseRelation
 
-    from dbt.adapters.s3tables.incremental.run import Warehouse
+    from dbt.adapters.s3tables.incremental.warehouse import Warehouse
 
 logger = AdapterLogger("s3tables")
 

@@ -14,7 +14,7 @@ from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.catalogs.snapshots import TableHealth
-from dbt.adapters.s3tables.incremental.run import Warehouse
+from dbt.adapters.s3tables.incremental.warehouse import Warehouse
 from dbt.adapters.s3tables.lifecycle.audited_build import AuditedBuild
 from dbt.adapters.s3tables.lifecycle.build_config import LifecycleConfig
 from dbt.adapters.s3tables.lifecycle.maintenance import (

@@ -15,7 +15,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.invocation import get_invocation_id
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
-from dbt.adapters.s3tables.incremental.run import Warehouse
+from dbt.adapters.s3tables.incremental.warehouse import Warehouse
 from dbt.adapters.s3tables.lifecycle.audit import (
     LEDGER,
     UNPUBLISHED,

@@ -1,0 +1,277 @@
+"""The APPLY action: a run into an existing table. Schema and partition evolution and the
+table's write properties are committed through PyIceberg as the plan says, then the
+strategy's one statement (one commit), reported with the exact row counts of that commit;
+a run whose rows are none commits nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.exceptions import DbtInternalError, DbtRuntimeError
+
+from dbt.adapters.s3tables.incremental.commit_counts import (
+    CommitCounts,
+    IncrementalResponse,
+    commit_counts,
+)
+from dbt.adapters.s3tables.incremental.config import merge_update_columns, resolve_use_merge
+from dbt.adapters.s3tables.incremental.key_uniqueness import CONFIG_KEY as UNIQUENESS_KEY
+from dbt.adapters.s3tables.incremental.key_uniqueness import is_cardinality_violation
+from dbt.adapters.s3tables.incremental.model_state import LAST_PROCESSED_VALUE
+from dbt.adapters.s3tables.incremental.state_record import ProcessedRows, record_state
+from dbt.adapters.s3tables.incremental.strategies import (
+    FALLBACK_BUILDERS,
+    STRATEGY_BUILDERS,
+    IncrementalWrite,
+    partition_values_overwrite_fallback_sql,
+    partition_values_overwrite_sql,
+)
+from dbt.adapters.s3tables.sql.text import quote
+
+if TYPE_CHECKING:
+    from dbt.adapters.s3tables.catalogs.iceberg import TableState
+    from dbt.adapters.s3tables.incremental.context import RunContext
+    from dbt.adapters.s3tables.incremental.plan import RunPlan
+
+logger = AdapterLogger("s3tables")
+
+# Strategies whose statement changes nothing when the model returns no rows (microbatch
+# still replaces its window with nothing).
+SKIPPED_WHEN_EMPTY = ("append", "merge", "delete+insert", "scd2", "insert_overwrite")
+
+
+@dataclass(frozen=True)
+class Statement:
+    """The one statement a run commits with, and how it runs and is counted."""
+
+    sql: str
+    # The strategy whose reading of a snapshot summary gives this statement's counts.
+    counted_as: str
+    # Spark settings for this statement only.
+    settings: dict[str, str]
+    # A whole-table INSERT OVERWRITE removes and re-adds every row: no logical counts.
+    rewrites_table: bool = False
+
+
+@dataclass(frozen=True)
+class Apply:
+    """The executor of APPLY: `before` is the table's state the plan was made from."""
+
+    run: RunContext
+    plan: RunPlan
+    before: TableState
+
+    def create_sql(self) -> str:
+        raise DbtInternalError(f"{self.run.name}: an incremental write creates no table")
+
+    def write(self) -> IncrementalResponse:
+        """Schema evolution, the table's write properties, then the strategy's one
+        statement (one commit), reported with the exact row counts of that commit."""
+        run, settings = self.run, self.run.settings
+        self._evolve_schema()
+        self._evolve_partitioning()
+        self._apply_write_mode()
+        target_columns = list(self.plan.target_columns)
+        source_unique, reason = self._declared_unique()
+        write = IncrementalWrite(
+            target=str(run.table),
+            source_sql=run.model.sql,
+            target_columns=target_columns,
+            source_columns=run.model.columns,
+            unique_key=settings.unique_key,
+            predicates=settings.predicates,
+            update_columns=merge_update_columns(settings, target_columns),
+            watermark_column=settings.watermark_column,
+            source_unique=source_unique,
+            check_columns=settings.check_columns,
+            valid_from=settings.valid_from,
+            valid_to=settings.valid_to,
+            event_time=settings.event_time,
+            window_start=run.batch_start,
+            window_end=run.batch_end,
+        )
+        if settings.strategy not in SKIPPED_WHEN_EMPTY:
+            return self._commit(write, reason)
+        with self._cached_source() as rows:
+            processed = ProcessedRows(rows, self.before.properties.get(LAST_PROCESSED_VALUE))
+            if not self.plan.counts_keys:
+                empty = self._is_empty(rows)
+            else:
+                empty, source_unique, reason = self._count_keys(rows)
+            if empty:
+                # Iceberg would commit an empty snapshot: an hourly job would pile up
+                # thousands a year. The run is a no-op; the table stays at its snapshot.
+                logger.info(f"{run.name}: the model returned no rows; nothing committed")
+                record_state(run, run.model.sql, self.before.properties, processed)
+                strategy = settings.strategy.upper()
+                return IncrementalResponse(
+                    _message=f"{strategy} 0 inserted, 0 updated, 0 deleted "
+                    "(no rows, nothing committed)",
+                    code=strategy,
+                    rows_affected=0,
+                    rows_inserted=0,
+                    rows_updated=0,
+                    rows_deleted=0,
+                    snapshot_id=None,
+                )
+            return self._commit(
+                replace(write, source_sql=rows, source_unique=source_unique), reason, processed
+            )
+
+    def _evolve_schema(self) -> None:
+        """Commit the planned schema changes with PyIceberg, before the data commit."""
+        evolution, table = self.plan.evolution, self.run.table
+        if evolution.empty:
+            return
+        widened = [(c.path, c.new) for c in evolution.changed]
+        table.warehouse.iceberg.evolve_schema(table.namespace, table.name, evolution.added, widened)
+        for line in evolution.describe():
+            logger.info(f"{self.run.name}: schema evolved: {line}")
+
+    def _evolve_partitioning(self) -> None:
+        """Commit the partition spec change with PyIceberg (one metadata commit, after the
+        schema's: a new field may read a column just added), so the data commit uses it."""
+        change, table = self.plan.spec_change, self.run.table
+        if change.empty:
+            return
+        table.warehouse.iceberg.evolve_partition_spec(
+            table.namespace,
+            table.name,
+            list(change.removed),
+            [(term.source, term.transform) for term in change.added],
+        )
+        logger.info(f"{self.run.name}: partition spec evolved: {change.describe()}")
+
+    def _apply_write_mode(self) -> None:
+        """Bring the table's row-level write properties in line with `write_mode` (and the
+        catalog's table defaults the model does not set itself); a change is one metadata
+        commit, made only when a setting changed."""
+        run = self.run
+        defaults = run.table.warehouse.iceberg.config.table_defaults()
+        wanted = run.config.write_properties_to_apply(defaults)
+        if run.table.set_properties(self.before.properties, wanted):
+            logger.info(f"{run.name}: table write properties set: {wanted}")
+
+    def _declared_unique(self) -> tuple[bool, str]:
+        """Whether merge and delete+insert may use the model's rows without dedup because
+        the key is declared unique, and why (empty: the strategy has no dedup)."""
+        decision = self.plan.declared_uniqueness
+        if decision is None:
+            return False, ""
+        if decision.source_unique or not self.plan.counts_keys:
+            path = "used as they are" if decision.source_unique else "deduplicated per key"
+            logger.debug(f"{self.run.name}: the model's rows are {path} ({decision.reason})")
+        return decision.source_unique, decision.reason
+
+    def _count_keys(self, rows: str) -> tuple[bool, bool, str]:
+        """For a model whose rows are counted per key: whether the run's (cached) rows are
+        none, whether its statement may use them as they are (no key repeats; a key
+        repeating is said, and the rows are deduplicated), and why."""
+        counts = self.run.count_keys(rows, first_build=False)
+        if counts.repeated_keys:
+            reason = f"{counts.repeated_keys} key(s) repeat in this run's rows"
+        else:
+            reason = "no key repeats in this run's rows, counted"
+        path = "deduplicated per key" if counts.repeated_keys else "used as they are"
+        logger.debug(f"{self.run.name}: the model's rows are {path} ({reason})")
+        return counts.rows == 0, not counts.repeated_keys, reason
+
+    @contextmanager
+    def _cached_source(self) -> Iterator[str]:
+        """The model's rows computed once into Spark's cache (memory, spilling to disk),
+        as a query over the cached view: emptiness is then known without evaluating the
+        model twice. Dropping the view drops its cache too."""
+        view = quote(f"dbt_source_{uuid.uuid4().hex}")
+        execute = self.run.table.warehouse.execute
+        execute(f"CACHE TABLE {view} AS {self.run.model.sql}")
+        try:
+            yield f"SELECT * FROM {view}"
+        finally:
+            execute(f"DROP VIEW IF EXISTS {view}")
+
+    def _is_empty(self, rows_sql: str) -> bool:
+        return not self.run.table.warehouse.fetch(f"SELECT 1 FROM ({rows_sql}) LIMIT 1")
+
+    def _statement(self, write: IncrementalWrite) -> Statement:
+        """The strategy's one statement: its MERGE or, without MERGE, its fallback; for
+        insert_overwrite, dynamic overwrite unless files of an earlier partition spec are
+        live (Iceberg's dynamic overwrite would leave their rows beside the new ones)."""
+        run, warehouse = self.run, self.run.table.warehouse
+        strategy = run.settings.strategy
+        builder, fallback = STRATEGY_BUILDERS[strategy], FALLBACK_BUILDERS.get(strategy)
+        counted_as = strategy
+        settings: dict[str, str] = {}
+        if strategy == "insert_overwrite":
+            if warehouse.iceberg.holds_files_of_other_specs(run.table.namespace, run.table.name):
+                logger.info(
+                    f"{run.name}: the table holds files written under an earlier partition "
+                    "spec, which Iceberg's dynamic overwrite would leave in place: the new "
+                    "rows' partitions are replaced by their partition values instead"
+                )
+                builder = partition_values_overwrite_sql
+                fallback = partition_values_overwrite_fallback_sql
+                write = replace(
+                    write,
+                    partitioning=run.settings.partitioning,
+                    function_catalog=quote(warehouse.iceberg.config.name),
+                )
+                counted_as = "delete+insert"
+            else:
+                settings = {"spark.sql.sources.partitionOverwriteMode": "dynamic"}
+        if fallback is not None:
+            use_merge, reason = resolve_use_merge(
+                run.name, run.settings.use_merge, warehouse.engine.has_iceberg_extensions()
+            )
+            path = "MERGE INTO" if use_merge else "INSERT OVERWRITE of the whole table"
+            logger.info(f"{run.name}: {strategy} writes with {path} ({reason})")
+            if not use_merge:
+                return Statement(fallback(write), counted_as, settings, rewrites_table=True)
+        return Statement(builder(write), counted_as, settings)
+
+    def _commit(
+        self, write: IncrementalWrite, reason: str, processed: ProcessedRows | None = None
+    ) -> IncrementalResponse:
+        """The strategy's one statement (one commit) and the exact counts of that commit.
+        `reason`: why the rows were taken as unique per key; `processed`: the rows the
+        statement read (the cached source)."""
+        run = self.run
+        strategy = run.settings.strategy
+        statement = self._statement(write)
+        with run.table.warehouse.engine.settings(statement.settings):
+            try:
+                run.table.warehouse.execute(statement.sql)
+            except Exception as error:
+                if write.source_unique and is_cardinality_violation(error):
+                    raise DbtRuntimeError(
+                        f"{run.name}: the model's rows hold a `unique_key` value more than "
+                        "once, matching one table row several times, though the key was "
+                        f"taken as unique ({reason}); nothing was committed. "
+                        f"Fix: make the rows unique per key, or set `{UNIQUENESS_KEY}: "
+                        "false` (the rows are then deduplicated per key)"
+                    ) from error
+                raise
+        after = run.table.state()
+        committed = after.snapshot_id != self.before.snapshot_id
+        counts = (
+            CommitCounts(None, None, None)
+            if statement.rewrites_table
+            else commit_counts(statement.counted_as, after.summary if committed else None)
+        )
+        record_state(run, run.model.sql, after.properties, processed)
+        logger.debug(f"{run.name}: {strategy} committed {after.snapshot_id}")
+        return IncrementalResponse(
+            _message=f"{strategy.upper()} {counts.inserted} inserted, "
+            f"{counts.updated} updated, {counts.deleted} deleted",
+            code=strategy.upper(),
+            rows_affected=sum(n or 0 for n in (counts.inserted, counts.updated, counts.deleted)),
+            rows_inserted=counts.inserted,
+            rows_updated=counts.updated,
+            rows_deleted=counts.deleted,
+            snapshot_id=after.snapshot_id if committed else None,
+        )

@@ -1,0 +1,98 @@
+"""What every action of one incremental run works with (`RunContext`): the model's
+config, its analysed query, the table it writes; and what several actions share: the
+queries a table is created from, and the count of the model's rows per key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.s3tables.incremental.key_uniqueness import KeyCounts, key_counts, key_counts_sql
+from dbt.adapters.s3tables.incremental.plan import table_diff
+from dbt.adapters.s3tables.sql.text import quote
+from dbt.adapters.s3tables.sql.types import spark_type_name, typed_query
+
+if TYPE_CHECKING:
+    from pyiceberg.schema import Schema
+
+    from dbt.adapters.s3tables.incremental.config import IncrementalConfig, ModelBuildConfig
+    from dbt.adapters.s3tables.incremental.warehouse import AnalysedQuery, RunTable
+
+logger = AdapterLogger("s3tables")
+
+# Where a write-audit-publish build keeps the state a run records, for the publish:
+# properties to set, and properties to remove.
+KeepState = Callable[[dict[str, str], tuple[str, ...]], None]
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """One run's model and table."""
+
+    config: ModelBuildConfig
+    settings: IncrementalConfig
+    table: RunTable
+    # The model's SQL, as analysed once.
+    model: AnalysedQuery
+    # Write-audit-publish: the state the run records is handed here for the publish
+    # (properties are table-wide: main must not say it holds data it does not have yet).
+    keep_state: KeepState | None = None
+    # A microbatch run's window.
+    batch_start: str | None = None
+    batch_end: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.settings.model_name
+
+    def count_keys(self, rows_sql: str, first_build: bool) -> KeyCounts:
+        """How the rows spread over `unique_key` values (only the key columns are read);
+        keys that repeat are said, with what the run does about them."""
+        settings = self.settings
+        row = self.table.warehouse.fetch(key_counts_sql(rows_sql, settings.unique_key))[0]
+        counts = key_counts(row)
+        if counts.repeated_keys:
+            logger.warning(
+                counts.warning(self.name, settings.strategy, settings.watermark_column, first_build)
+            )
+        return counts
+
+    def typed(self, query: AnalysedQuery) -> str:
+        """The query with its untyped (NULL) columns cast to string. A contract's query
+        arrives already cast to the contract's types."""
+        if self.config.contract_enforced:
+            return query.sql
+        return typed_query(self.name, query.sql, list(query.schema.fields))
+
+    def build_sql(self, sql: str) -> str:
+        """The query a new table is created from (scd2 adds its history columns)."""
+        settings = self.settings
+        if settings.strategy != "scd2":
+            return sql
+        return (
+            f"SELECT *, current_timestamp() AS {quote(settings.valid_from)}, "
+            f"CAST(NULL AS TIMESTAMP) AS {quote(settings.valid_to)}"
+            f" FROM (\n{sql}\n) AS dbt_scd2_source"
+        )
+
+    def replacement_sql(self, query: AnalysedQuery, table: Schema, empty: bool = False) -> str:
+        """The query a replacing `on_schema_change` mode rebuilds the table (of schema
+        `table`) from: the query's rows (none if `empty`) plus, NULL-filled, every column
+        the model no longer returns, so that no mode ever drops a column."""
+        kept = table_diff(self.settings, table, query.schema).removed
+        if kept:
+            logger.warning(
+                f"{self.name}: column(s) {', '.join(kept)} no longer returned by the model "
+                "are kept in the new table (this adapter never drops a column), NULL-filled"
+            )
+        nulls = "".join(
+            f", CAST(NULL AS {spark_type_name(table.find_field(c).field_type)}) AS {quote(c)}"
+            for c in kept
+        )
+        where = " WHERE false" if empty else ""
+        built = self.build_sql(self.typed(query))
+        return f"SELECT *{nulls} FROM (\n{built}\n) AS dbt_model_rows{where}"

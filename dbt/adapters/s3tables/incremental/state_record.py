@@ -1,0 +1,64 @@
+"""The state a successful run leaves on its table for the next one (the properties of
+model_state.py: strategy, keys, hashes, the last processed watermark value), written
+after the run's data commit; under write-audit-publish, kept for the publish instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from dbt.adapters.s3tables.incremental.model_state import (
+    REBUILD_PLAN,
+    RETIRED,
+    state_properties,
+)
+from dbt.adapters.s3tables.sql.text import quote, sql_string
+
+if TYPE_CHECKING:
+    from dbt.adapters.s3tables.incremental.context import RunContext
+
+
+@dataclass(frozen=True)
+class ProcessedRows:
+    """The rows this run's statement read (a query over them), and the `watermark_column`
+    value the table recorded before the run (None: none)."""
+
+    sql: str
+    recorded: str | None
+
+
+def record_state(
+    run: RunContext,
+    model_sql: str,
+    properties: Mapping[str, str] | None = None,
+    processed: ProcessedRows | None = None,
+) -> None:
+    """Keep the strategy, keys, hashes and last processed watermark on the table, for
+    the next run to compare with (table properties: no data change, no snapshot).
+    `properties`: the table's current ones, when this run already read them."""
+    last_value = None
+    if run.settings.watermark_column:
+        last_value = last_processed_value(run, run.settings.watermark_column, processed)
+    state = state_properties(run.settings, model_sql, last_value)
+    if run.keep_state is not None:
+        run.keep_state(state, (REBUILD_PLAN, *RETIRED))
+        return
+    run.table.set_properties(properties, state, remove=(REBUILD_PLAN, *RETIRED))
+
+
+def last_processed_value(run: RunContext, name: str, processed: ProcessedRows | None) -> str | None:
+    """The greatest `watermark_column` (`name`) value the model has processed: the one
+    recorded before this run, raised by this run's rows (a scan of those rows, not of the
+    table); the table's own greatest value when none was recorded."""
+    column = quote(name)
+    field = next((f for f in run.model.schema.fields if f.name.lower() == name.lower()), None)
+    if processed is None or processed.recorded is None or field is None:
+        sql = f"SELECT CAST(MAX({column}) AS STRING) FROM {run.table}"
+    else:
+        # GREATEST skips NULL: no rows with a value keep the recorded one.
+        recorded = f"CAST({sql_string(processed.recorded)} AS {field.dataType.simpleString()})"
+        sql = f"SELECT CAST(GREATEST(MAX({column}), {recorded}) AS STRING) FROM ({processed.sql})"
+    value: str | None = run.table.warehouse.fetch(sql)[0][0]
+    return value

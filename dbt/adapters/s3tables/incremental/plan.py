@@ -164,13 +164,15 @@ def plan_run(
     *,
     audited: bool = False,
     model_node: Mapping[str, Any] | None = None,
+    notes: list[Note] | None = None,
 ) -> RunPlan:
     """The plan of one run of the model whose output is `model_schema` (as analysed),
     into the table in state `table` (None: none, or --full-refresh). `audited`: the run
     writes to the table's audit branch. `model_node`: dbt's node, whose constraints may
-    declare the key unique."""
+    declare the key unique. `notes`, when given, collects the plan's log lines as they are
+    decided, so a caller can still say them when the plan is refused."""
     name = settings.model_name
-    notes: list[Note] = []
+    notes = [] if notes is None else notes
     action, diff = _decide(settings, model_schema, table, notes)
     if audited and action in CHUNKED_ACTIONS:
         raise ModelConfigError(

@@ -28,7 +28,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.s3tables.incremental.config import check_against_columns
 from dbt.adapters.s3tables.incremental.context import KeepState, RunContext
 from dbt.adapters.s3tables.incremental.execute import Executor, executor_for
-from dbt.adapters.s3tables.incremental.plan import Action, plan_run
+from dbt.adapters.s3tables.incremental.plan import Action, Note, plan_run
 from dbt.adapters.s3tables.incremental.warehouse import AnalysedQuery, RunTable, analyse
 
 if TYPE_CHECKING:
@@ -87,15 +87,20 @@ class IncrementalRun:
         self.model = analyse(warehouse.engine, model_sql)
         # --full-refresh builds anew: the table's state is not even read.
         state = table.state() if table_exists and not full_refresh else None
-        self.plan = plan_run(
-            self.settings,
-            self.model.schema,
-            state,
-            audited=bool(table.branch),
-            model_node=model_node,
-        )
-        for note in self.plan.notes:
-            (logger.warning if note.level == "warning" else logger.info)(note.text)
+        # The plan's log lines are said even when the plan is refused.
+        notes: list[Note] = []
+        try:
+            self.plan = plan_run(
+                self.settings,
+                self.model.schema,
+                state,
+                audited=bool(table.branch),
+                model_node=model_node,
+                notes=notes,
+            )
+        finally:
+            for note in notes:
+                (logger.warning if note.level == "warning" else logger.info)(note.text)
         self._context = RunContext(
             config,
             self.settings,

@@ -7,7 +7,6 @@
 {% materialization incremental, adapter='s3tables', supported_languages=['sql', 'python'] %}
   {%- set model_config = s3tables_model_config() -%}
   {%- set identifier = model['alias'] -%}
-  {%- set grant_config = config.get('grants') -%}
   {%- set existing_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
   {%- set full_refresh = should_full_refresh() -%}
@@ -22,7 +21,7 @@
   {%- set batch = model.get('batch') -%}
   {#-- Audited (`audit_before_publish`, see audit.py): every write goes to the table's
        audit branch; a table to create is created empty and filled on the branch. --#}
-  {%- set audit = adapter.audit_build(model, model_config, target_relation, graph.nodes, selected_resources) -%}
+  {%- set audit = s3tables_audit_build(model_config, target_relation) -%}
   {%- set run = adapter.incremental_run(
         model_config, target_relation, compiled_code, existing_relation, full_refresh,
         batch_start=batch.event_time_start if batch else none,
@@ -37,37 +36,13 @@
     {% set existing_relation = none %}
   {% endif %}
 
-  {% if run.creates_table and audit %}
-    {% if existing_relation is none %}
-      {%- call statement('create_empty') -%}
-        {{ s3tables_create_or_replace_table(target_relation, audit.empty_sql(run.create_sql), properties=run.table_properties, typed=true, replace=false) }}
-      {%- endcall -%}
-    {% endif %}
-    {% do adapter.enforce_not_null(target_relation, model) %}
-    {%- call statement('main') -%}
-      {{ audit.replace_sql(run.create_sql) }}
-    {%- endcall -%}
-  {% elif run.creates_table %}
-    {%- call statement('main') -%}
-      {{ s3tables_create_or_replace_table(target_relation, run.create_sql, properties=run.table_properties, typed=true, replace=run.replaces_table) }}
-    {%- endcall -%}
-    {% do adapter.enforce_not_null(target_relation, model) %}
-  {% elif audit %}
-    {% do audit.prepare() %}
-  {% endif %}
+  {#-- A run that creates the table: its create statement (see build_steps.sql); any
+       other: the audit branch prepared, when audited, for the run's own statements. --#}
+  {% do s3tables_audited_write(target_relation, audit, existing_relation is not none, run=run, create='typed') %}
   {%- set response = run.write() -%}
   {% if response is not none %}
     {% do store_result('main', response=response) %}
   {% endif %}
 
-  {% set should_revoke = should_revoke(existing_relation, full_refresh_mode=full_refresh) %}
-  {% do apply_grants(target_relation, grant_config, should_revoke=should_revoke) %}
-  {% do persist_docs(target_relation, model) %}
-
-  {{ run_hooks(post_hooks) }}
-
-  {#-- Staged (audited): published when its tests pass; then, as for any build, the
-       `maintenance` config's thresholds are checked. --#}
-  {% do adapter.after_build(target_relation, model_config, audit) %}
-  {{ return({'relations': [target_relation]}) }}
+  {{ return(s3tables_finish_build(model_config, target_relation, audit, existing_relation, full_refresh_mode=full_refresh)) }}
 {% endmaterialization %}

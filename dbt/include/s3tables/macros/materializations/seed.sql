@@ -9,7 +9,6 @@
   {%- set identifier = model['alias'] -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
-  {%- set grant_config = config.get('grants') -%}
   {%- set seed = adapter.read_seed(model) -%}
   {% do adapter.check_target_rules(model['name'], target_relation, 'seed', columns=seed.column_names) %}
   {%- do store_result('agate_table', response='OK', agate_table=seed.preview) -%}
@@ -33,31 +32,16 @@
   {%- set select_sql = adapter.seed_select_sql(rows_view, columns, model['original_file_path'], flags.EMPTY) -%}
   {%- set loaded = 0 if flags.EMPTY else seed.row_count -%}
 
-  {#-- Audited (`audit_before_publish`, see audit.py): the rows go to the table's audit
-       branch, the table created empty first if missing. --#}
-  {%- set audit = adapter.audit_build(model, model_config, target_relation, graph.nodes, selected_resources) -%}
-  {% if audit %}
-    {% if old_relation is none or old_relation.is_view %}
-      {% call statement('create_empty') %}{{ s3tables_create_or_replace_table(target_relation, audit.empty_sql(select_sql), typed=true, replace=false) }}{% endcall %}
-    {% endif %}
-    {%- set load_sql = audit.replace_sql(select_sql) -%}
-  {% else %}
-    {%- set load_sql = s3tables_create_or_replace_table(target_relation, select_sql, typed=true) -%}
-  {% endif %}
-  {% call statement('load_seed') %}{{ load_sql }}{% endcall %}
+  {#-- Audited (`audit_before_publish`, see build_steps.sql): the rows go to the table's
+       audit branch, the table created empty first if missing. --#}
+  {%- set audit = s3tables_audit_build(model_config, target_relation) -%}
+  {%- set write = s3tables_audited_write(target_relation, audit, old_relation is not none and not old_relation.is_view,
+        sql=select_sql, create='typed', replace=true, statement_name='load_seed', enforce_not_null=false) -%}
+  {%- set load_sql = write['sql'] -%}
   {#-- Report the row count as dbt's seed output expects (`INSERT n`). --#}
   {% call noop_statement('main', 'INSERT ' ~ loaded, code='INSERT', rows_affected=loaded) %}{{ load_sql }}{% endcall %}
   {% do adapter.drop_temp_view(rows_view) %}
   {% do seed.remove() %}
 
-  {% set should_revoke = should_revoke(old_relation, full_refresh_mode=True) %}
-  {% do apply_grants(target_relation, grant_config, should_revoke=should_revoke) %}
-  {% do persist_docs(target_relation, model) %}
-
-  {{ run_hooks(post_hooks) }}
-
-  {#-- Staged (audited): published when its tests pass; then, as for any build, the
-       `maintenance` config's thresholds are checked. --#}
-  {% do adapter.after_build(target_relation, model_config, audit) %}
-  {{ return({'relations': [target_relation]}) }}
+  {{ return(s3tables_finish_build(model_config, target_relation, audit, old_relation, full_refresh_mode=true)) }}
 {% endmaterialization %}

@@ -5,6 +5,7 @@
   {%- set model_config = s3tables_model_config() -%}
   {% do adapter.check_target_rules(model['name'], api.Relation.create(identifier=model['alias'], schema=schema, database=database, type='table'), 'snapshot') %}
   {%- set result = materialization_snapshot_default() -%}
-  {% do adapter.maintain_after_build(result['relations'][0], model_config) %}
-  {{ return(result) }}
+  {#-- dbt-core's materialization applied grants, docs and post-hooks, and committed;
+       a snapshot is never audited: only its maintenance follows (see build_steps.sql). --#}
+  {{ return(s3tables_finish_build(model_config, result['relations'][0], none, core_result=result)) }}
 {% endmaterialization %}

@@ -5,7 +5,6 @@
 {% materialization table, adapter='s3tables', supported_languages=['sql', 'python'] %}
   {%- set model_config = s3tables_model_config() -%}
   {%- set identifier = model['alias'] -%}
-  {%- set grant_config = config.get('grants') -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
 
@@ -22,39 +21,11 @@
     {{ adapter.drop_relation(old_relation) }}
   {% endif %}
 
-  {%- set audit = adapter.audit_build(model, model_config, target_relation, graph.nodes, selected_resources) -%}
+  {#-- See build_steps.sql. REPLACE keeps table properties: an incremental model's state
+       must not survive (`forget_model_state`). --#}
+  {%- set audit = s3tables_audit_build(model_config, target_relation) -%}
   {%- set query = s3tables_model_query(compiled_code) -%}
-  {% if audit %}
-    {% if old_relation is none or old_relation.is_view %}
-      {%- call statement('create_empty') -%}
-        {{ create_table_as(False, target_relation, audit.empty_sql(query)) }}
-      {%- endcall -%}
-    {% else %}
-      {% do audit.forget_model_state() %}
-    {% endif %}
-    {% do adapter.enforce_not_null(target_relation, model) %}
-    {%- call statement('main') -%}
-      {{ audit.replace_sql(query) }}
-    {%- endcall -%}
-  {% else %}
-    {%- call statement('main') -%}
-      {{ create_table_as(False, target_relation, query) }}
-    {%- endcall -%}
-    {% do adapter.enforce_not_null(target_relation, model) %}
-    {#-- REPLACE keeps table properties: an incremental model's state must not survive. --#}
-    {% if old_relation is not none and not old_relation.is_view %}
-      {% do adapter.forget_model_state(target_relation) %}
-    {% endif %}
-  {% endif %}
-
-  {% set should_revoke = should_revoke(old_relation, full_refresh_mode=True) %}
-  {% do apply_grants(target_relation, grant_config, should_revoke) %}
-  {% do persist_docs(target_relation, model) %}
-
-  {{ run_hooks(post_hooks) }}
-
-  {#-- Staged (audited): published when its tests pass; then, as for any build, the
-       `maintenance` config's thresholds are checked. --#}
-  {% do adapter.after_build(target_relation, model_config, audit) %}
-  {{ return({'relations': [target_relation]}) }}
+  {% do s3tables_audited_write(target_relation, audit, old_relation is not none and not old_relation.is_view,
+        sql=query, create='create_table_as', forget_model_state=true) %}
+  {{ return(s3tables_finish_build(model_config, target_relation, audit, old_relation, full_refresh_mode=true)) }}
 {% endmaterialization %}

@@ -9,7 +9,7 @@ DBT     := $(abspath $(VENV)/bin/dbt)
 
 setup: system-deps $(STAMP) jars
 
-# Spark's jars (Maven artifacts pinned in dbt/adapters/s3tables/jars.py), fetched once into
+# Spark's jars (Maven artifacts pinned in dbt/adapters/s3tables/catalogs/jars.py), fetched once into
 # ~/.m2/repository so no run waits on the network; instant when they are there.
 jars: $(STAMP)
 	@$(VENV)/bin/dbt-s3tables-jars >/dev/null

@@ -38,7 +38,7 @@ class RunUndo:
         self, invocation_id: str, schemas: list[list[Any]], dry_run: bool = False
     ) -> list[str]:
         """Every table in `schemas` (`[database, schema]` pairs) that run `invocation_id`
-        changed, back to its state before the run (see run_undo.py); all refused, naming
+        changed, back to its state before the run (see undo.py); all refused, naming
         each table, if any changed since. The lines logged, one per table."""
         steps = []
         for database, schema in {(self.catalog_database(d), str(s)) for d, s in schemas}:

@@ -1,8 +1,8 @@
 {#-- A seed is one atomic `CREATE OR REPLACE TABLE ... AS SELECT` from a temporary view
      holding the CSV rows as text, each column cast to its type: no row-by-row inserts,
      and a failed load leaves the previous seed table untouched. A value that does not fit
-     its type fails the load (see seeds.py). The CSV is read with Arrow, its column types
-     as dbt's agate loader infers them (seed_csv.py); dbt's agate table, for `--show`,
+     its type fails the load (see seeds/values.py). The CSV is read with Arrow, its column types
+     as dbt's agate loader infers them (seeds/csv.py); dbt's agate table, for `--show`,
      holds its first rows. --#}
 {% materialization seed, adapter='s3tables' %}
   {%- set model_config = s3tables_model_config() -%}

@@ -179,7 +179,7 @@
       {% endfor %}
     {% endif %}
     {% if description or columns %}
-      {% do adapter.catalog_ddl(relation).persist_docs(relation.schema, relation.identifier, description, columns) %}
+      {% if execute %}{% do adapter.catalog_ddl(relation).persist_docs(relation.schema, relation.identifier, description, columns) %}{% endif %}
     {% endif %}
   {% endif %}
 {% endmacro %}

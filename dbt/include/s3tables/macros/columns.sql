@@ -1,4 +1,5 @@
-{#-- dbt's column macros, answered from the Iceberg catalog through PyIceberg. dbt-spark's
+{#-- dbt's column macros, answered from the Iceberg catalog through PyIceberg (never
+     while dbt parses: a model's body may call them, and parsing changes nothing). dbt-spark's
      versions run DESCRIBE (raw rows, not columns), ALTER TABLE ADD COLUMNS (refused by
      Iceberg's Spark 3.5 integration for snapshots' new columns) and refuse to drop
      columns. Every relation is rendered with render(): under --empty a ref() prints as
@@ -9,16 +10,16 @@
 {%- endmacro %}
 
 {% macro s3tables__alter_column_type(relation, column_name, new_column_type) -%}
-  {% do adapter.catalog_ddl(relation).change_column_type(relation.schema ~ '.' ~ relation.identifier, column_name, new_column_type) %}
+  {% if execute %}{% do adapter.catalog_ddl(relation).change_column_type(relation.schema ~ '.' ~ relation.identifier, column_name, new_column_type) %}{% endif %}
 {%- endmacro %}
 
 {% macro s3tables__alter_relation_add_remove_columns(relation, add_columns, remove_columns) -%}
-  {% do adapter.catalog_ddl(relation).alter_relation_columns(relation, add_columns, remove_columns) %}
+  {% if execute %}{% do adapter.catalog_ddl(relation).alter_relation_columns(relation, add_columns, remove_columns) %}{% endif %}
 {%- endmacro %}
 
 {#-- Snapshots: columns the source gained. --#}
 {% macro s3tables__create_columns(relation, columns) -%}
-  {% do adapter.catalog_ddl(relation).alter_relation_columns(relation, columns, none) %}
+  {% if execute %}{% do adapter.catalog_ddl(relation).alter_relation_columns(relation, columns, none) %}{% endif %}
 {%- endmacro %}
 
 {% macro s3tables__alter_column_comment(relation, column_dict) -%}
@@ -26,9 +27,9 @@
   {% for name, column in column_dict.items() if column.get('description') %}
     {% do docs.update({name: column['description']}) %}
   {% endfor %}
-  {% do adapter.catalog_ddl(relation).persist_docs(relation.schema, relation.identifier, none, docs) %}
+  {% if execute %}{% do adapter.catalog_ddl(relation).persist_docs(relation.schema, relation.identifier, none, docs) %}{% endif %}
 {%- endmacro %}
 
 {% macro s3tables__alter_relation_comment(relation, relation_comment) -%}
-  {% do adapter.catalog_ddl(relation).persist_docs(relation.schema, relation.identifier, relation_comment, {}) %}
+  {% if execute %}{% do adapter.catalog_ddl(relation).persist_docs(relation.schema, relation.identifier, relation_comment, {}) %}{% endif %}
 {%- endmacro %}

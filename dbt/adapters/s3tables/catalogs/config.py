@@ -44,7 +44,10 @@ def from_profile(
     key: str, default: Any = MISSING, convert: Callable[[Any], Any] | None = None
 ) -> Any:
     """A field read from the profile key `key` (a new profile key is one such field)."""
-    return field(default=default, metadata={PROFILE_KEY: key, CONVERT: convert})
+    # A secret's value never appears in the config's repr (which can reach a log).
+    return field(
+        default=default, repr=not is_secret(key), metadata={PROFILE_KEY: key, CONVERT: convert}
+    )
 
 
 def sorted_pairs(mapping: dict[str, str]) -> tuple[tuple[str, str], ...]:

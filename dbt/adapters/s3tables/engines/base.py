@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dbt.adapters.s3tables.catalogs.jars import JarSources
@@ -117,7 +117,8 @@ class EngineSettings:
     # thrift and connect: where the server listens, how long to wait for it, its token.
     host: str | None = None
     port: int | None = None
-    token: str | None = None
+    # Never in a repr: a dataclass's repr can reach a log or an error message.
+    token: str | None = field(default=None, repr=False)
     connect_retries: int = 0
     connect_timeout: int = 10
 
@@ -127,7 +128,10 @@ def server_address(settings: EngineSettings) -> tuple[str, int]:
     if not settings.host or settings.port is None:
         from dbt_common.exceptions import DbtRuntimeError
 
-        raise DbtRuntimeError(f"`method: {settings.method}` needs `host` and `port`")
+        raise DbtRuntimeError(
+            f"s3tables profile key `host`: `method: {settings.method}` needs the server's host "
+            "and port. Fix: set `host` (and `port`, if not the default) in the profile"
+        )
     return str(settings.host), int(settings.port)
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from dbt.adapters.s3tables.catalogs.iceberg import ColumnInfo
 from dbt.adapters.s3tables.column import S3TablesColumn
+from dbt.adapters.s3tables.relation import S3TablesRelation
 
 
 @pytest.mark.parametrize(
@@ -39,3 +41,16 @@ def test_string_size_and_quoting() -> None:
     assert S3TablesColumn("c", "varchar(20)").string_size() == 20
     assert S3TablesColumn("c", "string").string_size() == 256
     assert S3TablesColumn("we`ird", "int").quoted == "`we``ird`"
+
+
+def test_columns_from_the_catalog_keep_their_order_and_relation() -> None:
+    relation = S3TablesRelation.create(schema="shop", identifier="orders", type="table")
+    columns = [ColumnInfo("id", "bigint"), ColumnInfo("amount", "decimal(12,2)")]
+    described = S3TablesColumn.from_catalog(relation, "lake", columns)
+    assert [(c.column, c.dtype, c.column_index) for c in described] == [
+        ("id", "bigint", 0),
+        ("amount", "decimal(12,2)", 1),
+    ]
+    assert {(c.table_database, c.table_schema, c.table_name) for c in described} == {
+        ("lake", "shop", "orders")
+    }

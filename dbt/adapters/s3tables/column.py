@@ -6,8 +6,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.spark.column import SparkColumn
 
+from dbt.adapters.s3tables.catalogs.iceberg import ColumnInfo
 from dbt.adapters.s3tables.sql.text import quote
 
 _INTEGER_TYPES = {"tinyint", "byte", "smallint", "short", "int", "integer", "bigint", "long"}
@@ -18,6 +20,24 @@ _STRING = re.compile(r"string|(var)?char\(\s*\d+\s*\)")
 
 @dataclass
 class S3TablesColumn(SparkColumn):
+    @classmethod
+    def from_catalog(
+        cls, relation: BaseRelation, database: str | None, columns: list[ColumnInfo]
+    ) -> list[SparkColumn]:
+        """The columns of `relation` as its catalog describes them."""
+        return [
+            cls(
+                table_database=database,
+                table_schema=relation.schema,
+                table_name=relation.identifier,
+                table_type=relation.type,
+                column_index=index,
+                column=column.name,
+                dtype=column.data_type,
+            )
+            for index, column in enumerate(columns)
+        ]
+
     @property
     def _base_type(self) -> str:
         return self.dtype.strip().lower()

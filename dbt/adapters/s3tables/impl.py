@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -46,36 +45,23 @@ from dbt.adapters.s3tables.column import S3TablesColumn
 from dbt.adapters.s3tables.connections import S3TablesConnectionManager
 from dbt.adapters.s3tables.credentials import catalog_config_from_integration
 from dbt.adapters.s3tables.engines.python_models import python_model_view_sql
-from dbt.adapters.s3tables.errors import UnknownConfigKeysError
-from dbt.adapters.s3tables.incremental.model_state import LAST_PROCESSED_VALUE, state_keys
-from dbt.adapters.s3tables.incremental.run import (
-    IncrementalRun,
-    render_as_first_build,
-    renders_as_first_build,
-)
+from dbt.adapters.s3tables.incremental.table import IncrementalTable
 from dbt.adapters.s3tables.incremental.warehouse import Warehouse
-from dbt.adapters.s3tables.keys.config_keys import FAIL_FLAG, WARNING_NOTE, ConfigKeyCheck
+from dbt.adapters.s3tables.keys.config_keys import FAIL_FLAG, FAIL_FLAG_SPEC, ConfigKeyCheck
 from dbt.adapters.s3tables.lifecycle.audit import LEDGER
-from dbt.adapters.s3tables.lifecycle.audited_build import AuditedBuild
 from dbt.adapters.s3tables.lifecycle.maintainer import TableMaintainer
 from dbt.adapters.s3tables.lifecycle.publishing import WriteAuditPublish
 from dbt.adapters.s3tables.lifecycle.undo_run import RunUndo
 from dbt.adapters.s3tables.model_config import ModelConfig, ParsedModelConfigs
 from dbt.adapters.s3tables.relation import S3TablesRelation
-from dbt.adapters.s3tables.seeds.csv import SeedText
 from dbt.adapters.s3tables.seeds.loader import SeedLoader
-from dbt.adapters.s3tables.sql.contracts import (
-    contract_constraints,
-    model_contract_sql,
-    not_null_columns,
-)
+from dbt.adapters.s3tables.sql.contracts import contract_constraints, model_contract_sql
 from dbt.adapters.s3tables.sql.cross_db import listagg_sql
 from dbt.adapters.s3tables.sql.text import quote, sql_string
 from dbt.adapters.s3tables.sql.types import typed_query
 
 if TYPE_CHECKING:
     import agate
-    from pyspark.sql.types import StructType
 
     from dbt.adapters.s3tables.engines.base import Engine
 
@@ -113,16 +99,16 @@ class S3TablesAdapter(SparkAdapter):
         # and `retry` must know the same catalogs.
         for integration in active_catalog_integrations(config):
             self.add_catalog_integration(integration)
-        self.maintainer = TableMaintainer(self._warehouse, self._query_rows)
-        self.audits = WriteAuditPublish(self._warehouse, self._connection_name)
-        self.undo = RunUndo(
+        self._maintenance = TableMaintainer(self._warehouse, self._query_rows)
+        self._audits = WriteAuditPublish(self._warehouse, self._connection_name)
+        self._undo = RunUndo(
             self.catalog_database,
             lambda database: self.iceberg_for(database=database),
             self._relation_from_catalog,
             self.execute,
             self.cache_dropped,
         )
-        LEDGER.resume_with(self.audits.resume_audit)
+        LEDGER.resume_with(self._audits.resume_audit)
 
     def add_catalog_integration(
         self, catalog_integration: CatalogIntegrationConfig
@@ -232,27 +218,13 @@ class S3TablesAdapter(SparkAdapter):
 
     @property
     def _behavior_flags(self) -> list[BehaviorFlag]:
-        return [
-            {
-                "name": FAIL_FLAG,
-                "default": False,
-                "description": (
-                    "A config key that neither dbt nor dbt-s3tables reads is a warning; with "
-                    "this flag it fails the node before anything is written."
-                ),
-            }
-        ]
+        return [FAIL_FLAG_SPEC]
 
     @available
     def check_config_keys(self, node: Any, node_config: Any, declared: Any = None) -> None:
-        """A warning for each config key of `node` nothing reads (keys/config_keys.py), or
-        with flag `s3tables_fail_on_unknown_config_keys` one error for them all."""
-        found = self.config_key_check.sentences(node, node_config, declared)
-        if found and getattr(self.behavior, FAIL_FLAG).no_warn:
-            raise UnknownConfigKeysError("\n".join(sentence for _, sentence in found))
-        for key, sentence in found:
-            if self.config_key_check.first_time(node["unique_id"], key):
-                logger.warning(sentence + WARNING_NOTE)
+        """Each config key of `node` nothing reads: a warning, or with the flag an error."""
+        fail = getattr(self.behavior, FAIL_FLAG).no_warn
+        self.config_key_check.check(node, node_config, declared, fail=fail, warn=logger.warning)
 
     @available
     def parse_model_config(self, model: Any) -> ModelConfig:
@@ -333,18 +305,8 @@ class S3TablesAdapter(SparkAdapter):
         columns = self.iceberg_for(relation).find_columns(
             str(relation.schema), str(relation.identifier)
         )
-        return [
-            S3TablesColumn(
-                table_database=self.catalog_database(relation.database),
-                table_schema=relation.schema,
-                table_name=relation.identifier,
-                table_type=relation.type,
-                column_index=index,
-                column=column.name,
-                dtype=column.data_type,
-            )
-            for index, column in enumerate(columns)
-        ]
+        database = self.catalog_database(relation.database)
+        return S3TablesColumn.from_catalog(relation, database, columns)
 
     # --- source freshness ---
 
@@ -374,20 +336,6 @@ class S3TablesAdapter(SparkAdapter):
         for constraint in contract_constraints(model):
             self.process_parsed_constraint(constraint, lambda _: None)
         return model_contract_sql(model, sql)
-
-    @available.parse_none
-    def enforce_not_null(self, relation: BaseRelation, model: Any) -> None:
-        """After a build of a model with an enforced contract: its `not_null` columns become
-        required Iceberg fields (the build statement has checked every row)."""
-        if not (model.get("config") or {}).get("contract", {}).get("enforced"):
-            return
-        not_null = not_null_columns(model["columns"], model.get("constraints") or [])
-        if not_null:
-            changed = self.iceberg_for(relation).require_columns(
-                str(relation.schema), str(relation.identifier), not_null
-            )
-            if changed:
-                logger.debug(f"{model['name']}: required in the Iceberg schema: {changed}")
 
     @available.parse_list
     def relations_matching(
@@ -442,21 +390,22 @@ class S3TablesAdapter(SparkAdapter):
         database = self.catalog_database(relation.database)
         return relation_table(self.iceberg_for(relation), relation, database)
 
-    # --- incremental ---
-
-    def query_schema(self, sql: str) -> StructType:
-        """Output schema of a query; the engine analyses it without running it."""
-        return self.engine.query_schema(sql)
+    # --- a model's SQL, analysed or run by the engine ---
 
     @available
     def query_columns(self, sql: str) -> list[str]:
-        return self.query_schema(sql).names
+        return self.engine.query_schema(sql).names
 
     @available
     def typed_sql(self, model_name: str, sql: str) -> str:
         """The query with every column Spark types as `void` (a bare NULL) cast to string,
         since Iceberg cannot store void; the query itself when there is none."""
-        return typed_query(model_name, sql, list(self.query_schema(sql).fields))
+        return typed_query(model_name, sql, list(self.engine.query_schema(sql).fields))
+
+    @available
+    def python_model_sql(self, model_name: str, compiled_code: str) -> str:
+        """Run a Python model in this connection's SparkSession; SQL selecting its rows."""
+        return python_model_view_sql(self.engine.session(model_name), model_name, compiled_code)
 
     def _warehouse(self, target: BaseRelation) -> Warehouse:
         """What a model's Python-side writes go through: the calling thread's connection
@@ -471,38 +420,16 @@ class S3TablesAdapter(SparkAdapter):
     # --- lifecycle (lifecycle/): maintenance, write-audit-publish, run-level undo ---
 
     @available
-    def maintain_table(self, relation: BaseRelation, arguments: dict[str, Any]) -> str:
-        return self.maintainer.maintain_table(relation, arguments)
+    def maintenance(self) -> TableMaintainer:
+        return self._maintenance
 
     @available
-    def maintain_after_build(self, relation: BaseRelation, model_config: ModelConfig) -> str | None:
-        return self.maintainer.maintain_after_build(relation, model_config)
+    def audits(self) -> WriteAuditPublish:
+        return self._audits
 
     @available
-    def after_build(
-        self, relation: BaseRelation, model_config: ModelConfig, audit: AuditedBuild | None
-    ) -> None:
-        self.maintainer.after_build(relation, model_config, audit)
-
-    @available
-    def audit_build(
-        self, model: Any, model_config: ModelConfig, target: BaseRelation, nodes: Any, selected: Any
-    ) -> AuditedBuild | None:
-        return self.audits.audit_build(model, model_config, target, nodes, selected)
-
-    @available
-    def reading_main(self, sql: str) -> str:
-        return self.audits.reading_main(sql)
-
-    @available
-    def audit_test_done(self, test: Any, result: Any) -> None:
-        self.audits.audit_test_done(test, result)
-
-    @available
-    def undo_run(
-        self, invocation_id: str, schemas: list[list[Any]], dry_run: bool = False
-    ) -> list[str]:
-        return self.undo.undo_run(invocation_id, schemas, dry_run)
+    def undo(self) -> RunUndo:
+        return self._undo
 
     def _query_rows(self, sql: str) -> list[dict[str, Any]]:
         _, result = self.execute(sql, fetch=True)
@@ -512,65 +439,17 @@ class S3TablesAdapter(SparkAdapter):
         connection = self.connections.get_if_exists()
         return str(connection.name) if connection is not None and connection.name else ""
 
+    # --- incremental models (incremental/) ---
+
     @available
-    def incremental_run(
-        self,
-        model_config: ModelConfig,
-        target: BaseRelation,
-        model_sql: str,
-        existing: BaseRelation | None,
-        full_refresh: bool,
-        batch_start: str | None = None,
-        batch_end: str | None = None,
-        audit: AuditedBuild | None = None,
-        model_node: Mapping[str, Any] | None = None,
-    ) -> IncrementalRun:
-        """This run of an incremental model, decided and checked (nothing written yet); the
-        materialization executes it (see incremental/run.py). Under an `audit`, it
-        writes to the audit branch and keeps its recorded state for the publish."""
-        return IncrementalRun(
-            model_config,
-            audit.relation if audit else target,
-            model_sql,
-            self._warehouse(target),
-            keep_state=audit.keep_properties if audit else None,
-            table_exists=existing is not None and not existing.is_view,
-            full_refresh=bool(full_refresh),
-            batch_start=batch_start,
-            batch_end=batch_end,
-            model_node=model_node,
+    def incremental(self, target: BaseRelation) -> IncrementalTable:
+        """The incremental model's table `target`: its run, first-build rendering, state."""
+        return IncrementalTable(
+            target,
+            self.iceberg_for(target),
+            lambda: self._warehouse(target),
+            self.get_relation,
         )
-
-    @available
-    def render_as_first_build(
-        self, relation: BaseRelation, render: Callable[[str], str], raw_code: str
-    ) -> str:
-        """The model's SQL rendered with is_incremental() false: its whole-history query."""
-        return render_as_first_build(str(relation), lambda: render(raw_code))
-
-    @available
-    def renders_as_first_build(self, relation: BaseRelation) -> bool:
-        return renders_as_first_build(str(relation))
-
-    @available
-    def forget_model_state(self, target: BaseRelation) -> None:
-        """A `table` build replaces the table but keeps its properties (Iceberg's REPLACE
-        does): drop the incremental state, so a later incremental run starts afresh."""
-        iceberg = self.iceberg_for(target)
-        namespace, name = str(target.schema), str(target.identifier)
-        state = iceberg.table_state(namespace, name)
-        keys = state_keys(state.properties)
-        if keys:
-            iceberg.set_properties_if_changed(namespace, name, {}, keys)
-
-    @available
-    def last_processed_value(self, target: BaseRelation) -> str | None:
-        """The greatest `watermark_column` value of the last successful run, or None."""
-        namespace, name = str(target.schema), str(target.identifier)
-        if self.get_relation(target.database, namespace, name) is None:
-            return None
-        state = self.iceberg_for(target).table_state(namespace, name)
-        return state.properties.get(LAST_PROCESSED_VALUE)
 
     @available
     def resolved_strategy(self, model: Any) -> str | None:
@@ -584,45 +463,11 @@ class S3TablesAdapter(SparkAdapter):
         defaults = self.iceberg_for(database=database).config.table_defaults()
         return self.model_configs.of(model).table_properties(defaults)
 
-    @available
-    def emulator_table_location(self, relation: BaseRelation) -> str | None:
-        """TEST ONLY: the location a new table gets on an emulated catalog that assigns
-        none (`emulator_table_location`); None everywhere else."""
-        root = self.iceberg_for(relation).config.emulator_table_location
-        if not root:
-            return None
-        return f"{root.rstrip('/')}/{relation.schema}/{relation.identifier}"
-
-    # --- Python models (engines/python_models.py) ---
-
-    @available
-    def python_model_sql(self, model_name: str, compiled_code: str) -> str:
-        """Run a Python model in this connection's SparkSession; SQL selecting its rows."""
-        return python_model_view_sql(self.engine.session(model_name), model_name, compiled_code)
-
     # --- seeds (seeds/loader.py) ---
 
-    @property
-    def _seeds(self) -> SeedLoader:
+    @available
+    def seeds(self) -> SeedLoader:
         return SeedLoader(self.engine.create_text_view, self.engine.drop_temp_view)
-
-    @available
-    def read_seed(self, model: dict[str, Any]) -> SeedText:
-        return self._seeds.read(model)
-
-    @available
-    def register_seed_view(self, seed: SeedText) -> str:
-        return self._seeds.register_view(seed)
-
-    @available
-    def seed_select_sql(
-        self, view_name: str, columns: list[list[str]], seed_path: str, empty: bool = False
-    ) -> str:
-        return self._seeds.select_sql(view_name, columns, seed_path, bool(empty))
-
-    @available
-    def drop_temp_view(self, view_name: str) -> None:
-        self._seeds.drop_view(view_name)
 
     def debug_query(self) -> None:
         engine = self.engine

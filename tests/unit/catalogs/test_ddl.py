@@ -7,6 +7,7 @@ every failure is checked for its type, its message and for changing nothing.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,7 @@ from dbt.adapters.s3tables.errors import (
     NotFound,
     SchemaNotEmpty,
 )
+from dbt.adapters.s3tables.relation import S3TablesRelation
 from dbt.adapters.s3tables.sql.types import parse_spark_type
 
 # --- parse_spark_type: primitives and aliases ------------------------------------------
@@ -812,3 +814,34 @@ def test_persist_docs_without_anything_to_write(
     ddl.persist_docs("shop", "orders", "", {"ghost": "no such column"})
     assert metadata_location(iceberg, orders) == before
     assert "comment" not in load(iceberg, orders).properties
+
+
+# what the materializations ask of a relation's catalog
+
+
+def test_an_enforced_contracts_not_null_columns_become_required(
+    ddl: CatalogDdl, iceberg: IcebergCatalog, orders: str
+) -> None:
+    relation = S3TablesRelation.create(schema="shop", identifier="orders", type="table")
+    model = {
+        "name": "orders",
+        "config": {"contract": {"enforced": True}},
+        "columns": {
+            "id": {"name": "id", "constraints": [{"type": "not_null"}]},
+            "customer": {"name": "customer", "constraints": []},
+        },
+        "constraints": [],
+    }
+    ddl.enforce_not_null(relation, {**model, "config": {}})
+    assert [required for _, _, required, _ in fields(iceberg, orders)] == [False] * 3
+    ddl.enforce_not_null(relation, model)
+    assert [required for _, _, required, _ in fields(iceberg, orders)] == [True, False, False]
+
+
+def test_only_an_emulated_catalog_gives_new_tables_a_location(tmp_path: Path) -> None:
+    relation = S3TablesRelation.create(schema="shop", identifier="orders", type="table")
+    local = CatalogConfig(name="local", catalog_type="local", warehouse=str(tmp_path))
+    assert CatalogDdl(IcebergCatalog(local), False).emulator_table_location(relation) is None
+    emulated = replace(local, emulator_table_location="s3://bucket/tables/")
+    location = CatalogDdl(IcebergCatalog(emulated), False).emulator_table_location(relation)
+    assert location == "s3://bucket/tables/shop/orders"

@@ -4,10 +4,12 @@ reads by name, and the check naming the others with the nearest known key."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import dbt.include.global_project
 import dbt.include.spark
+import pytest
 from dbt.artifacts.resources import (
     FunctionConfig,
     NodeConfig,
@@ -20,12 +22,15 @@ from dbt.artifacts.resources import (
 from dbt.artifacts.resources.v1.model import ModelConfig
 from dbt.contracts.graph.nodes import UnitTestNodeConfig
 
+from dbt.adapters.s3tables.errors import UnknownConfigKeysError
 from dbt.adapters.s3tables.incremental.config import HASHED_CONFIG_KEYS
 from dbt.adapters.s3tables.keys.config_keys import (
     ADAPTER_CONFIG_KEYS,
     DBT_INTERNAL_PREFIX,
     DBT_READ_KEYS,
     DECLARED_KEYS_VAR,
+    WARNING_NOTE,
+    ConfigKeyCheck,
     UnknownConfigKey,
     config_fields,
     declared_keys,
@@ -175,3 +180,24 @@ def test_the_macro_passes_the_var_and_every_materialization_checks() -> None:
         text = path.read_text()
         assert "{% materialization" in text or "{%- materialization" in text
         assert "s3tables_model_config()" in text or "s3tables_check_config_keys()" in text, path
+
+
+@dataclass
+class NodeConfig:
+    """A node's config as dbt gives it: the keys dbt does not know are in `extra`."""
+
+    materialized: str
+    extra: dict[str, object]
+
+
+def test_the_check_warns_once_per_node_and_key_or_fails_with_the_flag() -> None:
+    node = {"unique_id": "model.p.orders", "resource_type": "model", "name": "orders"}
+    config = NodeConfig("view", {"materialised": "table"})
+    warnings: list[str] = []
+    check = ConfigKeyCheck()
+    for _ in range(2):
+        check.check(node, config, None, fail=False, warn=warnings.append)
+    assert len(warnings) == 1 and "config `materialised`" in warnings[0]
+    assert warnings[0].endswith(WARNING_NOTE)
+    with pytest.raises(UnknownConfigKeysError, match="config `materialised`"):
+        check.check(node, config, None, fail=True, warn=warnings.append)

@@ -13,6 +13,7 @@ from typing import Any
 
 from dbt.adapters.base.column import Column
 from dbt.adapters.base.relation import BaseRelation
+from dbt.adapters.events.logging import AdapterLogger
 from pyiceberg.exceptions import (
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
@@ -32,6 +33,7 @@ from dbt.adapters.s3tables.errors import (
     SchemaNotEmpty,
     UnsupportedTypeError,
 )
+from dbt.adapters.s3tables.sql.contracts import not_null_columns
 from dbt.adapters.s3tables.sql.types import (
     iceberg_type,
     is_widening,
@@ -39,6 +41,8 @@ from dbt.adapters.s3tables.sql.types import (
     same_type,
     spark_type_name,
 )
+
+logger = AdapterLogger("s3tables")
 
 ON_CONFLICT = ("error", "ignore", "replace")
 COMMENT_PROPERTY = "comment"
@@ -120,6 +124,27 @@ class CatalogDdl:
         self._check_name(namespace, "namespace")
         self._check_name(table, "table")
         return namespace, table
+
+    # --- what the materializations ask of a relation's catalog ---
+
+    def emulator_table_location(self, relation: BaseRelation) -> str | None:
+        """TEST ONLY: the location a new table gets on an emulated catalog that assigns
+        none (`emulator_table_location`); None everywhere else."""
+        root = self.iceberg.config.emulator_table_location
+        return f"{root.rstrip('/')}/{relation.schema}/{relation.identifier}" if root else None
+
+    def enforce_not_null(self, relation: BaseRelation, model: Mapping[str, Any]) -> None:
+        """After a build of a model with an enforced contract: its `not_null` columns become
+        required Iceberg fields (the build statement has checked every row)."""
+        if not (model.get("config") or {}).get("contract", {}).get("enforced"):
+            return
+        not_null = not_null_columns(model["columns"], model.get("constraints") or [])
+        if not_null:
+            changed = self.iceberg.require_columns(
+                str(relation.schema), str(relation.identifier), not_null
+            )
+            if changed:
+                logger.debug(f"{model['name']}: required in the Iceberg schema: {changed}")
 
     # --- namespaces ---
 

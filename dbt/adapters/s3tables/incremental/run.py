@@ -1,12 +1,13 @@
-"""One incremental model run as one object, the one the adapter (`incremental_run`) and
-the materialization call. It is built once, from the model's parsed config, the model's
-output schema (Spark analyses the model's SQL once) and the table's state; the planner
-(plan.py) decides what the run does and checks everything before anything is written;
-the executor of the plan's action (execute.py) writes.
+"""One incremental model run as one object, the one the materialization starts
+(`adapter.incremental(this).run(...)`, see table.py) and executes. It is built once,
+from the model's parsed config, the model's output schema (Spark analyses the model's SQL
+once) and the table's state; the planner (plan.py) decides what the run does and checks
+everything before anything is written; the executor of the plan's action (execute.py)
+writes.
 
 The materialization (incremental.sql) asks it once and executes:
 
-    run = adapter.incremental_run(...)       # plans; raises on any bad config or column
+    run = adapter.incremental(this).run(...) # plans; raises on any bad config or column
     if run.needs_whole_history:              # on_schema_change rebuilds from all history
         run.use_whole_history(<the model's SQL rendered as on a first build>)
     if run.creates_table:                    # one CREATE [OR REPLACE] TABLE ... AS commit

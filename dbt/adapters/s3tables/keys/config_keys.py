@@ -11,15 +11,26 @@ a typo or another platform's key: the node is built as if it were not set.
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from dbt_common.behavior_flags import BehaviorFlag
+
+from dbt.adapters.s3tables.errors import UnknownConfigKeysError
 from dbt.adapters.s3tables.keys.spelling import nearest_key
 
 # dbt_project.yml `flags:` entry (an adapter behavior flag) that makes a key nothing reads
 # an error instead of a warning.
 FAIL_FLAG = "s3tables_fail_on_unknown_config_keys"
+FAIL_FLAG_SPEC: BehaviorFlag = {
+    "name": FAIL_FLAG,
+    "default": False,
+    "description": (
+        "A config key that neither dbt nor dbt-s3tables reads is a warning; with this flag "
+        "it fails the node before anything is written."
+    ),
+}
 # dbt var listing the config keys a project's packages or macros read.
 DECLARED_KEYS_VAR = "s3tables_known_config_keys"
 
@@ -177,6 +188,24 @@ class ConfigKeyCheck:
         return [
             (u.key, unknown_key_sentence(node["resource_type"], node["name"], u)) for u in unknown
         ]
+
+    def check(
+        self,
+        node: Mapping[str, Any],
+        node_config: Any,
+        declared: Any,
+        *,
+        fail: bool,
+        warn: Callable[[str], None],
+    ) -> None:
+        """A warning for each key of `node` nothing reads (once per node and key), or with
+        `fail` (the project's flag `FAIL_FLAG`) one error for them all."""
+        found = self.sentences(node, node_config, declared)
+        if found and fail:
+            raise UnknownConfigKeysError("\n".join(sentence for _, sentence in found))
+        for key, sentence in found:
+            if self.first_time(node["unique_id"], key):
+                warn(sentence + WARNING_NOTE)
 
     def first_time(self, node_id: str, key: str) -> bool:
         """Whether the warning about `key` of node `node_id` is not given yet (and now is)."""

@@ -47,14 +47,15 @@ class SeedLoader:
         return view_name
 
     def select_sql(
-        self, view_name: str, columns: list[list[str]], seed_path: str, empty: bool
+        self, view_name: str, columns: list[list[str]], seed_path: str, empty: object = False
     ) -> str:
         """The seed's load query: each `[header, SQL name, type]` column cast from text, a
-        value that does not fit its type failing the load."""
+        value that does not fit its type failing the load (`empty`: dbt's --empty flag,
+        which is None when unset)."""
         seed_columns = [
             SeedColumn(name, sql_name, data_type) for name, sql_name, data_type in columns
         ]
-        return seed_select_sql(view_name, seed_columns, seed_path, empty)
+        return seed_select_sql(view_name, seed_columns, seed_path, bool(empty))
 
     def drop_view(self, view_name: str) -> None:
         self.drop_temp_view(view_name)

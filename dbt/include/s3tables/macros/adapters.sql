@@ -7,7 +7,7 @@
 {#-- Locations are the catalog's business (S3 Tables forbids choosing one); only the
      test-only `emulator_table_location` profile key sets one, for an emulator. --#}
 {% macro s3tables__location_clause(relation=none) %}
-  {%- set location = adapter.emulator_table_location(relation) if relation is not none else none -%}
+  {%- set location = adapter.catalog_ddl(relation).emulator_table_location(relation) if relation is not none else none -%}
   {%- if location %}
     location {{ adapter.string_literal(location) }}
   {%- endif %}

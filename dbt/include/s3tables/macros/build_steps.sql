@@ -5,14 +5,14 @@
        1. s3tables_audit_build: the adapter says whether this build is audited;
        2. s3tables_audited_write: the rows go to main, or to the table's audit branch
           (the table created empty first if missing);
-       3. s3tables_finish_build: grants, docs and post-hooks, then `adapter.after_build`
+       3. s3tables_finish_build: grants, docs and post-hooks, then `adapter.maintenance().after_build`
           stages an audited build, which publishes when its tests pass, and checks the
           `maintenance` config's thresholds (after the publish, for a staged build). --#}
 
 {#-- The audit handle of this build of the model (an AuditedBuild), or none: written to
      main as usual. An incremental run takes it before it writes anything. --#}
 {% macro s3tables_audit_build(model_config, target_relation) %}
-  {{ return(adapter.audit_build(model, model_config, target_relation, graph.nodes, selected_resources)) }}
+  {{ return(adapter.audits().audit_build(model, model_config, target_relation, graph.nodes, selected_resources)) }}
 {% endmacro %}
 
 {#-- The write of a whole table: the rows of a query replace the table's content, on main
@@ -25,7 +25,7 @@
        audit              s3tables_audit_build's answer (none: not audited)
        table_exists       whether the table exists now (a view in its place was dropped)
        sql                the query whose rows are written (with `run`: none)
-       run                an incremental run (adapter.incremental_run), instead of `sql`:
+       run                an incremental run (adapter.incremental(this).run), instead of `sql`:
                           its create_sql, table_properties and replaces_table are read
                           where each statement needs them (creating the query counts its
                           rows per key). A run that does not create the table writes its
@@ -39,7 +39,7 @@
        replace            with create='typed' and no `run`: CREATE OR REPLACE (else CREATE)
        statement_name     the name of the writing statement ('main'; a seed's 'load_seed')
        enforce_not_null   an enforced contract's `not_null` columns made required in the
-                          Iceberg schema (adapter.enforce_not_null): before an audited
+                          Iceberg schema (the catalog DDL's enforce_not_null): before an audited
                           write, after one on main (a seed has no contract: false)
        forget_model_state a replaced table's incremental state goes (a table model over an
                           incremental model's table): at the publish, when audited --#}
@@ -63,7 +63,7 @@
       {% do audit.forget_model_state() %}
     {% endif %}
     {% if enforce_not_null %}
-      {% do adapter.enforce_not_null(target_relation, model) %}
+      {% do adapter.catalog_ddl(target_relation).enforce_not_null(target_relation, model) %}
     {% endif %}
     {%- set write_sql = audit.replace_sql(run.create_sql if run is not none else sql) -%}
     {%- call statement(statement_name) -%}
@@ -75,11 +75,11 @@
       {{ write_sql }}
     {%- endcall -%}
     {% if enforce_not_null %}
-      {% do adapter.enforce_not_null(target_relation, model) %}
+      {% do adapter.catalog_ddl(target_relation).enforce_not_null(target_relation, model) %}
     {% endif %}
     {#-- REPLACE keeps table properties: an incremental model's state must not survive. --#}
     {% if forget_model_state and table_exists %}
-      {% do adapter.forget_model_state(target_relation) %}
+      {% do adapter.incremental(target_relation).forget_state() %}
     {% endif %}
   {%- endif -%}
   {{ return({'audit': audit, 'relation': audit.relation if audit else target_relation, 'sql': write_sql}) }}
@@ -95,7 +95,7 @@
 {% endmacro %}
 
 {#-- The end of a build: grants, docs, post-hooks (those inside the transaction, as every
-     materialization here runs them), then `adapter.after_build`: an audited build is
+     materialization here runs them), then `adapter.maintenance().after_build`: an audited build is
      staged (published when its tests pass), and the `maintenance` config's thresholds
      are checked (after the publish, for a staged build). Returns the materialization's
      result.
@@ -107,7 +107,7 @@
        full_refresh_mode  whether the build replaced the table (grants: should_revoke)
        core_result        the result of a dbt-core materialization that ended the build
                           itself (the snapshot's: grants, docs, hooks and commit done):
-                          only adapter.after_build follows, and `core_result` is returned --#}
+                          only adapter.maintenance().after_build follows, and `core_result` is returned --#}
 {% macro s3tables_finish_build(model_config, target_relation, audit, old_relation=none, full_refresh_mode=true, core_result=none) %}
   {% if core_result is none %}
     {% set revoke = should_revoke(old_relation, full_refresh_mode=full_refresh_mode) %}
@@ -117,6 +117,6 @@
     {{ run_hooks(post_hooks) }}
   {% endif %}
 
-  {% do adapter.after_build(target_relation, model_config, audit) %}
+  {% do adapter.maintenance().after_build(target_relation, model_config, audit) %}
   {{ return(core_result if core_result is not none else {'relations': [target_relation]}) }}
 {% endmacro %}

@@ -3,7 +3,7 @@
 {#-- The greatest `watermark_column` value processed by the last successful run (a
      string), or none before the first run: `where updated_at > '{{ last_processed_value() }}'`. --#}
 {% macro last_processed_value() -%}
-  {{ return(adapter.last_processed_value(this) if execute else none) }}
+  {{ return(adapter.incremental(this).last_processed_value() if execute else none) }}
 {%- endmacro %}
 
 {% macro _s3tables_strategy_is(strategy) -%}
@@ -30,7 +30,7 @@
      macro too), also false while the model's SQL is rendered as on a first build (its
      whole-history query, for an on_schema_change mode that rebuilds the table). --#}
 {% macro is_incremental() -%}
-  {% if not execute or adapter.renders_as_first_build(this) %}
+  {% if not execute or adapter.incremental(this).renders_as_first_build() %}
     {{ return(False) }}
   {% endif %}
   {% set relation = adapter.get_relation(this.database, this.schema, this.table) %}
@@ -42,5 +42,5 @@
 
 {#-- The model's SQL as on a first build (is_incremental() false). --#}
 {% macro s3tables_first_build_sql() -%}
-  {{ return(adapter.render_as_first_build(this, render, model['raw_code'])) }}
+  {{ return(adapter.incremental(this).render_as_first_build(render, model['raw_code'])) }}
 {%- endmacro %}

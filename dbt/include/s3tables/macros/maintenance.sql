@@ -23,7 +23,7 @@
     {%- if relation is none -%}
       {{ log(node.name ~ ": no table yet, nothing to maintain", info=true) }}
     {%- else -%}
-      {%- do adapter.maintain_table(relation, arguments) -%}
+      {%- do adapter.maintenance().maintain_table(relation, arguments) -%}
     {%- endif -%}
   {%- endfor -%}
 {% endmacro %}
@@ -43,5 +43,5 @@
   {%- for node in graph.nodes.values() if node.resource_type in ['model', 'seed', 'snapshot'] -%}
     {%- do schemas.append([node.database if node.database is defined else none, node.schema]) -%}
   {%- endfor -%}
-  {%- do adapter.undo_run(invocation_id, schemas, dry_run) -%}
+  {%- do adapter.undo().undo_run(invocation_id, schemas, dry_run) -%}
 {% endmacro %}

@@ -1,4 +1,4 @@
-{#-- Incremental models. `adapter.incremental_run` parses the config, analyses the
+{#-- Incremental models. `adapter.incremental(this).run` parses the config, analyses the
      model's SQL once, reads the table's state and decides what this run does, checking
      everything before anything is written (see incremental/run.py). A run that creates
      the table (first build, --full-refresh, or an on_schema_change mode that replaces
@@ -22,8 +22,8 @@
   {#-- Audited (`audit_before_publish`, see audit.py): every write goes to the table's
        audit branch; a table to create is created empty and filled on the branch. --#}
   {%- set audit = s3tables_audit_build(model_config, target_relation) -%}
-  {%- set run = adapter.incremental_run(
-        model_config, target_relation, compiled_code, existing_relation, full_refresh,
+  {%- set run = adapter.incremental(target_relation).run(
+        model_config, compiled_code, existing_relation, full_refresh,
         batch_start=batch.event_time_start if batch else none,
         batch_end=batch.event_time_end if batch else none, audit=audit, model_node=model) -%}
   {% do adapter.check_target_rules(model['name'], target_relation, 'incremental', columns=run.columns) %}

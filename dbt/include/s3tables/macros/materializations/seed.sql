@@ -9,7 +9,7 @@
   {%- set identifier = model['alias'] -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
-  {%- set seed = adapter.read_seed(model) -%}
+  {%- set seed = adapter.seeds().read(model) -%}
   {% do adapter.check_target_rules(model['name'], target_relation, 'seed', columns=seed.column_names) %}
   {%- do store_result('agate_table', response='OK', agate_table=seed.preview) -%}
 
@@ -19,7 +19,7 @@
     {{ adapter.drop_relation(old_relation) }}
   {% endif %}
 
-  {%- set rows_view = adapter.register_seed_view(seed) -%}
+  {%- set rows_view = adapter.seeds().register_view(seed) -%}
   {%- set type_probe = seed.type_probe() -%}
   {%- set column_override = model['config'].get('column_types', {}) -%}
   {%- set quote_seed_column = model['config'].get('quote_columns', None) -%}
@@ -29,7 +29,7 @@
     {%- do columns.append([col_name | string, adapter.quote_seed_column(col_name | string, quote_seed_column), column_override.get(col_name, inferred_type)]) -%}
   {%- endfor -%}
   {#-- --empty: the seed's table with its columns and types, and no rows. --#}
-  {%- set select_sql = adapter.seed_select_sql(rows_view, columns, model['original_file_path'], flags.EMPTY) -%}
+  {%- set select_sql = adapter.seeds().select_sql(rows_view, columns, model['original_file_path'], flags.EMPTY) -%}
   {%- set loaded = 0 if flags.EMPTY else seed.row_count -%}
 
   {#-- Audited (`audit_before_publish`, see build_steps.sql): the rows go to the table's
@@ -40,7 +40,7 @@
   {%- set load_sql = write['sql'] -%}
   {#-- Report the row count as dbt's seed output expects (`INSERT n`). --#}
   {% call noop_statement('main', 'INSERT ' ~ loaded, code='INSERT', rows_affected=loaded) %}{{ load_sql }}{% endcall %}
-  {% do adapter.drop_temp_view(rows_view) %}
+  {% do adapter.seeds().drop_view(rows_view) %}
   {% do seed.remove() %}
 
   {{ return(s3tables_finish_build(model_config, target_relation, audit, old_relation, full_refresh_mode=true)) }}

@@ -4,6 +4,6 @@
 {%- materialization test, adapter='s3tables' -%}
   {% do s3tables_check_config_keys() %}
   {%- set result = materialization_test_default() -%}
-  {% do adapter.audit_test_done(model, load_result('main')) %}
+  {% do adapter.audits().audit_test_done(model, load_result('main')) %}
   {{ return(result) }}
 {%- endmaterialization -%}

@@ -14,7 +14,7 @@
 
   {#-- A view never audits (it holds no data) and never reads an audit branch. --#}
   {%- call statement('main') -%}
-    {{ get_create_view_as_sql(target_relation, adapter.reading_main(sql)) }}
+    {{ get_create_view_as_sql(target_relation, adapter.audits().reading_main(sql)) }}
   {%- endcall -%}
 
   {% do persist_docs(target_relation, model, for_columns=false) %}

@@ -1,0 +1,101 @@
+"""`IncrementalTable`: what the macros ask about one incremental model's table.
+
+The adapter returns one per call (`adapter.incremental(this)`); it starts the model's run
+(`IncrementalRun`), renders the model as on a first build, and reads or drops the state
+the model's runs keep as table properties (`model_state`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from dbt.adapters.s3tables.incremental.model_state import LAST_PROCESSED_VALUE, state_keys
+from dbt.adapters.s3tables.incremental.run import (
+    IncrementalRun,
+    render_as_first_build,
+    renders_as_first_build,
+)
+from dbt.adapters.s3tables.incremental.warehouse import Warehouse
+
+if TYPE_CHECKING:
+    from dbt.adapters.base.relation import BaseRelation
+
+    from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+    from dbt.adapters.s3tables.incremental.config import ModelBuildConfig
+
+
+class AuditBranch(Protocol):
+    """An audited build (lifecycle's `AuditedBuild`), as a run writing under it sees it."""
+
+    @property
+    def relation(self) -> BaseRelation: ...
+
+    def keep_properties(self, wanted: dict[str, str], remove: tuple[str, ...] = ()) -> None: ...
+
+
+class IncrementalTable:
+    """One incremental model's table (`target`) in its catalog (`iceberg`). `warehouse`
+    opens what its writes go through (the thread's connection: started on first use);
+    `find_relation` is dbt's lookup (through its relation cache)."""
+
+    def __init__(
+        self,
+        target: BaseRelation,
+        iceberg: IcebergCatalog,
+        warehouse: Callable[[], Warehouse],
+        find_relation: Callable[[Any, str, str], BaseRelation | None],
+    ) -> None:
+        self.target = target
+        self.iceberg = iceberg
+        self.warehouse = warehouse
+        self.find_relation = find_relation
+        self.namespace, self.name = str(target.schema), str(target.identifier)
+
+    def run(
+        self,
+        model_config: ModelBuildConfig,
+        model_sql: str,
+        existing: BaseRelation | None,
+        full_refresh: bool,
+        batch_start: str | None = None,
+        batch_end: str | None = None,
+        audit: AuditBranch | None = None,
+        model_node: Mapping[str, Any] | None = None,
+    ) -> IncrementalRun:
+        """This run of the model, decided and checked (nothing written yet); the
+        materialization executes it (see run.py). Under an `audit`, it writes to the
+        audit branch and keeps its recorded state for the publish."""
+        return IncrementalRun(
+            model_config,
+            audit.relation if audit else self.target,
+            model_sql,
+            self.warehouse(),
+            keep_state=audit.keep_properties if audit else None,
+            table_exists=existing is not None and not existing.is_view,
+            full_refresh=bool(full_refresh),
+            batch_start=batch_start,
+            batch_end=batch_end,
+            model_node=model_node,
+        )
+
+    def render_as_first_build(self, render: Callable[[str], str], raw_code: str) -> str:
+        """The model's SQL rendered with is_incremental() false: its whole-history query."""
+        return render_as_first_build(str(self.target), lambda: render(raw_code))
+
+    def renders_as_first_build(self) -> bool:
+        return renders_as_first_build(str(self.target))
+
+    def forget_state(self) -> None:
+        """A `table` build replaces the table but keeps its properties (Iceberg's REPLACE
+        does): drop the incremental state, so a later incremental run starts afresh."""
+        keys = state_keys(self.iceberg.table_state(self.namespace, self.name).properties)
+        if keys:
+            self.iceberg.set_properties_if_changed(self.namespace, self.name, {}, keys)
+
+    def last_processed_value(self) -> str | None:
+        """The greatest `watermark_column` value of the last successful run, or None."""
+        if self.find_relation(self.target.database, self.namespace, self.name) is None:
+            return None
+        state = self.iceberg.table_state(self.namespace, self.name)
+        return state.properties.get(LAST_PROCESSED_VALUE)

@@ -39,7 +39,7 @@
        replace            with create='typed' and no `run`: CREATE OR REPLACE (else CREATE)
        statement_name     the name of the writing statement ('main'; a seed's 'load_seed')
        enforce_not_null   an enforced contract's `not_null` columns made required in the
-                          Iceberg schema (the catalog DDL's enforce_not_null): before an audited
+                          Iceberg schema (catalog_ddl's enforce_not_null): before an audited
                           write, after one on main (a seed has no contract: false)
        forget_model_state a replaced table's incremental state goes (a table model over an
                           incremental model's table): at the publish, when audited --#}
@@ -94,11 +94,11 @@
   {%- endif -%}
 {% endmacro %}
 
-{#-- The end of a build: grants, docs, post-hooks (those inside the transaction, as every
-     materialization here runs them), then `adapter.maintenance().after_build`: an audited build is
-     staged (published when its tests pass), and the `maintenance` config's thresholds
-     are checked (after the publish, for a staged build). Returns the materialization's
-     result.
+{#-- The end of a build: grants, docs, post-hooks (inside the transaction, then those
+     with `transaction: false`, as dbt orders them; see hooks.sql), then
+     `adapter.maintenance().after_build`: an audited build is staged (published when its
+     tests pass), and the `maintenance` config's thresholds are checked (after the
+     publish, for a staged build). Returns the materialization's result.
 
        model_config       s3tables_model_config()'s answer
        target_relation    the model's table
@@ -107,14 +107,15 @@
        full_refresh_mode  whether the build replaced the table (grants: should_revoke)
        core_result        the result of a dbt-core materialization that ended the build
                           itself (the snapshot's: grants, docs, hooks and commit done):
-                          only adapter.maintenance().after_build follows, and `core_result` is returned --#}
+                          only adapter.maintenance().after_build follows, and
+                          `core_result` is returned --#}
 {% macro s3tables_finish_build(model_config, target_relation, audit, old_relation=none, full_refresh_mode=true, core_result=none) %}
   {% if core_result is none %}
     {% set revoke = should_revoke(old_relation, full_refresh_mode=full_refresh_mode) %}
     {% do apply_grants(target_relation, config.get('grants'), should_revoke=revoke) %}
     {% do persist_docs(target_relation, model) %}
 
-    {{ run_hooks(post_hooks) }}
+    {{ s3tables_post_hooks() }}
   {% endif %}
 
   {% do adapter.maintenance().after_build(target_relation, model_config, audit) %}

@@ -11,7 +11,7 @@
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
   {%- set full_refresh = should_full_refresh() -%}
 
-  {{ run_hooks(pre_hooks) }}
+  {{ s3tables_pre_hooks() }}
 
   {#-- A Python model's DataFrame becomes a temporary view the SQL path selects from. --#}
   {%- if model['language'] == 'python' -%}

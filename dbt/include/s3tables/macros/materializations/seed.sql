@@ -13,7 +13,7 @@
   {% do adapter.check_target_rules(model['name'], target_relation, 'seed', columns=seed.column_names) %}
   {%- do store_result('agate_table', response='OK', agate_table=seed.preview) -%}
 
-  {{ run_hooks(pre_hooks) }}
+  {{ s3tables_pre_hooks() }}
 
   {% if old_relation is not none and old_relation.is_view %}
     {{ adapter.drop_relation(old_relation) }}

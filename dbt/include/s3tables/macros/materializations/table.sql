@@ -8,7 +8,7 @@
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
 
-  {{ run_hooks(pre_hooks) }}
+  {{ s3tables_pre_hooks() }}
 
   {#-- A Python model's DataFrame becomes a temporary view the SQL path selects from. --#}
   {%- if model['language'] == 'python' -%}

@@ -5,7 +5,7 @@
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='view') -%}
   {% do adapter.check_target_rules(model['name'], target_relation, 'view') %}
 
-  {{ run_hooks(pre_hooks) }}
+  {{ s3tables_pre_hooks() }}
 
   {#-- A table cannot be replaced by a view in place. --#}
   {% if old_relation is not none and not old_relation.is_view %}
@@ -19,7 +19,7 @@
 
   {% do persist_docs(target_relation, model, for_columns=false) %}
 
-  {{ run_hooks(post_hooks) }}
+  {{ s3tables_post_hooks() }}
 
   {{ return({'relations': [target_relation]}) }}
 {%- endmaterialization %}

@@ -11,9 +11,11 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.catalog_set import CatalogSet
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
-from dbt.adapters.s3tables.catalogs.integrations import CATALOG_INTEGRATIONS
+from dbt.adapters.s3tables.catalogs.integrations import (
+    CATALOG_INTEGRATIONS,
+    catalog_config_from_integration,
+)
 from dbt.adapters.s3tables.catalogs.jars import ICEBERG_AWS_BUNDLE, JarSources
-from dbt.adapters.s3tables.credentials import catalog_config_from_integration
 from dbt.adapters.s3tables.engines import spark_session
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
 from dbt.adapters.s3tables.errors import CatalogsYmlError, UnknownCatalogError

@@ -91,6 +91,11 @@ def test_s3_tables_reads_the_bucket_arn_and_turns_its_rules_on() -> None:
             "adapter_properties.warehouse",
             "Glue catalog id",
         ),
+        (
+            integration(adapter_properties={"catalog_lock_timeout": "soon"}),
+            "adapter_properties.catalog_lock_timeout",
+            "has the wrong type ('soon' is not of type 'integer')",
+        ),
     ],
 )
 def test_bad_integrations_name_the_catalog_the_key_and_the_fix(config, key, words) -> None:

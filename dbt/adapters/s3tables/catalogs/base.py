@@ -37,7 +37,7 @@ class OpenedCatalog(Protocol):
 
     def load_table(self, namespace: str, name: str) -> Table: ...
 
-    # Only whether there are any: a relation without a table's files is a view.
+    # Columns of a table or view ([]: neither exists); read only for whether there are any.
     def find_columns(self, namespace: str, name: str) -> Sequence[object]: ...
 
 

@@ -51,9 +51,10 @@ $(STAMP4): pyproject.toml setup.cfg $(SOURCES)
 spark4: system-deps $(STAMP4)
 	@$(VENV4)/bin/dbt-s3tables-jars >/dev/null
 
-# integration_tests/ built twice on Spark 4.0 and on Spark 3.5: the same tables.
+# integration_tests/ built twice on Spark 4.0 and on Spark 3.5: the same tables (pytest runs
+# in .venv, the Spark 4.0 builds are .venv-spark4's dbt). `make test` runs it with the rest.
 test-spark4: setup spark4
-	$(VENV4)/bin/pytest tests/spark4
+	$(VENV)/bin/pytest tests/spark4
 
 demo: setup
 	cd integration_tests && $(DBT) build --profiles-dir .
@@ -75,9 +76,10 @@ unit: setup
 functional: setup emulators
 	$(VENV)/bin/pytest tests/functional
 
-test: lint emulators
-	$(VENV)/bin/pytest tests --ignore=tests/spark4 --durations=30
-	$(MAKE) test-spark4
+# Two test processes (pytest-xdist), one per core; `--dist loadscope` keeps each module (and
+# each test class) on one process, so a module's servers and a class's project start once.
+test: lint emulators spark4
+	$(VENV)/bin/pytest tests -n 2 --dist loadscope --durations=30
 
 bench: setup
 	$(PYTHON) bench/seed_load.py

@@ -1,30 +1,35 @@
 """integration_tests/ on Spark 4.0 builds the same tables as on Spark 3.5 (the default).
 
-The project is built twice by each Spark line's dbt, as tests/functional/
-test_integration_project.py does it (from an empty warehouse, then an incremental build with
-`schema_phase: 2` and the S3 Tables rules on), each into its own warehouse. After each build,
-every table's schema and rows, read with PyIceberg, must be the same on both lines.
+The project is built twice by Spark 4.0's dbt (`.venv-spark4`, pyspark 4.0: `make spark4`),
+as the `integration_builds` fixture (tests/conftest.py) builds it on Spark 3.5 for
+test_integration_project.py: from an empty warehouse, then an incremental build with
+`schema_phase: 2` and the S3 Tables rules on, each line into its own warehouse. After each
+build, every table's schema and rows, read with PyIceberg, must be the same on both lines.
 
-This file runs in `.venv-spark4` (pyspark 4.0, `make test-spark4`); the Spark 3.5 builds use
-`.venv`'s dbt (`make setup`). Each build is a dbt subprocess with its own JVM.
+pytest runs in `.venv` (Spark 3.5) like the rest of the suite (`make test`, or this file alone
+with `make test-spark4`): the Spark 3.5 builds are `.venv`'s dbt, the Spark 4.0 ones
+`.venv-spark4`'s; each build is a dbt subprocess with its own JVM.
 """
 
 from __future__ import annotations
 
 import os
-import sys
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pyspark
 import pytest
 
-from dbt.adapters.s3tables.catalogs.config import CatalogConfig
-from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
-from tests.functional.test_integration_project import build
+from tests.functional.harness import (
+    PHASE_2,
+    IntegrationBuilds,
+    build_integration_project,
+    warehouse_tables,
+)
+from tests.installed_copy import stale_files, summary
 
-ROOT = Path(__file__).resolve().parents[2]
-SPARK4_DBT = Path(sys.executable).parent / "dbt"
-SPARK35_DBT = ROOT / ".venv" / "bin" / "dbt"
+SPARK4_VENV = Path(__file__).resolve().parents[2] / ".venv-spark4"
 # Values that depend on the moment of the build, not on the engine: the events of
 # `recent_events` (and `orders_microbatch`) are dated relative to the build's clock, and a
 # snapshot and the `scd2` strategy stamp their rows with the build's time (a snapshot hashes
@@ -40,9 +45,10 @@ BUILD_TIME_COLUMNS = frozenset(
         "valid_to",
     }
 )
+# The builds of `IntegrationBuilds`, in order: their dbt arguments and S3 Tables rules.
 BUILDS = {
     "build": ((), False),
-    "incremental build": (("--vars", "{schema_phase: 2}"), True),
+    "incremental build": (PHASE_2, True),
 }
 
 
@@ -52,41 +58,49 @@ def comparable(value: object, column: str) -> object:
     return repr(value)
 
 
-def tables(warehouse: Path) -> dict[str, tuple[str, list[tuple]]]:
-    """Every table of the warehouse: its schema and its rows, sorted."""
-    catalog = IcebergCatalog(
-        CatalogConfig(name="local", catalog_type="local", warehouse=str(warehouse))
-    )
-    found = {}
-    for namespace in catalog.list_namespaces():
-        for relation in catalog.list_relations(namespace):
-            if relation.kind != "table":
-                continue
-            table = catalog.load_table(namespace, relation.name)
-            rows = [
-                tuple(comparable(row[c], c) for c in sorted(row))
-                for row in table.scan().to_arrow().to_pylist()
-            ]
-            found[f"{namespace}.{relation.name}"] = (str(table.schema()), sorted(rows))
-    return found
+def comparable_tables(
+    tables: dict[str, tuple[str, list[dict[str, Any]]]],
+) -> dict[str, tuple[str, list[tuple]]]:
+    """Each table (`warehouse_tables`): its schema and its rows, sorted."""
+    return {
+        name: (schema, sorted(tuple(comparable(row[c], c) for c in sorted(row)) for row in rows))
+        for name, (schema, rows) in tables.items()
+    }
 
 
 @pytest.fixture(scope="module")
-def spark35_dbt() -> Path:
-    if not os.access(SPARK35_DBT, os.X_OK):
-        pytest.fail(f"{SPARK35_DBT} is missing: run `make setup` (the Spark 3.5 reference).")
-    return SPARK35_DBT
+def spark4_dbt() -> Path:
+    """`.venv-spark4`'s dbt, once its pyspark is 4.0 and its adapter the source tree's."""
+    dbt = SPARK4_VENV / "bin" / "dbt"
+    if not os.access(dbt, os.X_OK):
+        pytest.fail(f"{dbt} is missing: run `make spark4` (the Spark 4.0 install).")
+    version = subprocess.run(
+        [str(SPARK4_VENV / "bin" / "python"), "-c", "import pyspark; print(pyspark.__version__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert version.startswith("4.0."), f"{SPARK4_VENV} has pyspark {version}"
+    [site_packages] = SPARK4_VENV.glob("lib/python*/site-packages")
+    stale = stale_files(site_packages)
+    if stale:
+        pytest.fail(
+            f"{SPARK4_VENV}'s dbt-s3tables differs from the source tree ({summary(stale)}): "
+            "run `make spark4` first."
+        )
+    return dbt
 
 
 def test_integration_project_gives_the_same_tables_on_spark_4_and_3_5(
-    tmp_path: Path, spark35_dbt: Path
+    tmp_path: Path, spark4_dbt: Path, integration_builds: IntegrationBuilds
 ) -> None:
-    assert pyspark.__version__.startswith("4.0."), f"run by pyspark {pyspark.__version__}"
-    for step, (extra, s3tables_rules) in BUILDS.items():
-        build(tmp_path / "spark4", *extra, s3tables_rules=s3tables_rules, dbt=str(SPARK4_DBT))
-        build(tmp_path / "spark35", *extra, s3tables_rules=s3tables_rules, dbt=str(spark35_dbt))
-        on_spark4 = tables(tmp_path / "spark4" / "warehouse")
-        on_spark35 = tables(tmp_path / "spark35" / "warehouse")
+    assert pyspark.__version__.startswith("3.5."), f"the reference is pyspark {pyspark.__version__}"
+    for (step, (extra, s3tables_rules)), reference in zip(
+        BUILDS.items(), integration_builds.tables, strict=True
+    ):
+        build_integration_project(tmp_path, *extra, s3tables_rules=s3tables_rules, dbt=spark4_dbt)
+        on_spark4 = comparable_tables(warehouse_tables(tmp_path / "warehouse"))
+        on_spark35 = comparable_tables(reference)
         assert on_spark4, f"{step}: no tables"
         assert sorted(on_spark4) == sorted(on_spark35), step
         differing = [name for name in on_spark4 if on_spark4[name] != on_spark35[name]]

@@ -17,7 +17,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.column import SparkColumn
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt.flags import get_flags
-from dbt_common.behavior_flags import BehaviorFlag
+from dbt_common.behavior_flags import Behavior, BehaviorFlag
 from dbt_common.clients.agate_helper import DEFAULT_TYPE_TESTER
 from dbt_common.contracts.constraints import (
     ConstraintType,
@@ -82,6 +82,7 @@ class S3TablesAdapter(SparkAdapter):
     Column = S3TablesColumn
     ConnectionManager = S3TablesConnectionManager
     connections: S3TablesConnectionManager
+    _rendered_behavior: Behavior
     AdapterSpecificConfigs = S3TablesConfig  # type: ignore[assignment]  # a class, typed as one
 
     CATALOG_INTEGRATIONS = CATALOG_INTEGRATIONS
@@ -219,6 +220,20 @@ class S3TablesAdapter(SparkAdapter):
     @property
     def _behavior_flags(self) -> list[BehaviorFlag]:
         return [FAIL_FLAG_SPEC]
+
+    @property  # in the Jinja context as the base's (`available` is inherited by name)
+    def behavior(self) -> Behavior:
+        return self._rendered_behavior
+
+    @behavior.setter
+    def behavior(self, flags: list[BehaviorFlag]) -> None:
+        # dbt-adapters' setter extends `flags`, its module-level default list, in place: every
+        # adapter built in one process (each dbtRunner.invoke) appended this adapter's flags
+        # again, and rendering a flag walks the whole Python stack (dbt_common's
+        # `_default_source`), so a process's Nth invocation paid N walks (seconds each in a
+        # long-lived process: an orchestrator's, a test run's).
+        overrides = getattr(self.config, "flags", {})  # none in `dbt debug` (no project)
+        self._rendered_behavior = Behavior([*flags, *self._behavior_flags], overrides)
 
     @available
     def check_config_keys(self, node: Any, node_config: Any, declared: Any = None) -> None:

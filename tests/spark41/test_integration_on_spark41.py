@@ -1,11 +1,11 @@
-"""integration_tests/ on Spark 4.0 builds the same tables as on Spark 3.5 (the default).
+"""integration_tests/ on Spark 4.1 builds the same tables as on Spark 3.5 (the default).
 
 The project is built twice by each Spark line's dbt, as tests/functional/
 test_integration_project.py does it (from an empty warehouse, then an incremental build with
 `schema_phase: 2` and the S3 Tables rules on), each into its own warehouse. After each build,
 every table's schema and rows, read with PyIceberg, must be the same on both lines.
 
-This file runs in `.venv-spark4` (pyspark 4.0, `make test-spark4`); the Spark 3.5 builds use
+This file runs in `.venv-spark41` (pyspark 4.1, `make test-spark41`); the Spark 3.5 builds use
 `.venv`'s dbt (`make setup`). Each build is a dbt subprocess with its own JVM.
 """
 
@@ -23,7 +23,7 @@ from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from tests.functional.test_integration_project import build
 
 ROOT = Path(__file__).resolve().parents[2]
-SPARK4_DBT = Path(sys.executable).parent / "dbt"
+SPARK41_DBT = Path(sys.executable).parent / "dbt"
 SPARK35_DBT = ROOT / ".venv" / "bin" / "dbt"
 # Values that depend on the moment of the build, not on the engine: the events of
 # `recent_events` (and `orders_microbatch`) are dated relative to the build's clock, and a
@@ -78,16 +78,16 @@ def spark35_dbt() -> Path:
     return SPARK35_DBT
 
 
-def test_integration_project_gives_the_same_tables_on_spark_4_and_3_5(
+def test_integration_project_gives_the_same_tables_on_spark_4_1_and_3_5(
     tmp_path: Path, spark35_dbt: Path
 ) -> None:
-    assert pyspark.__version__.startswith("4.0."), f"run by pyspark {pyspark.__version__}"
+    assert pyspark.__version__.startswith("4.1."), f"run by pyspark {pyspark.__version__}"
     for step, (extra, s3tables_rules) in BUILDS.items():
-        build(tmp_path / "spark4", *extra, s3tables_rules=s3tables_rules, dbt=str(SPARK4_DBT))
+        build(tmp_path / "spark41", *extra, s3tables_rules=s3tables_rules, dbt=str(SPARK41_DBT))
         build(tmp_path / "spark35", *extra, s3tables_rules=s3tables_rules, dbt=str(spark35_dbt))
-        on_spark4 = tables(tmp_path / "spark4" / "warehouse")
+        on_spark41 = tables(tmp_path / "spark41" / "warehouse")
         on_spark35 = tables(tmp_path / "spark35" / "warehouse")
-        assert on_spark4, f"{step}: no tables"
-        assert sorted(on_spark4) == sorted(on_spark35), step
-        differing = [name for name in on_spark4 if on_spark4[name] != on_spark35[name]]
-        assert not differing, f"{step}: tables differ between Spark 4.0 and 3.5: {differing}"
+        assert on_spark41, f"{step}: no tables"
+        assert sorted(on_spark41) == sorted(on_spark35), step
+        differing = [name for name in on_spark41 if on_spark41[name] != on_spark35[name]]
+        assert not differing, f"{step}: tables differ between Spark 4.1 and 3.5: {differing}"

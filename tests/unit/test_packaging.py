@@ -4,11 +4,16 @@ Spark line jars.py supports has the extra that installs its pyspark."""
 
 from __future__ import annotations
 
-import tomllib
+import sys
 from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10 has no tomllib; the dev extra installs tomli there
+    import tomli as tomllib
 
 from dbt.adapters.s3tables.__version__ import version
 from dbt.adapters.s3tables.catalogs.jars import SCALA_VERSION_BY_SPARK_LINE

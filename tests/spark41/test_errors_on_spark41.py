@@ -1,0 +1,34 @@
+"""A failed statement on Spark 4.1 reads as on 3.5: dbt prints the adapter's one readable
+error, and not also pyspark 4's own log line of it (`SQLQueryContextLogger`: the error and
+its whole Java stack as JSON on the console), which the adapter turns off.
+
+This file runs in `.venv-spark41` (`make test-spark41`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyspark
+
+from tests.functional.harness import assert_readable, dbt_in, local_output, write_project
+
+
+def test_a_failed_model_prints_one_readable_error(tmp_path: Path) -> None:
+    assert pyspark.__version__.startswith("4.1."), f"run by pyspark {pyspark.__version__}"
+    project = write_project(
+        tmp_path / "project",
+        "errors",
+        output=local_output(tmp_path / "warehouse", "errors"),
+        profiles_dir=tmp_path,
+        files={
+            "models/good.sql": "select 1 as a",
+            "models/bad.sql": "select nope from {{ ref('good') }}",
+        },
+    )
+    result = dbt_in(tmp_path, project, "run")
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "SQLQueryContextLogger" not in output, output
+    assert output.count("[UNRESOLVED_COLUMN.WITH_SUGGESTION]") == 1, output
+    assert_readable(output)

@@ -41,7 +41,11 @@ def line(release: str) -> str:
 def test_dbt_s3tables_is_the_code_on_spark_35_at_the_same_version() -> None:
     assert CORE["name"] == "dbt-s3tables-core" and DEFAULT["name"] == "dbt-s3tables"
     assert DEFAULT["version"] == version
-    assert DEFAULT["dependencies"] == [f"dbt-s3tables-core[spark35]=={version}"]
+    # pyspark first, and the extra's own: pip reads it before the code's wider range.
+    assert DEFAULT["dependencies"] == [
+        *CORE["optional-dependencies"]["spark35"],
+        f"dbt-s3tables-core[spark35]=={version}",
+    ]
     assert DEFAULT["requires-python"] == CORE["requires-python"]
 
 

@@ -56,9 +56,10 @@ $(STAMP41): pyproject.toml setup.cfg $(SOURCES)
 spark41: system-deps $(STAMP41)
 	@$(VENV41)/bin/dbt-s3tables-jars >/dev/null
 
-# integration_tests/ built twice on Spark 4.1 and on Spark 3.5: the same tables.
+# integration_tests/ built twice on Spark 4.1 and on Spark 3.5: the same tables (pytest runs
+# in .venv, the Spark 4.1 builds are .venv-spark41's dbt). `make test` runs it with the rest.
 test-spark41: setup spark41
-	$(VENV41)/bin/pytest tests/spark41
+	$(VENV)/bin/pytest tests/spark41
 
 demo: setup
 	cd integration_tests && $(DBT) build --profiles-dir .
@@ -80,9 +81,10 @@ unit: setup
 functional: setup emulators
 	$(VENV)/bin/pytest tests/functional
 
-test: lint emulators
-	$(VENV)/bin/pytest tests --ignore=tests/spark41 --durations=30
-	$(MAKE) test-spark41
+# Two test processes (pytest-xdist), one per core; `--dist loadscope` keeps each module (and
+# each test class) on one process, so a module's servers and a class's project start once.
+test: lint emulators spark41
+	$(VENV)/bin/pytest tests -n 2 --dist loadscope --durations=30
 
 bench: setup
 	$(PYTHON) bench/seed_load.py

@@ -10,8 +10,8 @@ It prints one line per problem and exits 1 when there is any:
 - a key the code accepts is not mentioned as `key` (in backticks) anywhere in README.md or
   docs/: every model config key the adapter reads (`ADAPTER_CONFIG_KEYS`), every profile key
   the profile class declares itself (dbt-spark's inherited keys aside), and every catalog
-  key (the profile keys `CatalogConfig` is read from, and the `adapter_properties` keys of
-  catalogs.yml).
+  key (`CatalogKeys`, which the profile inherits and catalogs.yml's `adapter_properties`
+  take).
 
 The keys come from the installed package (or the tree on PYTHONPATH), imported in one place:
 `accepted_keys`.
@@ -30,16 +30,15 @@ from urllib.parse import unquote
 def accepted_keys() -> dict[str, set[str]]:
     """Every key the code accepts, by kind. The only place that names the adapter's modules:
     update these imports when a module moves."""
-    from dbt.adapters.s3tables.catalogs.config import PROFILE_KEY, CatalogConfig
-    from dbt.adapters.s3tables.catalogs.integrations import PROPERTY_KEYS
+    from dbt.adapters.s3tables.catalogs.keys import CatalogKeys
     from dbt.adapters.s3tables.credentials import S3TablesCredentials
     from dbt.adapters.s3tables.keys.config_keys import ADAPTER_CONFIG_KEYS
 
-    # Fields the profile class declares in its own body (redeclared ones included), not
-    # those it inherits from dbt-spark's SparkCredentials.
+    # Fields the profile class declares: in its own body (redeclared ones included), and
+    # the catalog keys it inherits from CatalogKeys; not dbt-spark's (SparkCredentials).
     own = vars(S3TablesCredentials).get("__annotations__", {})
-    profile = {f.name for f in fields(S3TablesCredentials) if f.name in own}
-    catalog = {str(f.metadata[PROFILE_KEY]) for f in fields(CatalogConfig)} | set(PROPERTY_KEYS)
+    catalog = {f.name for f in fields(CatalogKeys)}
+    profile = {f.name for f in fields(S3TablesCredentials) if f.name in own} | catalog
     return {
         "model config key": set(ADAPTER_CONFIG_KEYS),
         "profile key": profile,

@@ -1,41 +1,33 @@
-"""Shared pytest setup: one warehouse (and so one SparkSession) per test process."""
+"""Shared pytest setup: one warehouse (and so one SparkSession) per test process, and the
+integration project's builds that several test files read, made once per run."""
 
 from __future__ import annotations
 
-import filecmp
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.functional.harness import IntegrationBuilds
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
 # The functional tests' shared modules: their asserts report as a test file's do.
 pytest.register_assert_rewrite("tests.functional.harness", "tests.functional.emulators")
-
-SOURCE_PACKAGE = Path(__file__).parent.parent / "dbt"
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """The tests run the installed adapter (`make setup` installs it as a wheel): stop at
     once when that copy differs from the source tree."""
     import dbt.adapters.s3tables
-    import dbt.include.s3tables
+    from tests.installed_copy import stale_files, summary
 
-    stale = []
-    for package, relative in (
-        (dbt.adapters.s3tables, "adapters/s3tables"),
-        (dbt.include.s3tables, "include/s3tables"),
-    ):
-        installed = Path(package.__file__).parent
-        source = SOURCE_PACKAGE / relative
-        for path in source.rglob("*"):
-            if path.is_file() and "__pycache__" not in path.parts:
-                copy = installed / path.relative_to(source)
-                if not copy.is_file() or not filecmp.cmp(path, copy, shallow=False):
-                    stale.append(str(path.relative_to(SOURCE_PACKAGE.parent)))
+    # <site-packages>/dbt/adapters/s3tables/__init__.py
+    stale = stale_files(Path(dbt.adapters.s3tables.__file__).parents[3])
     if stale:
         raise pytest.UsageError(
-            f"The installed dbt-s3tables differs from the source tree ({', '.join(stale[:3])}"
-            f"{' ...' if len(stale) > 3 else ''}): run `make setup` first."
+            f"The installed dbt-s3tables differs from the source tree ({summary(stale)}): "
+            "run `make setup` first."
         )
 
 
@@ -55,3 +47,14 @@ def dbt_profile_target(warehouse_dir: str) -> dict:
         "warehouse": warehouse_dir,
         "threads": 4,
     }
+
+
+@pytest.fixture(scope="session")
+def integration_builds(tmp_path_factory: pytest.TempPathFactory) -> IntegrationBuilds:
+    """integration_tests/ built twice in process (harness.IntegrationBuilds), once per
+    pytest run: test_integration_project.py checks the builds, and test_engines.py and
+    tests/spark41 compare other engines' and Spark 4.1's builds with them."""
+    # Imported here: the adapter it imports is checked (pytest_configure) before.
+    from tests.functional.harness import IntegrationBuilds, once_per_run
+
+    return once_per_run(tmp_path_factory, "integration-builds", IntegrationBuilds.make)

@@ -18,7 +18,11 @@ test file needs. It owns
   `column_types`, `column_names`, `table_properties`; and Iceberg snapshots as
   `<table>.snapshots` shows them: `snapshot_rows`, `snapshot_ids`, `snapshot_count`,
   `latest_snapshot_id`, `latest_snapshot_summary`;
-- reading tables back through PyIceberg: `local_catalog`, `iceberg_rows`;
+- reading tables back through PyIceberg: `local_catalog`, `iceberg_rows`, `warehouse_tables`;
+- the integration project (`integration_tests/`): `build_integration_project`, and
+  `IntegrationBuilds`, what the `integration_builds` fixture (tests/conftest.py) holds;
+- work done once per pytest run, however many worker processes (pytest-xdist) need it:
+  `once_per_run`;
 - checking what a person reads: `assert_readable`.
 
 The emulators and Spark services the tests start are in `emulators.py`. pytest rewrites
@@ -28,14 +32,18 @@ this module's asserts (tests/conftest.py registers it), as it does a test file's
 from __future__ import annotations
 
 import datetime
+import fcntl
 import json
 import os
+import pickle
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+import pytest
 import yaml
 from dbt.tests.util import run_dbt
 
@@ -47,6 +55,8 @@ if TYPE_CHECKING:
 
 # The dbt of this virtualenv.
 DBT = str(Path(sys.executable).parent / "dbt")
+# The project with a model and a data test for every feature (docs/contributing.md).
+INTEGRATION_PROJECT = Path(__file__).resolve().parents[2] / "integration_tests"
 # The project, profile and schema name of a `Project`.
 SCHEMA = "faults"
 
@@ -492,3 +502,108 @@ def iceberg_rows(
     if sort:
         rows.sort(key=lambda row: tuple(str(v) for v in row.values()))
     return rows
+
+
+def warehouse_tables(warehouse: Path | str) -> dict[str, tuple[str, list[dict[str, Any]]]]:
+    """Every table of the embedded catalog in `warehouse`, by `<namespace>.<table>`: its
+    schema as PyIceberg prints it and its rows as dicts (in no particular order)."""
+    catalog = local_catalog(warehouse)
+    found = {}
+    for namespace in catalog.list_namespaces():
+        for relation in catalog.list_relations(namespace):
+            if relation.kind != "table":
+                continue
+            table = catalog.load_table(namespace, relation.name)
+            rows = table.scan().to_arrow().to_pylist()
+            found[f"{namespace}.{relation.name}"] = (str(table.schema()), rows)
+    return found
+
+
+# --- the integration project ------------------------------------------------------------------
+
+
+def build_integration_project(
+    folder: Path, *extra: str, s3tables_rules: bool = False, dbt: str | Path = DBT
+) -> dict[str, Any]:
+    """`dbt build` of integration_tests/ into `folder` (warehouse, target, logs) by `dbt`;
+    every node must pass. Its run results."""
+    env = {
+        **os.environ,
+        "DBT_S3TABLES_WAREHOUSE": str(folder / "warehouse"),
+        "DBT_S3TABLES_RULES": str(s3tables_rules).lower(),
+    }
+    result = dbt_in(
+        folder,
+        INTEGRATION_PROJECT,
+        "build",
+        *extra,
+        profiles_dir=INTEGRATION_PROJECT,
+        env=env,
+        timeout=900,
+        dbt=dbt,
+    )
+    results = passed_run_results(result, folder / "target", prefix=f"{dbt}: ")
+    statuses = node_statuses(results)
+    assert statuses, "dbt build ran nothing"
+    assert set(statuses.values()) <= {"success", "pass"}, statuses
+    return results
+
+
+# The second build's arguments: `schema_phase: 2` evolves the schemas of the models that
+# read it, and the incremental models run incrementally.
+PHASE_2 = ("--vars", "{schema_phase: 2}")
+
+
+@dataclass(frozen=True)
+class IntegrationBuilds:
+    """integration_tests/ built twice in process (`local[2]`, the embedded catalog) by this
+    virtualenv's dbt: from an empty warehouse, then with `PHASE_2` and the S3 Tables rules
+    on. The run results of each build and every table (`warehouse_tables`) after each."""
+
+    results: tuple[dict[str, Any], dict[str, Any]]
+    tables: tuple[
+        dict[str, tuple[str, list[dict[str, Any]]]], dict[str, tuple[str, list[dict[str, Any]]]]
+    ]
+
+    @staticmethod
+    def make(folder: Path) -> IntegrationBuilds:
+        first = build_integration_project(folder)
+        after_first = warehouse_tables(folder / "warehouse")
+        second = build_integration_project(folder, *PHASE_2, s3tables_rules=True)
+        return IntegrationBuilds(
+            (first, second), (after_first, warehouse_tables(folder / "warehouse"))
+        )
+
+
+# --- once per pytest run -----------------------------------------------------------------------
+
+Made = TypeVar("Made")
+
+
+def once_per_run(
+    tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], Made]
+) -> Made:
+    """`make(folder)` once per pytest run, in a folder `name` of the run's temporary folder,
+    its result kept (pickled) there. pytest-xdist's workers share that folder: the first to
+    ask makes it under a lock while the others wait, then read it; a failure is kept too,
+    and every later asker fails with its message."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # each worker's is `<the run's>/popen-gw<n>`
+    folder = root / name
+    folder.mkdir(exist_ok=True)
+    made, failed = folder / "made.pickle", folder / "failed.txt"
+    with open(folder / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if made.exists():
+            return pickle.loads(made.read_bytes())
+        if failed.exists():
+            pytest.fail(f"{name}, made by another test, failed:\n{failed.read_text()}")
+        (folder / "work").mkdir(exist_ok=True)
+        try:
+            result = make(folder / "work")
+        except BaseException as error:
+            failed.write_text(f"{type(error).__name__}: {error}"[-8000:])
+            raise
+        made.write_bytes(pickle.dumps(result))
+        return result

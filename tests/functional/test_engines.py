@@ -1,6 +1,7 @@
 """The integration project on three engines, with the same data: in-process Spark
-(`local[2]`), the in-process driver on a standalone cluster (a master and two workers),
-and a Spark Thrift Server (`method: thrift`). The cluster and the server are started here
+(`local[2]`: the `integration_builds` fixture's builds, which test_integration_project.py
+checks), the in-process driver on a standalone cluster (a master and two workers), and a
+Spark Thrift Server (`method: thrift`). The cluster and the server are started here
 from pyspark's own scripts and jars (`scripts/spark_services.py`) on 127.0.0.1; threads 8
 over thrift with 30+ models loses and duplicates nothing.
 
@@ -18,12 +19,14 @@ import pytest
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
 from tests.functional.emulators import services, services_alive
 from tests.functional.harness import (
+    IntegrationBuilds,
     conf_probe_project,
     dbt_in,
     iceberg_rows,
     local_catalog,
     node_statuses,
     passed_run_results,
+    warehouse_tables,
     write_files,
     write_profiles,
     write_project,
@@ -77,14 +80,14 @@ def build_twice(folder: Path, *extra: str) -> None:
         build_phase(folder, phase, *extra)
 
 
-def table_contents(warehouse: Path) -> dict[str, list[tuple]]:
-    """Every table of the project's namespace, read with PyIceberg, without clock columns."""
-    catalog = local_catalog(warehouse)
+def table_contents(tables: dict[str, tuple[str, list[dict]]]) -> dict[str, list[tuple]]:
+    """The rows of each table of the project's namespace (`warehouse_tables`), without
+    clock columns, by table name."""
     contents = {}
-    for relation in catalog.list_relations("analytics"):
-        if relation.kind != "table":
+    for name, (_, rows) in tables.items():
+        namespace, table = name.split(".", 1)
+        if namespace != "analytics":
             continue
-        rows = iceberg_rows(catalog, "analytics", relation.name)
         kept = [
             {
                 k: v
@@ -93,7 +96,7 @@ def table_contents(warehouse: Path) -> dict[str, list[tuple]]:
             }
             for row in rows
         ]
-        contents[relation.name] = sorted(tuple(sorted(r.items())) for r in kept)
+        contents[table] = sorted(tuple(sorted(r.items())) for r in kept)
     return contents
 
 
@@ -121,28 +124,25 @@ def thrift_output(state: dict, threads: int = 4) -> dict:
     }
 
 
-def test_same_results_on_three_engines(tmp_path: Path, cluster: dict, thrift: dict) -> None:
+def test_same_results_on_three_engines(
+    tmp_path: Path, cluster: dict, thrift: dict, integration_builds: IntegrationBuilds
+) -> None:
     # In process, after each of the two builds (the first creates every table, the second
-    # runs incrementally and evolves schemas).
-    local_output = session_output(tmp_path / "local-warehouse", "local[2]")
-    write_profile(tmp_path / "local", local_output)
-    local = []
-    for phase in (1, 2):
-        build_phase(tmp_path / "local", phase)
-        local.append(table_contents(Path(local_output["warehouse"])))
+    # runs incrementally and evolves schemas): test_integration_project.py's builds.
+    local = [table_contents(tables) for tables in integration_builds.tables]
     assert PYTHON_MODEL in local[1] and len(local[1]) >= 15
     # A standalone cluster runs the same driver code as in process, with executors in
     # other JVMs: its first build (every table written by them) is compared.
     cluster_output = session_output(tmp_path / "cluster-warehouse", cluster["master"])
     write_profile(tmp_path / "cluster", cluster_output)
     build_phase(tmp_path / "cluster", 1)
-    assert table_contents(Path(cluster_output["warehouse"])) == local[0]
+    assert table_contents(warehouse_tables(cluster_output["warehouse"])) == local[0]
     # Thrift runs every statement in another process: both builds.
     without_python = ("--exclude", PYTHON_MODEL, f"{PYTHON_MODEL}_values")
     write_profile(tmp_path / "thrift", thrift_output(thrift))
     build_twice(tmp_path / "thrift", *without_python)
     expected = {k: v for k, v in local[1].items() if k != PYTHON_MODEL}
-    assert table_contents(Path(thrift["warehouse"])) == expected
+    assert table_contents(warehouse_tables(thrift["warehouse"])) == expected
 
 
 def test_python_model_over_thrift_fails_at_compile_time(tmp_path: Path, thrift: dict) -> None:

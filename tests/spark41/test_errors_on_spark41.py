@@ -2,20 +2,17 @@
 error, and not also pyspark 4's own log line of it (`SQLQueryContextLogger`: the error and
 its whole Java stack as JSON on the console), which the adapter turns off.
 
-This file runs in `.venv-spark41` (`make test-spark41`).
+The dbt is `.venv-spark41`'s (tests/spark41/conftest.py).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pyspark
-
 from tests.functional.harness import assert_readable, dbt_in, local_output, write_project
 
 
-def test_a_failed_model_prints_one_readable_error(tmp_path: Path) -> None:
-    assert pyspark.__version__.startswith("4.1."), f"run by pyspark {pyspark.__version__}"
+def test_a_failed_model_prints_one_readable_error(tmp_path: Path, spark41_dbt: Path) -> None:
     project = write_project(
         tmp_path / "project",
         "errors",
@@ -26,7 +23,7 @@ def test_a_failed_model_prints_one_readable_error(tmp_path: Path) -> None:
             "models/bad.sql": "select nope from {{ ref('good') }}",
         },
     )
-    result = dbt_in(tmp_path, project, "run")
+    result = dbt_in(tmp_path, project, "run", dbt=spark41_dbt)
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
     assert "SQLQueryContextLogger" not in output, output

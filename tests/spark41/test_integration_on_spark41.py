@@ -1,30 +1,30 @@
 """integration_tests/ on Spark 4.1 builds the same tables as on Spark 3.5 (the default).
 
-The project is built twice by each Spark line's dbt, as tests/functional/
-test_integration_project.py does it (from an empty warehouse, then an incremental build with
-`schema_phase: 2` and the S3 Tables rules on), each into its own warehouse. After each build,
-every table's schema and rows, read with PyIceberg, must be the same on both lines.
+The project is built twice by Spark 4.1's dbt (`.venv-spark41`, pyspark 4.1: `make spark41`),
+as the `integration_builds` fixture (tests/conftest.py) builds it on Spark 3.5 for
+test_integration_project.py: from an empty warehouse, then an incremental build with
+`schema_phase: 2` and the S3 Tables rules on, each line into its own warehouse. After each
+build, every table's schema and rows, read with PyIceberg, must be the same on both lines.
 
-This file runs in `.venv-spark41` (pyspark 4.1, `make test-spark41`); the Spark 3.5 builds use
-`.venv`'s dbt (`make setup`). Each build is a dbt subprocess with its own JVM.
+pytest runs in `.venv` (Spark 3.5) like the rest of the suite (`make test`, or this file alone
+with `make test-spark41`): the Spark 3.5 builds are `.venv`'s dbt, the Spark 4.1 ones
+`.venv-spark41`'s; each build is a dbt subprocess with its own JVM.
 """
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
+from typing import Any
 
 import pyspark
-import pytest
 
-from dbt.adapters.s3tables.catalogs.config import CatalogConfig
-from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
-from tests.functional.test_integration_project import build
+from tests.functional.harness import (
+    PHASE_2,
+    IntegrationBuilds,
+    build_integration_project,
+    warehouse_tables,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
-SPARK41_DBT = Path(sys.executable).parent / "dbt"
-SPARK35_DBT = ROOT / ".venv" / "bin" / "dbt"
 # Values that depend on the moment of the build, not on the engine: the events of
 # `recent_events` (and `orders_microbatch`) are dated relative to the build's clock, and a
 # snapshot and the `scd2` strategy stamp their rows with the build's time (a snapshot hashes
@@ -40,9 +40,10 @@ BUILD_TIME_COLUMNS = frozenset(
         "valid_to",
     }
 )
+# The builds of `IntegrationBuilds`, in order: their dbt arguments and S3 Tables rules.
 BUILDS = {
     "build": ((), False),
-    "incremental build": (("--vars", "{schema_phase: 2}"), True),
+    "incremental build": (PHASE_2, True),
 }
 
 
@@ -52,41 +53,26 @@ def comparable(value: object, column: str) -> object:
     return repr(value)
 
 
-def tables(warehouse: Path) -> dict[str, tuple[str, list[tuple]]]:
-    """Every table of the warehouse: its schema and its rows, sorted."""
-    catalog = IcebergCatalog(
-        CatalogConfig(name="local", catalog_type="local", warehouse=str(warehouse))
-    )
-    found = {}
-    for namespace in catalog.list_namespaces():
-        for relation in catalog.list_relations(namespace):
-            if relation.kind != "table":
-                continue
-            table = catalog.load_table(namespace, relation.name)
-            rows = [
-                tuple(comparable(row[c], c) for c in sorted(row))
-                for row in table.scan().to_arrow().to_pylist()
-            ]
-            found[f"{namespace}.{relation.name}"] = (str(table.schema()), sorted(rows))
-    return found
-
-
-@pytest.fixture(scope="module")
-def spark35_dbt() -> Path:
-    if not os.access(SPARK35_DBT, os.X_OK):
-        pytest.fail(f"{SPARK35_DBT} is missing: run `make setup` (the Spark 3.5 reference).")
-    return SPARK35_DBT
+def comparable_tables(
+    tables: dict[str, tuple[str, list[dict[str, Any]]]],
+) -> dict[str, tuple[str, list[tuple]]]:
+    """Each table (`warehouse_tables`): its schema and its rows, sorted."""
+    return {
+        name: (schema, sorted(tuple(comparable(row[c], c) for c in sorted(row)) for row in rows))
+        for name, (schema, rows) in tables.items()
+    }
 
 
 def test_integration_project_gives_the_same_tables_on_spark_4_1_and_3_5(
-    tmp_path: Path, spark35_dbt: Path
+    tmp_path: Path, spark41_dbt: Path, integration_builds: IntegrationBuilds
 ) -> None:
-    assert pyspark.__version__.startswith("4.1."), f"run by pyspark {pyspark.__version__}"
-    for step, (extra, s3tables_rules) in BUILDS.items():
-        build(tmp_path / "spark41", *extra, s3tables_rules=s3tables_rules, dbt=str(SPARK41_DBT))
-        build(tmp_path / "spark35", *extra, s3tables_rules=s3tables_rules, dbt=str(spark35_dbt))
-        on_spark41 = tables(tmp_path / "spark41" / "warehouse")
-        on_spark35 = tables(tmp_path / "spark35" / "warehouse")
+    assert pyspark.__version__.startswith("3.5."), f"the reference is pyspark {pyspark.__version__}"
+    for (step, (extra, s3tables_rules)), reference in zip(
+        BUILDS.items(), integration_builds.tables, strict=True
+    ):
+        build_integration_project(tmp_path, *extra, s3tables_rules=s3tables_rules, dbt=spark41_dbt)
+        on_spark41 = comparable_tables(warehouse_tables(tmp_path / "warehouse"))
+        on_spark35 = comparable_tables(reference)
         assert on_spark41, f"{step}: no tables"
         assert sorted(on_spark41) == sorted(on_spark35), step
         differing = [name for name in on_spark41 if on_spark41[name] != on_spark35[name]]

@@ -1,34 +1,28 @@
 """Profile contract of the s3tables adapter: keys, defaults and their validation.
 
 Validation happens here, when dbt reads the profile, so a bad key fails before any
-Spark process starts or any folder is created; each catalog type checks its own keys
-(see `catalogs`).
+Spark process starts or any folder is created. The catalog keys are declared and checked
+in `catalogs` (`CatalogKeys`, which the profile inherits, and `check_catalog_keys`), as
+for each catalog of catalogs.yml; the keys of the engine and of the jars are here.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from dbt.adapters.catalogs import CatalogIntegrationConfig
 from dbt.adapters.spark.connections import SparkCredentials
-from dbt_common.dataclass_schema import ValidationError
 
-from dbt.adapters.s3tables.catalogs import catalog_type_named, check_catalog_keys
-from dbt.adapters.s3tables.catalogs.config import (
-    DEFAULT_CATALOG_NAME,
-    CatalogConfig,
-    catalog_config_for,
-    is_secret,
-)
-from dbt.adapters.s3tables.catalogs.integrations import IDENTIFIER, INTEGRATION_TYPES, PROPERTY_KEYS
+from dbt.adapters.s3tables.catalogs import check_catalog_keys
+from dbt.adapters.s3tables.catalogs.config import is_secret
 from dbt.adapters.s3tables.catalogs.jars import FETCH_COMMAND, MAVEN_CENTRAL, JarSources
+from dbt.adapters.s3tables.catalogs.keys import CatalogKeys
 from dbt.adapters.s3tables.engines import ENGINES
 from dbt.adapters.s3tables.engines.base import EngineSettings
-from dbt.adapters.s3tables.errors import CatalogsYmlError, ProfileError
+from dbt.adapters.s3tables.errors import ProfileError
+from dbt.adapters.s3tables.keys.scalars import scalar_mapping
 from dbt.adapters.s3tables.keys.spelling import nearest_key
 
 # Every `method` an engine is registered for (engines/__init__.py).
@@ -46,34 +40,6 @@ OTHER_METHOD_KEYS: dict[str, str | None] = {
     "organization": "0",
     "connection_string_suffix": None,
 }
-
-# Spark and Iceberg catalog names become SQL identifiers and JDBC rows: keep them plain.
-_CATALOG_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def scalar_mapping(key: str, value: Any, what: str, example: str) -> dict[str, str]:
-    """A profile mapping of scalar settings as string pairs, or an error naming the key."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ProfileError(
-            key,
-            f"expected a mapping of {what}, got {type(value).__name__}",
-            f"write it as `{key}: {example}`",
-        )
-    pairs: dict[str, str] = {}
-    for name, item in value.items():
-        if isinstance(item, bool):
-            pairs[str(name)] = "true" if item else "false"
-        elif isinstance(item, (str, int, float)):
-            pairs[str(name)] = str(item)
-        else:
-            raise ProfileError(
-                f"{key}.{name}",
-                f"value must be a string, number or boolean, got {type(item).__name__}",
-                "give a single scalar value (lists are written comma-separated in one string)",
-            )
-    return pairs
 
 
 def validate_spark_conf(spark_conf: Any) -> dict[str, str]:
@@ -136,41 +102,18 @@ def refuse_secret_server_settings(method: str, spark_conf: Mapping[str, str]) ->
 
 
 @dataclass
-class S3TablesCredentials(SparkCredentials):
-    """Profile of `type: s3tables`. Inherits dbt-spark's keys (host, port, auth...)."""
+class S3TablesCredentials(CatalogKeys, SparkCredentials):
+    """Profile of `type: s3tables`: the catalog keys (`CatalogKeys`, first so its `token`
+    is the one declared), dbt-spark's keys (host, port, auth...) and those below."""
 
     method: str = "session"  # type: ignore[assignment]  # dbt-spark's is an enum
     # thrift: the Spark Thrift Server's port (dbt-spark's default, 443, is for HTTP);
     # connect: the Spark Connect server's (default 15002, set in `_check_server_keys`).
     port: int | None = None  # type: ignore[assignment]  # dbt-spark's is int; None until checked
-    # local: the warehouse folder; rest: the catalog's warehouse; glue: the catalog id
-    # (`<account>` or `<account>:s3tablescatalog/<bucket>`); s3tables: the bucket ARN.
-    warehouse: str | None = None
     master: str = DEFAULT_MASTER
-    catalog: str = DEFAULT_CATALOG_NAME
-    catalog_type: str | None = None
-    table_bucket_arn: str | None = None
-    region: str | None = None
-    catalog_uri: str | None = None
-    # rest: a bearer token, or an OAuth client credential `<client id>:<secret>`;
-    # connect: the server's bearer token (sent over TLS only).
-    token: str | None = None
-    credential: str | None = None
-    # rest: sign requests with SigV4 under this service name (s3tables and glue always do).
-    signing_name: str | None = None
-    aws_profile: str | None = None
-    s3tables_client: str = "rest"
-    catalog_properties: Any = None
-    # TEST ONLY, for emulators: a root under which new tables get an explicit location
-    # (ministack returns tables without one). Real S3 Tables assigns locations itself.
-    emulator_table_location: str | None = None
-    # Check S3 Tables' naming rules (and refuse views); default: on for s3tables only.
-    s3tables_rules: bool | None = None
     # Typed loosely so a wrong shape reaches `validate_spark_conf`, whose error names the
     # key, instead of dbt's generic schema message.
     spark_conf: Any = None
-    # Seconds a SQLite catalog writer waits for a lock before it is retried.
-    catalog_lock_timeout: int = 30
     # A write that lost its commit to a concurrent writer is re-run this often, the first
     # time after this many seconds (then doubling, jittered).
     write_conflict_retries: int = 3
@@ -208,21 +151,9 @@ class S3TablesCredentials(SparkCredentials):
             raise ProfileError.unknown_value("method", self.method, SUPPORTED_METHODS)
         if self.method in SERVER_PORTS:
             self._check_server_keys()
-        if not _CATALOG_NAME_RE.fullmatch(self.catalog or ""):
-            raise ProfileError(
-                "catalog",
-                f"`{self.catalog}` is not a plain identifier",
-                "use letters, digits and underscores, e.g. `local`",
-            )
-        if self.catalog_type is None:
-            self.catalog_type = "s3tables" if self.table_bucket_arn else "local"
         check_catalog_keys(self)
         if not str(self.master or "").strip():
             raise ProfileError("master", "is empty", f"omit it for `{DEFAULT_MASTER}`")
-        if self.catalog_lock_timeout <= 0:
-            raise ProfileError(
-                "catalog_lock_timeout", "must be a positive number of seconds", "omit it for 30"
-            )
         if self.write_conflict_retries < 0:
             raise ProfileError(
                 "write_conflict_retries",
@@ -256,13 +187,6 @@ class S3TablesCredentials(SparkCredentials):
         self.spark_conf = validate_spark_conf(self.spark_conf)
         if self.method in SERVER_PORTS:
             refuse_secret_server_settings(self.method, self.spark_conf)
-        # Passed to both Spark and PyIceberg.
-        self.catalog_properties = scalar_mapping(
-            "catalog_properties",
-            self.catalog_properties,
-            "Iceberg catalog properties",
-            "{header.x-client: dbt}",
-        )
 
     def _check_server_keys(self) -> None:
         """A Spark Thrift Server or Spark Connect server: where it listens and who connects."""
@@ -334,58 +258,3 @@ class S3TablesCredentials(SparkCredentials):
             "write_conflict_wait_seconds",
             "schema",
         )
-
-
-def catalog_config_from_integration(
-    integration: CatalogIntegrationConfig, project_root: str | None
-) -> CatalogConfig:
-    """The catalog a catalogs.yml integration declares, checked like a profile's, or a
-    CatalogsYmlError naming the catalog, the key and the fix."""
-    name = integration.name
-    if not IDENTIFIER.fullmatch(name):
-        raise CatalogsYmlError(
-            name,
-            "name",
-            "is not a plain identifier (it becomes the Spark catalog name)",
-            "use letters, digits and underscores",
-        )
-    catalog_type = INTEGRATION_TYPES.get(integration.catalog_type.casefold())
-    if catalog_type is None:
-        raise CatalogsYmlError(
-            name,
-            "catalog_type",
-            f"unknown value `{integration.catalog_type}`",
-            f"use one of: {', '.join(INTEGRATION_TYPES)}",
-        )
-    if (integration.table_format or "iceberg").casefold() != "iceberg":
-        raise CatalogsYmlError(
-            name, "table_format", f"is `{integration.table_format}`", "use `iceberg` or omit it"
-        )
-    properties: dict[str, Any] = dict(integration.adapter_properties or {})
-    unknown = sorted(set(properties) - set(PROPERTY_KEYS))
-    if unknown:
-        raise CatalogsYmlError(
-            name,
-            f"adapter_properties.{unknown[0]}",
-            "is not a key this adapter reads",
-            f"use only: {', '.join(PROPERTY_KEYS)}",
-        )
-    if integration.external_volume and "warehouse" not in properties:
-        # dbt's external volume is where the tables' files go: the warehouse.
-        properties["warehouse"] = integration.external_volume
-    try:
-        credentials = S3TablesCredentials.from_dict(
-            {"schema": "default", "catalog": name, "catalog_type": catalog_type, **properties}
-        )
-    except ProfileError as error:
-        raise CatalogsYmlError(
-            name, f"adapter_properties.{error.key}", error.problem, error.fix
-        ) from None
-    except ValidationError as error:
-        raise CatalogsYmlError(
-            name, "adapter_properties", f"a value has the wrong type ({error})", "fix its type"
-        ) from None
-    credentials.warehouse = catalog_type_named(catalog_type).resolve_warehouse(
-        str(credentials.warehouse), project_root
-    )
-    return catalog_config_for(credentials)

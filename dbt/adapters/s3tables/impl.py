@@ -38,12 +38,12 @@ from dbt.adapters.s3tables.catalogs.iceberg import (
 from dbt.adapters.s3tables.catalogs.integrations import (
     CATALOG_INTEGRATIONS,
     active_catalog_integrations,
+    catalog_config_from_integration,
 )
 from dbt.adapters.s3tables.catalogs.node_catalog import node_label, requested_catalog
 from dbt.adapters.s3tables.catalogs.s3tables.rules import check_namespace, check_target
 from dbt.adapters.s3tables.column import S3TablesColumn
 from dbt.adapters.s3tables.connections import S3TablesConnectionManager
-from dbt.adapters.s3tables.credentials import catalog_config_from_integration
 from dbt.adapters.s3tables.engines.python_models import python_model_view_sql
 from dbt.adapters.s3tables.incremental.table import IncrementalTable
 from dbt.adapters.s3tables.incremental.warehouse import Warehouse

@@ -11,9 +11,11 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.catalog_set import CatalogSet
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
-from dbt.adapters.s3tables.catalogs.integrations import CATALOG_INTEGRATIONS
+from dbt.adapters.s3tables.catalogs.integrations import (
+    CATALOG_INTEGRATIONS,
+    catalog_config_from_integration,
+)
 from dbt.adapters.s3tables.catalogs.jars import ICEBERG_AWS_BUNDLE, JarSources
-from dbt.adapters.s3tables.credentials import catalog_config_from_integration
 from dbt.adapters.s3tables.engines import spark_session
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
 from dbt.adapters.s3tables.errors import CatalogsYmlError, UnknownCatalogError
@@ -88,6 +90,11 @@ def test_s3_tables_reads_the_bucket_arn_and_turns_its_rules_on() -> None:
             integration(catalog_type="glue", adapter_properties={"region": "eu-west-1"}),
             "adapter_properties.warehouse",
             "Glue catalog id",
+        ),
+        (
+            integration(adapter_properties={"catalog_lock_timeout": "soon"}),
+            "adapter_properties.catalog_lock_timeout",
+            "has the wrong type ('soon' is not of type 'integer')",
         ),
     ],
 )

@@ -11,40 +11,34 @@ from __future__ import annotations
 import os
 import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import ClassVar, Protocol
 
+from pyiceberg.catalog import Catalog
+from pyiceberg.table import Table
+
+from dbt.adapters.s3tables.catalogs.description import CatalogDescription
 from dbt.adapters.s3tables.catalogs.jars import ICEBERG_AWS_BUNDLE, Artifact, iceberg_spark_runtime
+from dbt.adapters.s3tables.catalogs.keys import CatalogKeys
 from dbt.adapters.s3tables.errors import ProfileError
 
-if TYPE_CHECKING:
-    from pyiceberg.catalog import Catalog
 
-    from dbt.adapters.s3tables.catalogs.config import CatalogConfig
-    from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+class OpenedCatalog(Protocol):
+    """What a catalog type uses of the adapter's PyIceberg access to its catalog, when a
+    connection opens and after a failed write (`iceberg.IcebergCatalog`, which is built on
+    the catalog types and so cannot be named here)."""
 
+    @property
+    def config(self) -> CatalogDescription: ...
 
-class CatalogKeys(Protocol):
-    """The catalog keys of a profile (or of a catalogs.yml entry, read as one) that a
-    catalog type checks, and fills where it derives one from the others."""
+    def ensure_initialized(self) -> None: ...
 
-    catalog: str
-    catalog_type: str | None
-    warehouse: str | None
-    table_bucket_arn: str | None
-    region: str | None
-    catalog_uri: str | None
-    token: str | None
-    credential: str | None
-    signing_name: str | None
-    aws_profile: str | None
-    s3tables_client: str
-    catalog_properties: Any
-    emulator_table_location: str | None
-    s3tables_rules: bool | None
-    catalog_lock_timeout: int
+    def load_table(self, namespace: str, name: str) -> Table: ...
+
+    # Columns of a table or view ([]: neither exists); read only for whether there are any.
+    def find_columns(self, namespace: str, name: str) -> Sequence[object]: ...
 
 
 @dataclass
@@ -82,7 +76,8 @@ def readable_size(size: int) -> str:
 
 class CatalogType(ABC):
     """One value of the profile's `catalog_type`. Instances hold no profile values: every
-    member that needs them is given the `CatalogKeys` or the `CatalogConfig`."""
+    member that needs them is given the `CatalogKeys` or the resolved `CatalogDescription`
+    (a `CatalogConfig`)."""
 
     # The profile's `catalog_type` value.
     name: ClassVar[str]
@@ -110,27 +105,33 @@ class CatalogType(ABC):
 
     # --- Spark and PyIceberg settings ---
 
-    def default_uri(self, config: CatalogConfig) -> str | None:
+    def default_uri(self, config: CatalogDescription) -> str | None:
         """The catalog endpoint when the profile sets no `catalog_uri`."""
         return None
 
-    def signing_name(self, config: CatalogConfig) -> str | None:
+    def catalog_uri(self, config: CatalogDescription) -> str | None:
+        """The catalog endpoint: the profile's `catalog_uri`, else this type's default."""
+        if config.uri:
+            return config.uri.rstrip("/")
+        return self.default_uri(config)
+
+    def signing_name(self, config: CatalogDescription) -> str | None:
         """The SigV4 service name requests are signed for (None: no SigV4)."""
         return None
 
     @abstractmethod
-    def spark_settings(self, config: CatalogConfig, prefix: str) -> dict[str, str]:
+    def spark_settings(self, config: CatalogDescription, prefix: str) -> dict[str, str]:
         """This type's Spark settings of the catalog (`prefix`: `spark.sql.catalog.<name>`)."""
 
     @abstractmethod
-    def pyiceberg_properties(self, config: CatalogConfig) -> dict[str, str]:
+    def pyiceberg_properties(self, config: CatalogDescription) -> dict[str, str]:
         """This type's PyIceberg catalog properties."""
 
-    def jar_artifacts(self, config: CatalogConfig) -> tuple[Artifact, ...]:
+    def jar_artifacts(self, config: CatalogDescription) -> tuple[Artifact, ...]:
         """The jars Spark needs for this catalog: Iceberg's runtime, and Iceberg's AWS
         bundle when requests are signed or data goes through S3FileIO."""
         io_impl = dict(config.extra_properties).get("io-impl", "")
-        if config.sigv4_signing_name or io_impl.startswith("org.apache.iceberg.aws."):
+        if self.signing_name(config) or io_impl.startswith("org.apache.iceberg.aws."):
             return (iceberg_spark_runtime(), ICEBERG_AWS_BUNDLE)
         return (iceberg_spark_runtime(),)
 
@@ -139,29 +140,31 @@ class CatalogType(ABC):
         return {}
 
     @abstractmethod
-    def location(self, config: CatalogConfig) -> str:
+    def location(self, config: CatalogDescription) -> str:
         """Where the catalog lives, for `dbt debug` and error messages."""
 
-    def scratch_dir(self, config: CatalogConfig) -> str:
+    def scratch_dir(self, config: CatalogDescription) -> str:
         """A local folder for Spark's own session catalog, which holds nothing."""
         return os.path.join(tempfile.gettempdir(), "dbt-s3tables-spark-warehouse")
 
     # --- using the catalog ---
 
-    def open_connection(self, iceberg: IcebergCatalog, *, spark_in_process: bool) -> None:
+    def open_connection(self, iceberg: OpenedCatalog, *, spark_in_process: bool) -> None:
         """What a new dbt connection does before its first statement (`spark_in_process`:
         this process's own Spark will write). PyIceberg opens the catalog, creating a new
         one before the JVM starts, so the two never race to create it."""
         iceberg.ensure_initialized()
 
     def open_catalog(
-        self, config: CatalogConfig, load: Callable[[], Catalog], *, recovering: bool
+        self, config: CatalogDescription, load: Callable[[], Catalog], *, recovering: bool
     ) -> Catalog:
         """PyIceberg's catalog, made by `load` (`recovering`: a new catalog is opened over
         a warehouse that holds tables, on purpose)."""
         return load()
 
-    def explain_error(self, config: CatalogConfig, error: BaseException, what: str) -> str | None:
+    def explain_error(
+        self, config: CatalogDescription, error: BaseException, what: str
+    ) -> str | None:
         """One sentence, saying what to do, for a failure during `what` that only this type
         has (None: not one of these)."""
         return None
@@ -172,7 +175,7 @@ class CatalogType(ABC):
         return None
 
     def clean_up_failed_write(
-        self, iceberg: IcebergCatalog, since: float, unsafe: str | None
+        self, iceberg: OpenedCatalog, since: float, unsafe: str | None
     ) -> Leftovers:
         """Remove the files a write that failed after `since` left (only list them when
         `unsafe` says why removing them is not). Object stores: Iceberg aborts a failed

@@ -1,34 +1,25 @@
 """One description of the Iceberg catalog, rendered for both Spark and PyIceberg.
 
 Spark (Java Iceberg) and PyIceberg must open the very same catalog, so both sides'
-settings come from one `CatalogConfig`; nothing else builds catalog settings. What
-differs between catalog types is answered by the config's `kind` (see `base`); each field
-names the profile key it is read from, so `catalog_config_for` needs no hand copy.
+settings come from one `CatalogConfig`; nothing else builds catalog settings. Its values
+are a `CatalogDescription` (read from the checked catalog keys by `catalog_config_for`);
+what differs between catalog types is answered by the config's `kind` (see `base`).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
-from dataclasses import MISSING, dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, fields
 
-from dbt.adapters.s3tables.catalogs.base import CATALOG_TYPES, CatalogKeys, CatalogType
+from dbt.adapters.s3tables.catalogs.base import CATALOG_TYPES, CatalogType
+from dbt.adapters.s3tables.catalogs.description import CONVERT, KEY, CatalogDescription
 from dbt.adapters.s3tables.catalogs.jars import Artifact
+from dbt.adapters.s3tables.catalogs.keys import CatalogKeys
 
-# The embedded catalog's SQLite file, in its warehouse folder.
-LOCAL_CATALOG_FILE = "catalog.db"
-# The profile's `catalog` when it sets none.
-DEFAULT_CATALOG_NAME = "local"
 SPARK_CATALOG_IMPL = "org.apache.iceberg.spark.SparkCatalog"
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 # Values of these properties are secrets: never printed, logged or put in an error.
 SECRET_MARKERS = ("token", "credential", "secret", "password", "session", "authorization")
 MASK = "****"
-# Field metadata: the profile key (S3TablesCredentials attribute) a field is read from,
-# and how its value is converted, if it is.
-PROFILE_KEY = "profile_key"
-CONVERT = "convert"
 
 
 def is_secret(key: str) -> bool:
@@ -40,58 +31,14 @@ def masked(properties: dict[str, str]) -> dict[str, str]:
     return {k: MASK if is_secret(k) else v for k, v in properties.items()}
 
 
-def from_profile(
-    key: str, default: Any = MISSING, convert: Callable[[Any], Any] | None = None
-) -> Any:
-    """A field read from the profile key `key` (a new profile key is one such field)."""
-    # A secret's value never appears in the config's repr (which can reach a log).
-    return field(
-        default=default, repr=not is_secret(key), metadata={PROFILE_KEY: key, CONVERT: convert}
-    )
-
-
-def sorted_pairs(mapping: dict[str, str]) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted(mapping.items()))
-
-
 @dataclass(frozen=True)
-class CatalogConfig:
-    """A catalog as the profile describes it, with paths and defaults already resolved."""
-
-    name: str = from_profile("catalog")
-    catalog_type: str = from_profile("catalog_type")
-    # local: the warehouse folder; otherwise the warehouse the catalog service expects
-    # (`rest` may leave it unset: then it is the text `None`).
-    warehouse: str = from_profile("warehouse", convert=str)
-    lock_timeout_seconds: int = from_profile("catalog_lock_timeout", 30)
-    region: str | None = from_profile("region", None)
-    uri: str | None = from_profile("catalog_uri", None)
-    token: str | None = from_profile("token", None)
-    credential: str | None = from_profile("credential", None)
-    signing_name: str | None = from_profile("signing_name", None)
-    aws_profile: str | None = from_profile("aws_profile", None)
-    s3tables_client: str = from_profile("s3tables_client", "rest")
-    # TEST ONLY: a location root for new tables on an emulator that assigns none.
-    emulator_table_location: str | None = from_profile("emulator_table_location", None)
-    # S3 Tables' naming rules (and no views) apply to what is written here.
-    s3tables_rules: bool = from_profile("s3tables_rules", False, convert=bool)
-    # `catalog_properties` of the profile, as sorted pairs (the config is hashable).
-    extra_properties: tuple[tuple[str, str], ...] = from_profile(
-        "catalog_properties", (), convert=sorted_pairs
-    )
+class CatalogConfig(CatalogDescription):
+    """A catalog as its keys describe it, rendered for Spark and PyIceberg by its type."""
 
     @property
     def kind(self) -> CatalogType:
         """The catalog type `catalog_type` names, which answers what differs by type."""
         return CATALOG_TYPES[self.catalog_type]
-
-    @property
-    def sqlite_path(self) -> str:
-        return os.path.join(self.warehouse, LOCAL_CATALOG_FILE)
-
-    @property
-    def warehouse_uri(self) -> str:
-        return "file://" + self.warehouse
 
     @property
     def jar_artifacts(self) -> tuple[Artifact, ...]:
@@ -101,9 +48,7 @@ class CatalogConfig:
     @property
     def catalog_uri(self) -> str | None:
         """The REST endpoint: the profile's, else the catalog type's default."""
-        if self.uri:
-            return self.uri.rstrip("/")
-        return self.kind.default_uri(self)
+        return self.kind.catalog_uri(self)
 
     @property
     def sigv4_signing_name(self) -> str | None:
@@ -158,11 +103,12 @@ class CatalogConfig:
         return masked({**self.spark_settings(), **self.pyiceberg_properties()})
 
 
-def catalog_config_for(credentials: CatalogKeys) -> CatalogConfig:
-    """The profile's catalog: each field read from the profile key its metadata names."""
+def catalog_config_for(keys: CatalogKeys) -> CatalogConfig:
+    """The catalog that checked keys (`catalogs.check_catalog_keys`) describe: each field
+    read from the key its metadata names."""
     values = {}
     for spec in fields(CatalogConfig):
-        value = getattr(credentials, spec.metadata[PROFILE_KEY])
+        value = getattr(keys, spec.metadata[KEY])
         convert = spec.metadata[CONVERT]
         values[spec.name] = convert(value) if convert else value
     return CatalogConfig(**values)

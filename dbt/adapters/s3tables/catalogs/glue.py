@@ -3,13 +3,9 @@ S3 Tables buckets as `<account>:s3tablescatalog/<bucket>`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from dbt.adapters.s3tables.catalogs.keys import CatalogKeys
 from dbt.adapters.s3tables.catalogs.rest import AwsRestCatalogType
 from dbt.adapters.s3tables.errors import ProfileError
-
-if TYPE_CHECKING:
-    from dbt.adapters.s3tables.catalogs.base import CatalogKeys
 
 
 class GlueCatalogType(AwsRestCatalogType):

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import cache, partial
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from dbt.adapters.events.logging import AdapterLogger
 from pyiceberg.catalog import Catalog, load_catalog
@@ -40,13 +40,11 @@ from pyiceberg.types import IcebergType
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.snapshots import INVOCATION_KEY, SnapshotEntry, TableHealth
 from dbt.adapters.s3tables.errors import CatalogError
 from dbt.adapters.s3tables.sql.like_patterns import ilike
 from dbt.adapters.s3tables.sql.types import spark_type_name
-
-if TYPE_CHECKING:  # only a type here: `config` needs the catalog types, which need this
-    from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 
 logger = AdapterLogger("s3tables")
 

@@ -8,15 +8,13 @@ common: an endpoint per region, SigV4 for the service, data through S3.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from dbt.adapters.s3tables.catalogs.base import CatalogType, emulator_location_error
+from dbt.adapters.s3tables.catalogs.description import CatalogDescription
 from dbt.adapters.s3tables.catalogs.jars import ICEBERG_AWS_BUNDLE, Artifact, iceberg_spark_runtime
+from dbt.adapters.s3tables.catalogs.keys import CatalogKeys
 from dbt.adapters.s3tables.errors import ProfileError
-
-if TYPE_CHECKING:
-    from dbt.adapters.s3tables.catalogs.base import CatalogKeys
-    from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 
 S3_FILE_IO = "org.apache.iceberg.aws.s3.S3FileIO"
 
@@ -58,13 +56,13 @@ class RestCatalogType(CatalogType):
                 "token", "is set together with `credential`", "keep only one of the two"
             )
 
-    def signing_name(self, config: CatalogConfig) -> str | None:
+    def signing_name(self, config: CatalogDescription) -> str | None:
         return config.signing_name
 
-    def rest_properties(self, config: CatalogConfig) -> dict[str, str]:
+    def rest_properties(self, config: CatalogDescription) -> dict[str, str]:
         """The catalog properties Java Iceberg and PyIceberg share for a REST catalog."""
-        properties = {"uri": config.catalog_uri or "", "warehouse": config.warehouse}
-        signing_name = config.sigv4_signing_name
+        properties = {"uri": self.catalog_uri(config) or "", "warehouse": config.warehouse}
+        signing_name = self.signing_name(config)
         if signing_name:
             properties.update(
                 {
@@ -79,14 +77,14 @@ class RestCatalogType(CatalogType):
             properties["credential"] = config.credential
         return properties
 
-    def spark_settings(self, config: CatalogConfig, prefix: str) -> dict[str, str]:
+    def spark_settings(self, config: CatalogDescription, prefix: str) -> dict[str, str]:
         settings = {f"{prefix}.type": "rest"}
         settings.update({f"{prefix}.{k}": v for k, v in self.rest_properties(config).items()})
         if self.file_io:
             settings[f"{prefix}.io-impl"] = self.file_io
         return settings
 
-    def pyiceberg_properties(self, config: CatalogConfig) -> dict[str, str]:
+    def pyiceberg_properties(self, config: CatalogDescription) -> dict[str, str]:
         properties = {"type": "rest", **self.rest_properties(config)}
         if config.region:
             properties["client.region"] = config.region
@@ -94,7 +92,7 @@ class RestCatalogType(CatalogType):
             properties["client.profile-name"] = config.aws_profile
         return properties
 
-    def jar_artifacts(self, config: CatalogConfig) -> tuple[Artifact, ...]:
+    def jar_artifacts(self, config: CatalogDescription) -> tuple[Artifact, ...]:
         if self.file_io == S3_FILE_IO:
             return (iceberg_spark_runtime(), ICEBERG_AWS_BUNDLE)
         return super().jar_artifacts(config)
@@ -102,8 +100,8 @@ class RestCatalogType(CatalogType):
     def table_defaults(self) -> dict[str, str]:
         return dict(SHARED_CATALOG_TABLE_DEFAULTS)
 
-    def location(self, config: CatalogConfig) -> str:
-        return f"{config.catalog_uri} (warehouse {config.warehouse})"
+    def location(self, config: CatalogDescription) -> str:
+        return f"{self.catalog_uri(config)} (warehouse {config.warehouse})"
 
 
 class AwsRestCatalogType(RestCatalogType):
@@ -114,8 +112,8 @@ class AwsRestCatalogType(RestCatalogType):
     service: ClassVar[str]
     file_io = S3_FILE_IO
 
-    def default_uri(self, config: CatalogConfig) -> str | None:
+    def default_uri(self, config: CatalogDescription) -> str | None:
         return f"https://{self.service}.{config.region}.amazonaws.com/iceberg"
 
-    def signing_name(self, config: CatalogConfig) -> str | None:
+    def signing_name(self, config: CatalogDescription) -> str | None:
         return self.service

@@ -1,1 +1,2 @@
-"""The configuration keys the adapter reads, and nearest-key suggestions for misspelt ones."""
+"""The configuration keys the adapter reads, nearest-key suggestions for misspelt ones, and
+mappings of scalar settings read as string pairs."""

@@ -12,17 +12,19 @@ import os
 import re
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from dbt.adapters.events.logging import AdapterLogger
+from pyiceberg.catalog import Catalog
 from sqlalchemy.exc import DatabaseError
 
 from dbt.adapters.s3tables.catalogs.base import (
     CatalogType,
     Leftovers,
+    OpenedCatalog,
     emulator_location_error,
     readable_size,
 )
+from dbt.adapters.s3tables.catalogs.description import CatalogDescription
 from dbt.adapters.s3tables.catalogs.embedded.failed_writes import (
     clean_up_failed_write,
     sweep_leftovers,
@@ -38,14 +40,8 @@ from dbt.adapters.s3tables.catalogs.embedded.files import (
 )
 from dbt.adapters.s3tables.catalogs.iceberg import is_lock_error
 from dbt.adapters.s3tables.catalogs.jars import SQLITE_JDBC, Artifact
+from dbt.adapters.s3tables.catalogs.keys import CatalogKeys
 from dbt.adapters.s3tables.errors import ProfileError
-
-if TYPE_CHECKING:
-    from pyiceberg.catalog import Catalog
-
-    from dbt.adapters.s3tables.catalogs.base import CatalogKeys
-    from dbt.adapters.s3tables.catalogs.config import CatalogConfig
-    from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 
 logger = AdapterLogger("s3tables")
 
@@ -85,7 +81,7 @@ class LocalCatalogType(CatalogType):
     def resolve_warehouse(self, warehouse: str, project_root: str | None) -> str:
         return resolve_warehouse(warehouse, project_root)
 
-    def spark_settings(self, config: CatalogConfig, prefix: str) -> dict[str, str]:
+    def spark_settings(self, config: CatalogDescription, prefix: str) -> dict[str, str]:
         busy_ms = config.lock_timeout_seconds * 1000
         return {
             f"{prefix}.type": "jdbc",
@@ -104,10 +100,10 @@ class LocalCatalogType(CatalogType):
             f"{prefix}.warehouse": config.warehouse_uri,
         }
 
-    def jar_artifacts(self, config: CatalogConfig) -> tuple[Artifact, ...]:
+    def jar_artifacts(self, config: CatalogDescription) -> tuple[Artifact, ...]:
         return (*super().jar_artifacts(config), SQLITE_JDBC)
 
-    def pyiceberg_properties(self, config: CatalogConfig) -> dict[str, str]:
+    def pyiceberg_properties(self, config: CatalogDescription) -> dict[str, str]:
         return {
             "type": "sql",
             "uri": f"sqlite:///{config.sqlite_path}?timeout={config.lock_timeout_seconds}",
@@ -115,20 +111,20 @@ class LocalCatalogType(CatalogType):
             "schema_version": "v1",
         }
 
-    def location(self, config: CatalogConfig) -> str:
+    def location(self, config: CatalogDescription) -> str:
         return config.sqlite_path
 
-    def scratch_dir(self, config: CatalogConfig) -> str:
+    def scratch_dir(self, config: CatalogDescription) -> str:
         return os.path.join(config.warehouse, SPARK_SCRATCH)
 
-    def open_connection(self, iceberg: IcebergCatalog, *, spark_in_process: bool) -> None:
+    def open_connection(self, iceberg: OpenedCatalog, *, spark_in_process: bool) -> None:
         super().open_connection(iceberg, spark_in_process=spark_in_process)
         if spark_in_process:
             # Other processes must not remove files this one's Spark may be writing.
             hold_process_lock(iceberg.config.warehouse)
             self._sweep_leftovers_once(iceberg)
 
-    def _sweep_leftovers_once(self, iceberg: IcebergCatalog) -> None:
+    def _sweep_leftovers_once(self, iceberg: OpenedCatalog) -> None:
         """Remove what earlier failed writes left while another process worked here."""
         with self._sweep_lock:
             if self._swept:
@@ -142,14 +138,16 @@ class LocalCatalogType(CatalogType):
             )
 
     def open_catalog(
-        self, config: CatalogConfig, load: Callable[[], Catalog], *, recovering: bool
+        self, config: CatalogDescription, load: Callable[[], Catalog], *, recovering: bool
     ) -> Catalog:
         prepare_local_catalog(config, check_lost=not recovering)
         catalog = load()
         mark_catalog_created(config)
         return catalog
 
-    def explain_error(self, config: CatalogConfig, error: BaseException, what: str) -> str | None:
+    def explain_error(
+        self, config: CatalogDescription, error: BaseException, what: str
+    ) -> str | None:
         if is_lock_error(error):
             return locked_too_long(config, what)
         text = str(getattr(error, "orig", None) or error)
@@ -165,6 +163,6 @@ class LocalCatalogType(CatalogType):
         return folder_name_problem(name)
 
     def clean_up_failed_write(
-        self, iceberg: IcebergCatalog, since: float, unsafe: str | None
+        self, iceberg: OpenedCatalog, since: float, unsafe: str | None
     ) -> Leftovers:
         return clean_up_failed_write(iceberg, since, unsafe)

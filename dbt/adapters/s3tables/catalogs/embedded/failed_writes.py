@@ -21,14 +21,13 @@ from pathlib import Path
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 from pyiceberg.table import Table
 
-from dbt.adapters.s3tables.catalogs.base import Leftovers
+from dbt.adapters.s3tables.catalogs.base import Leftovers, OpenedCatalog
 from dbt.adapters.s3tables.catalogs.embedded.files import (
     PROCESSES_FOLDER,
     local_path,
     other_processes_running,
     relation_folders,
 )
-from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 
 # File times come from the kernel's coarse clock, a few milliseconds behind time.time().
 COARSE_CLOCK_SECONDS = 0.1
@@ -77,7 +76,7 @@ def unreferenced(files: list[Path], referenced: set[str]) -> list[Path]:
     return [p for p in files if owner(p) not in referenced]
 
 
-def find_leftovers(iceberg: IcebergCatalog, since: float) -> list[Path]:
+def find_leftovers(iceberg: OpenedCatalog, since: float) -> list[Path]:
     """Files written since `since` into the warehouse that no table references."""
     leftovers: list[Path] = []
     for folder in relation_folders(iceberg.config.warehouse):
@@ -90,7 +89,7 @@ def find_leftovers(iceberg: IcebergCatalog, since: float) -> list[Path]:
     return leftovers
 
 
-def referenced_in(iceberg: IcebergCatalog, folder: Path) -> set[str] | None:
+def referenced_in(iceberg: OpenedCatalog, folder: Path) -> set[str] | None:
     """The files the table of `folder` references: none for a table no catalog entry
     ever committed; None for a view (its files are its metadata, left alone)."""
     try:
@@ -101,7 +100,7 @@ def referenced_in(iceberg: IcebergCatalog, folder: Path) -> set[str] | None:
         return set()
 
 
-def clean_up_failed_write(iceberg: IcebergCatalog, since: float, unsafe: str | None) -> Leftovers:
+def clean_up_failed_write(iceberg: OpenedCatalog, since: float, unsafe: str | None) -> Leftovers:
     """Remove what a write that failed after `since` left; when the caller knows removal
     is `unsafe` (the reason why), or another process writes here, only list it."""
     files = find_leftovers(iceberg, since)
@@ -136,7 +135,7 @@ def remember_leftovers(warehouse: str, files: list[Path]) -> None:
         listing.writelines(f"{path}\n" for path in files)
 
 
-def sweep_leftovers(iceberg: IcebergCatalog) -> Leftovers:
+def sweep_leftovers(iceberg: OpenedCatalog) -> Leftovers:
     """Remove the listed leftovers of earlier failed writes that no table references,
     when this process is alone on the warehouse (nothing else can be committing them);
     otherwise keep the list for later."""

@@ -17,13 +17,10 @@ import random
 import sqlite3
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
+from dbt.adapters.s3tables.catalogs.description import CatalogDescription
 from dbt.adapters.s3tables.errors import CatalogFileError, ProfileError
-
-if TYPE_CHECKING:  # only a type here: `config` needs the catalog types, which need this
-    from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 
 # The SQLite file of the catalog, in the warehouse folder.
 # Written beside the catalog file once the catalog exists: its absence later means the
@@ -52,7 +49,7 @@ def folder_name_problem(name: str) -> str | None:
     return None
 
 
-def locked_too_long(config: CatalogConfig, during: str = "") -> str:
+def locked_too_long(config: CatalogDescription, during: str = "") -> str:
     """The sentence for a catalog file another process kept locked past the timeout."""
     when = f" during {during}" if during else ""
     return (
@@ -132,7 +129,7 @@ def catalog_file_problem(path: str) -> str | None:
     return None
 
 
-def check_catalog_file(config: CatalogConfig) -> None:
+def check_catalog_file(config: CatalogDescription) -> None:
     """Raise when this warehouse had a catalog, or holds tables, but its catalog file is
     missing, emptied or unreadable: never start a fresh catalog over lost tables."""
     problem = catalog_file_problem(config.sqlite_path)
@@ -152,7 +149,7 @@ def check_catalog_file(config: CatalogConfig) -> None:
     )
 
 
-def prepare_local_catalog(config: CatalogConfig, check_lost: bool = True) -> None:
+def prepare_local_catalog(config: CatalogDescription, check_lost: bool = True) -> None:
     """Check the catalog file, create the warehouse folder and switch the SQLite file to
     WAL mode.
 
@@ -165,7 +162,7 @@ def prepare_local_catalog(config: CatalogConfig, check_lost: bool = True) -> Non
     enable_wal(config)
 
 
-def enable_wal(config: CatalogConfig) -> None:
+def enable_wal(config: CatalogDescription) -> None:
     """Switch the catalog file to WAL mode unless it is already. The switch needs the
     file to itself, and SQLite refuses it at once (no busy wait) while another process
     opens the same new catalog: retried within `catalog_lock_timeout`."""
@@ -188,7 +185,7 @@ def enable_wal(config: CatalogConfig) -> None:
         delay = min(delay * 2, 1.0)
 
 
-def mark_catalog_created(config: CatalogConfig) -> None:
+def mark_catalog_created(config: CatalogDescription) -> None:
     """Record that this warehouse has a catalog (see `check_catalog_file`)."""
     marker = Path(config.warehouse, CATALOG_MARKER)
     if not marker.exists():

@@ -23,17 +23,15 @@ from typing import Any
 
 from sqlalchemy import text
 
-from dbt.adapters.s3tables.catalogs.config import (
-    DEFAULT_CATALOG_NAME,
-    LOCAL_CATALOG_FILE,
-    CatalogConfig,
-)
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.description import LOCAL_CATALOG_FILE
 from dbt.adapters.s3tables.catalogs.embedded.files import (
     catalog_file_problem,
     local_path,
     table_folders,
 )
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+from dbt.adapters.s3tables.catalogs.keys import DEFAULT_CATALOG_NAME
 from dbt.adapters.s3tables.errors import CatalogFileError
 
 GZIP_MAGIC = b"\x1f\x8b"

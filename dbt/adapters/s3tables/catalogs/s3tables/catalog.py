@@ -8,18 +8,14 @@ naming rules apply unless the profile turns them off.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from dbt.adapters.s3tables.catalogs.base import OpenedCatalog
+from dbt.adapters.s3tables.catalogs.description import CatalogDescription
 from dbt.adapters.s3tables.catalogs.jars import S3TABLES_CATALOG_RUNTIME, Artifact
+from dbt.adapters.s3tables.catalogs.keys import CatalogKeys
 from dbt.adapters.s3tables.catalogs.rest import AwsRestCatalogType
 from dbt.adapters.s3tables.catalogs.s3tables.rules import parse_table_bucket_arn
 from dbt.adapters.s3tables.catalogs.s3tables.table_bucket import ensure_table_bucket
 from dbt.adapters.s3tables.errors import ProfileError
-
-if TYPE_CHECKING:
-    from dbt.adapters.s3tables.catalogs.base import CatalogKeys
-    from dbt.adapters.s3tables.catalogs.config import CatalogConfig
-    from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 
 S3TABLES_CLIENTS = ("rest", "catalog_jar")
 S3TABLES_CATALOG_IMPL = "software.amazon.s3tables.iceberg.S3TablesCatalog"
@@ -80,7 +76,7 @@ class S3TablesCatalogType(AwsRestCatalogType):
                 "remove `emulator_table_location`",
             )
 
-    def spark_settings(self, config: CatalogConfig, prefix: str) -> dict[str, str]:
+    def spark_settings(self, config: CatalogDescription, prefix: str) -> dict[str, str]:
         if config.s3tables_client == "catalog_jar":
             # Amazon's S3 Tables catalog (its jar must be on the classpath).
             return {
@@ -92,13 +88,13 @@ class S3TablesCatalogType(AwsRestCatalogType):
         settings[f"{prefix}.rest-metrics-reporting-enabled"] = "false"
         return settings
 
-    def jar_artifacts(self, config: CatalogConfig) -> tuple[Artifact, ...]:
+    def jar_artifacts(self, config: CatalogDescription) -> tuple[Artifact, ...]:
         jars = super().jar_artifacts(config)
         if config.s3tables_client == "catalog_jar":
             return (*jars, S3TABLES_CATALOG_RUNTIME)
         return jars
 
-    def open_connection(self, iceberg: IcebergCatalog, *, spark_in_process: bool) -> None:
+    def open_connection(self, iceberg: OpenedCatalog, *, spark_in_process: bool) -> None:
         # Before the catalog is reached: a missing bucket or permission would otherwise
         # surface as an obscure REST error.
         config = iceberg.config

@@ -1,0 +1,28 @@
+"""Whether a virtualenv's installed copy of the adapter is the source tree's: the tests run
+installed copies (`make setup`, `make spark41` install it as a wheel)."""
+
+from __future__ import annotations
+
+import filecmp
+from pathlib import Path
+
+SOURCE = Path(__file__).resolve().parent.parent / "dbt"
+PACKAGES = ("adapters/s3tables", "include/s3tables")
+
+
+def stale_files(site_packages: Path) -> list[str]:
+    """The source files (`dbt/...`) whose copy under `site_packages` differs or is missing."""
+    stale = []
+    for package in PACKAGES:
+        source = SOURCE / package
+        for path in source.rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts:
+                copy = site_packages / "dbt" / package / path.relative_to(source)
+                if not copy.is_file() or not filecmp.cmp(path, copy, shallow=False):
+                    stale.append(str(path.relative_to(SOURCE.parent)))
+    return stale
+
+
+def summary(stale: list[str]) -> str:
+    """The first few stale files, for a message."""
+    return ", ".join(stale[:3]) + (" ..." if len(stale) > 3 else "")

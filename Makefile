@@ -5,7 +5,7 @@ STAMP   := $(VENV)/.installed
 DBT     := $(abspath $(VENV)/bin/dbt)
 
 .PHONY: setup system-deps jars emulators demo test unit functional lint bench soak clean \
-	spark4 test-spark4
+	spark41 test-spark41
 
 setup: system-deps $(STAMP) jars
 
@@ -27,34 +27,39 @@ emulators:
 # `dbt init`), and reinstalled whenever a file under dbt/ changes.
 SOURCES := $(shell find dbt -type f ! -path '*/__pycache__/*')
 
+# `.[spark35]` is what `pip install dbt-s3tables` gets (packaging/dbt-s3tables/). The code's
+# distribution was named dbt-s3tables before that split: an old install of it goes first (it
+# owns the same files).
 $(STAMP): pyproject.toml setup.cfg $(SOURCES)
 	test -x $(PYTHON) || python3 -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --upgrade pip
+	$(PYTHON) -m pip uninstall --quiet --quiet --yes dbt-s3tables
 	$(PYTHON) -m pip install --quiet '.[dev,spark35]'
 	$(PYTHON) -m pip install --quiet --no-deps --force-reinstall .
 	rm -rf build
 	touch $(STAMP)
 
-# The same install on Spark 4.0 (the newest line Iceberg 1.10's Spark runtime supports),
-# beside the default Spark 3.5 one; jars.py picks the matching Iceberg runtime.
-VENV4   := .venv-spark4
-STAMP4  := $(VENV4)/.installed
+# The same install on Spark 4.1 (`pip install 'dbt-s3tables-core[spark41]'`, the newest line
+# Iceberg 1.12's Spark runtime supports), beside the default Spark 3.5 one; jars.py picks the
+# matching Iceberg runtime.
+VENV41  := .venv-spark41
+STAMP41 := $(VENV41)/.installed
 
-$(STAMP4): pyproject.toml setup.cfg $(SOURCES)
-	test -x $(VENV4)/bin/python || python3 -m venv $(VENV4)
-	$(VENV4)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV4)/bin/python -m pip install --quiet '.[dev,spark4]' 'pyspark==4.0.5'
-	$(VENV4)/bin/python -m pip install --quiet --no-deps --force-reinstall .
+$(STAMP41): pyproject.toml setup.cfg $(SOURCES)
+	test -x $(VENV41)/bin/python || python3 -m venv $(VENV41)
+	$(VENV41)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV41)/bin/python -m pip install --quiet '.[dev,spark41]' 'pyspark==4.1.4'
+	$(VENV41)/bin/python -m pip install --quiet --no-deps --force-reinstall .
 	rm -rf build
-	touch $(STAMP4)
+	touch $(STAMP41)
 
-spark4: system-deps $(STAMP4)
-	@$(VENV4)/bin/dbt-s3tables-jars >/dev/null
+spark41: system-deps $(STAMP41)
+	@$(VENV41)/bin/dbt-s3tables-jars >/dev/null
 
-# integration_tests/ built twice on Spark 4.0 and on Spark 3.5: the same tables (pytest runs
-# in .venv, the Spark 4.0 builds are .venv-spark4's dbt). `make test` runs it with the rest.
-test-spark4: setup spark4
-	$(VENV)/bin/pytest tests/spark4
+# integration_tests/ built twice on Spark 4.1 and on Spark 3.5: the same tables (pytest runs
+# in .venv, the Spark 4.1 builds are .venv-spark41's dbt). `make test` runs it with the rest.
+test-spark41: setup spark41
+	$(VENV)/bin/pytest tests/spark41
 
 demo: setup
 	cd integration_tests && $(DBT) build --profiles-dir .
@@ -78,7 +83,7 @@ functional: setup emulators
 
 # Two test processes (pytest-xdist), one per core; `--dist loadscope` keeps each module (and
 # each test class) on one process, so a module's servers and a class's project start once.
-test: lint emulators spark4
+test: lint emulators spark41
 	$(VENV)/bin/pytest tests -n 2 --dist loadscope --durations=30
 
 bench: setup

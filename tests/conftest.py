@@ -53,7 +53,7 @@ def dbt_profile_target(warehouse_dir: str) -> dict:
 def integration_builds(tmp_path_factory: pytest.TempPathFactory) -> IntegrationBuilds:
     """integration_tests/ built twice in process (harness.IntegrationBuilds), once per
     pytest run: test_integration_project.py checks the builds, and test_engines.py and
-    tests/spark4 compare other engines' and Spark 4's builds with them."""
+    tests/spark41 compare other engines' and Spark 4.1's builds with them."""
     # Imported here: the adapter it imports is checked (pytest_configure) before.
     from tests.functional.harness import IntegrationBuilds, once_per_run
 

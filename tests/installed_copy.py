@@ -1,5 +1,5 @@
 """Whether a virtualenv's installed copy of the adapter is the source tree's: the tests run
-installed copies (`make setup`, `make spark4` install it as a wheel)."""
+installed copies (`make setup`, `make spark41` install it as a wheel)."""
 
 from __future__ import annotations
 

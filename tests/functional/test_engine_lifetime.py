@@ -128,7 +128,7 @@ def test_spark_that_cannot_start_says_why_in_one_sentence(tmp_path: Path, cache:
     project = LifetimeProject(tmp_path / "project", cache)
     project.model("numbers", "select 1 as id")
 
-    # Spark 3.5 and 4.0 start Java with -XX:+IgnoreUnrecognizedVMOptions: the option
+    # Spark 3.5 and 4.1 start Java with -XX:+IgnoreUnrecognizedVMOptions: the option
     # would be dropped without a word. Java is asked first.
     project.set_spark_conf(**{"spark.driver.extraJavaOptions": "-XX:+NoSuchOption"})
     output = failed_start(project)

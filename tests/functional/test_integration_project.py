@@ -4,8 +4,8 @@ schemas evolve, and every data test pass both times).
 
 The builds are the `integration_builds` fixture's (tests/conftest.py), made once per pytest
 run in dbt subprocesses (the project's profile names its own warehouse, and a process holds
-one SparkSession bound to one catalog): test_engines.py and tests/spark4 compare other
-engines' and Spark 4.0's builds with the same two.
+one SparkSession bound to one catalog): test_engines.py and tests/spark41 compare other
+engines' and Spark 4.1's builds with the same two.
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ def test_debug_reports_versions_and_catalog(tmp_path: Path) -> None:
     result = run_debug(tmp_path, {"warehouse": str(warehouse), "master": "local[1]"})
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
-    assert "Spark 3.5." in output and "Iceberg 1.10." in output and "PyIceberg 0.12." in output
+    assert "Spark 3.5." in output and "Iceberg 1.12." in output and "PyIceberg 0.12." in output
     assert str(warehouse / "catalog.db") in output
 
 

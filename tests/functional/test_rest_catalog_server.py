@@ -1,5 +1,5 @@
 """`catalog_type: rest` against Apache Iceberg's own REST catalog test server
-(`org.apache.iceberg.rest.RESTCatalogServer` 1.10.1, from iceberg-open-api's test
+(`org.apache.iceberg.rest.RESTCatalogServer` 1.11.0, from iceberg-open-api's test
 fixtures; `make emulators` installs it), started by this module on a free port:
 
 - the integration project (`integration_tests/`) built twice through Spark, the second

@@ -1,5 +1,5 @@
 """The classes of dbt's adapter test suite (`dbt-tests-adapter`) that cannot apply to
-Spark + Iceberg (3.5, and 4.0 where it says so), each with its reason. Every other class
+Spark + Iceberg (3.5, and 4.1 where it says so), each with its reason. Every other class
 runs in tests/functional/adapter/, unchanged or with a deviation listed in deviations.py
 (tests/unit/test_conformance_coverage.py checks all three ways)."""
 
@@ -9,19 +9,23 @@ _GRANTS = (
     "Iceberg catalogs (S3 Tables, Glue, REST, the embedded one) have no SQL GRANT: IAM "
     "policies and Lake Formation govern access, and the adapter refuses `grants`"
 )
-_MATERIALIZED_VIEWS = "Spark 3.5 has no materialized views"
+_MATERIALIZED_VIEWS = (
+    "Spark 3.5 has no materialized views; Spark 4.1 has them only inside its declarative "
+    "pipelines (4.1.4: `[UNSUPPORTED_FEATURE.CREATE_PIPELINE_DATASET_QUERY_EXECUTION] The "
+    "feature is not supported: Direct execution of a CREATE ... MATERIALIZED VIEW query`)"
+)
 _JS_UDF = "JavaScript UDFs are a BigQuery/Snowflake feature; Spark runs no JavaScript"
 _PYTHON_UDF = (
     "dbt function nodes in Python need a catalog that stores Python functions; Spark's "
-    "CREATE FUNCTION registers JVM classes (3.5) or SQL expressions (4.0), and 4.0 "
+    "CREATE FUNCTION registers JVM classes (3.5) or SQL expressions (4.1), and 4.1 "
     "refuses `LANGUAGE PYTHON` (`[PARSE_SYNTAX_ERROR] Syntax error at or near 'AS': "
     "missing 'RETURN'`). The classes checking that dbt refuses such a function run"
 )
 _SQL_UDF = (
     "dbt function nodes in SQL need a catalog that stores SQL functions. Spark 3.5 has "
     "no SQL functions (`CREATE FUNCTION f(x FLOAT) RETURNS FLOAT RETURN x * 2`: "
-    "`[PARSE_SYNTAX_ERROR] Syntax error at or near '('`). Spark 4.0.5 has them, but not "
-    "with Iceberg: Iceberg 1.10.1's SQL extensions (which MERGE INTO, branches and "
+    "`[PARSE_SYNTAX_ERROR] Syntax error at or near '('`). Spark 4.1.4 has them, but not "
+    "with Iceberg: Iceberg 1.12.0's SQL extensions (which MERGE INTO, branches and "
     "procedures need) refuse every such statement, even a TEMPORARY one or one in "
     "`spark_catalog`, with a message-less `java.lang.UnsupportedOperationException` from "
     "`IcebergSparkSqlExtensionsParser.parseRoutineParam`; the Iceberg catalogs store no "
@@ -31,7 +35,7 @@ _SQL_UDF = (
 )
 _SQL_UDAF = (
     "SQL aggregate functions (`CREATE AGGREGATE FUNCTION`) exist in neither Spark 3.5 nor "
-    "4.0 (4.0.5: `[PARSE_SYNTAX_ERROR] Syntax error at or near 'AGGREGATE'`)"
+    "4.1 (4.1.4: `[PARSE_SYNTAX_ERROR] Syntax error at or near 'AGGREGATE'`)"
 )
 
 NOT_APPLICABLE: dict[str, str] = {

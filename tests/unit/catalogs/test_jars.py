@@ -55,8 +55,8 @@ def test_coordinates_and_repository_layout() -> None:
     [
         ("3.5.9", "iceberg-spark-runtime-3.5_2.12"),
         ("3.5.0", "iceberg-spark-runtime-3.5_2.12"),
-        ("4.0.5", "iceberg-spark-runtime-4.0_2.13"),
-        ("4.0.0.dev1", "iceberg-spark-runtime-4.0_2.13"),
+        ("4.1.4", "iceberg-spark-runtime-4.1_2.13"),
+        ("4.1.0.dev1", "iceberg-spark-runtime-4.1_2.13"),
     ],
 )
 def test_the_runtime_matches_the_spark_line_and_its_scala(spark_version: str, runtime) -> None:
@@ -73,14 +73,15 @@ def test_the_runtime_follows_the_installed_pyspark() -> None:
     assert default_artifacts()[0] == ICEBERG_SPARK_RUNTIME
 
 
-@pytest.mark.parametrize("spark_version", ["3.4.3", "4.1.0", "3.3.2"])
+@pytest.mark.parametrize("spark_version", ["3.4.3", "4.0.5", "4.2.1", "3.3.2"])
 def test_an_unsupported_pyspark_is_named_with_the_fix(spark_version: str) -> None:
     with pytest.raises(MissingDependencyError) as error:
         spark_line(spark_version)
     message = str(error.value)
     assert f"pyspark {spark_version} is not supported" in message
-    assert "Spark 3.5 and 4.0" in message
-    assert "pip install 'pyspark>=3.5,<3.6'" in message
+    assert "Spark 3.5 and 4.1" in message
+    assert "`pip install dbt-s3tables` (Spark 3.5, the default)" in message
+    assert "`pip install 'dbt-s3tables-core[spark41]'` (Spark 4.1)" in message
 
 
 def test_jars_dir_comes_before_the_local_repository(tmp_path: Path) -> None:
@@ -146,13 +147,13 @@ def test_fetch_command_copies_into_a_folder(tmp_path: Path) -> None:
 
 def test_fetch_command_fetches_for_the_other_spark_line(tmp_path: Path) -> None:
     remote = tmp_path / "remote"
-    spark4 = (iceberg_spark_runtime("4.0"), ICEBERG_AWS_BUNDLE, SQLITE_JDBC)
-    for artifact in spark4:
+    spark41 = (iceberg_spark_runtime("4.1"), ICEBERG_AWS_BUNDLE, SQLITE_JDBC)
+    for artifact in spark41:
         publish(remote, artifact, artifact.name.encode())
-    arguments = ["--spark", "4.0", "--to", str(tmp_path / "offline"), "--repository"]
+    arguments = ["--spark", "4.1", "--to", str(tmp_path / "offline"), "--repository"]
     assert main([*arguments, remote.as_uri(), "--local-repository", str(tmp_path / "m2")]) == 0
     assert sorted(p.name for p in (tmp_path / "offline").iterdir()) == sorted(
-        a.file_name for a in spark4
+        a.file_name for a in spark41
     )
 
 
@@ -241,4 +242,4 @@ def test_without_java_home_java_comes_from_path(
 def test_the_connect_server_jar_comes_from_maven_for_35_and_with_pyspark_4() -> None:
     (server,) = spark_connect_server("3.5.9")
     assert server.coordinates == "org.apache.spark:spark-connect_2.12:3.5.7"
-    assert spark_connect_server("4.0.5") == ()  # pyspark 4 ships spark-connect_2.13
+    assert spark_connect_server("4.1.4") == ()  # pyspark 4 ships spark-connect_2.13

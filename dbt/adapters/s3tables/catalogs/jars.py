@@ -9,7 +9,7 @@ profile names a mirror) into that local repository, checked against its publishe
 into a folder to copy to a machine without network.
 
 Iceberg's Spark runtime is built per Spark line and Scala version: the one chosen matches the
-installed pyspark (3.5 with Scala 2.12, the default, or 4.0 with Scala 2.13). The other jars
+installed pyspark (3.5 with Scala 2.12, the default, or 4.1 with Scala 2.13). The other jars
 are Scala-free and the same for both.
 """
 
@@ -30,11 +30,11 @@ from pathlib import Path
 from dbt.adapters.s3tables.errors import MissingDependencyError
 
 # Iceberg's Spark runtime and its AWS bundle move together (the bundle is the AWS SDK the
-# runtime's S3FileIO and SigV4 signer call). 1.10.2's bundle is not on Maven Central.
-ICEBERG_VERSION = "1.10.1"
-# The Spark lines Iceberg 1.10's Spark runtime is published for, each with the Scala version
-# its pyspark is built with (1.10 has no runtime for Spark 4.1).
-SCALA_VERSION_BY_SPARK_LINE = {"3.5": "2.12", "4.0": "2.13"}
+# runtime's S3FileIO and SigV4 signer call).
+ICEBERG_VERSION = "1.12.0"
+# The Spark lines Iceberg 1.12's Spark runtime is published for, each with the Scala version
+# its pyspark is built with (1.12 has no runtime for Spark 4.0, nor yet for 4.2).
+SCALA_VERSION_BY_SPARK_LINE = {"3.5": "2.12", "4.1": "2.13"}
 MAVEN_CENTRAL = "https://repo.maven.apache.org/maven2"
 LOCAL_REPOSITORY = Path.home() / ".m2" / "repository"
 DOWNLOAD_TIMEOUT_SECONDS = 30
@@ -66,14 +66,14 @@ class Artifact:
 
 
 def spark_line(spark_version: str) -> str:
-    """The Spark line (`4.0` for `4.0.5`) of a supported Spark version, or raise with the fix."""
+    """The Spark line (`4.1` for `4.1.4`) of a supported Spark version, or raise with the fix."""
     line = ".".join(spark_version.split(".")[:2])
     if line not in SCALA_VERSION_BY_SPARK_LINE:
         supported = " and ".join(SCALA_VERSION_BY_SPARK_LINE)
         raise MissingDependencyError(
             f"pyspark {spark_version} is not supported: Iceberg {ICEBERG_VERSION}'s Spark "
-            f"runtime exists for Spark {supported}. Fix: `pip install 'pyspark>=3.5,<3.6'` "
-            "(the default) or `pip install 'pyspark>=4.0,<4.1'`."
+            f"runtime exists for Spark {supported}. Fix: `pip install dbt-s3tables` (Spark "
+            "3.5, the default) or `pip install 'dbt-s3tables-core[spark41]'` (Spark 4.1)."
         )
     return line
 

@@ -2,7 +2,7 @@
 in its snapshot summary (`dbt.invocation_id`, `dbt.unique_id`), so a whole run can be
 found, and undone, later (`catalogs/snapshots.py` names the keys; `lifecycle/undo.py` reads them).
 
-Spark SQL has no per-statement snapshot properties in Iceberg 1.10. Iceberg's Spark writes
+Spark SQL has no per-statement snapshot properties (Iceberg 1.12 as 1.10). Iceberg's Spark writes
 add the properties of `CommitMetadata`'s thread-local to every commit made on that JVM
 thread (its public `withCommitProperties` takes a Java `Callable`, which from Python needs
 py4j's callback server, whose thread kept processes from exiting). PySpark pins each

@@ -25,6 +25,7 @@ from dbt.adapters.s3tables.engines.spark_errors import (
     is_jvm_stopped,
     java_error_text,
     jvm_stopped_message,
+    silence_pyspark_error_logs,
 )
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
 from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries, run_with_conflict_retries
@@ -67,6 +68,7 @@ class SessionEngine(SparkConnectionWrapper):
         self.after_conflict = after_conflict
         self._df: DataFrame | None = None
         self._rows: list[Row] | None = None
+        silence_pyspark_error_logs()
 
     def cursor(self) -> SessionEngine:
         self._df = None

@@ -341,6 +341,22 @@ def context_start_error(chain: list[JavaError], user_settings: dict[str, str]) -
     )
 
 
+# pyspark 4's own loggers of a failed statement: each prints the error with its whole Java
+# stack, as one JSON line, on the console (pyspark 3.5 has none). dbt shows the error once,
+# as this module words it, and the debug log gets the trace (`database_error`).
+PYSPARK_ERROR_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+
+
+def silence_pyspark_error_logs() -> None:
+    """Turn pyspark 4's loggers of failed statements off (nothing to do on pyspark 3.5)."""
+    try:
+        from pyspark.logger import PySparkLogger
+    except ImportError:  # pyspark 3.5
+        return
+    for name in PYSPARK_ERROR_LOGGERS:
+        PySparkLogger.getLogger(name).disabled = True
+
+
 def database_error(error: BaseException) -> DbtDatabaseError:
     """The error a failed Spark call raises to dbt; the full trace is logged at debug."""
     if type(error).__module__.startswith("pyspark.errors.exceptions.connect"):

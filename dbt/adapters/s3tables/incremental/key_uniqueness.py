@@ -3,10 +3,11 @@ source dedup (and delete+insert its DISTINCT): a pure function of the model's co
 its declared constraints.
 
 Why only declarations count (config `unique_key_is_unique`, or a `primary_key`/`unique`
-constraint), not a `unique` data test: on Iceberg 1.10 / Spark 3.5 a MERGE whose source
-holds a key twice fails, committing nothing, only when that key matches a target row
-(Iceberg's cardinality check); a key new to the table is inserted twice, silently. A test
-runs after that commit: it reports the double insert, it does not prevent it.
+constraint), not a `unique` data test: on Iceberg 1.12 (as 1.10), Spark 3.5 and 4.1, a
+MERGE whose source holds a key twice fails, committing nothing, only when that key matches
+a target row (Iceberg's cardinality check); a key new to the table is inserted twice,
+silently. A test runs after that commit: it reports the double insert, it does not
+prevent it.
 
 Undeclared, a merge or scd2 model's rows are counted per key instead (`key_counts_sql`,
 reading only the key columns): a run whose rows repeat a key says how many and what it

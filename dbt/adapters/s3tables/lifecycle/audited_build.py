@@ -7,7 +7,7 @@ So what must be table-wide is done before the write and is harmless to readers o
 see yet is kept for the publish: an incremental model's recorded state, and the removal
 of columns the model no longer returns. A whole-table build is never
 `CREATE OR REPLACE ... AS SELECT` here: under a branch that left `main` empty (Iceberg 1.10
-on Spark 3.5); the table is created empty if missing and the branch gets an
+and 1.12, on Spark 3.5 and 4.1); the table is created empty if missing and the branch gets an
 `INSERT OVERWRITE` of every row instead.
 """
 

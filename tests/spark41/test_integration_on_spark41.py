@@ -1,25 +1,22 @@
-"""integration_tests/ on Spark 4.0 builds the same tables as on Spark 3.5 (the default).
+"""integration_tests/ on Spark 4.1 builds the same tables as on Spark 3.5 (the default).
 
-The project is built twice by Spark 4.0's dbt (`.venv-spark4`, pyspark 4.0: `make spark4`),
+The project is built twice by Spark 4.1's dbt (`.venv-spark41`, pyspark 4.1: `make spark41`),
 as the `integration_builds` fixture (tests/conftest.py) builds it on Spark 3.5 for
 test_integration_project.py: from an empty warehouse, then an incremental build with
 `schema_phase: 2` and the S3 Tables rules on, each line into its own warehouse. After each
 build, every table's schema and rows, read with PyIceberg, must be the same on both lines.
 
 pytest runs in `.venv` (Spark 3.5) like the rest of the suite (`make test`, or this file alone
-with `make test-spark4`): the Spark 3.5 builds are `.venv`'s dbt, the Spark 4.0 ones
-`.venv-spark4`'s; each build is a dbt subprocess with its own JVM.
+with `make test-spark41`): the Spark 3.5 builds are `.venv`'s dbt, the Spark 4.1 ones
+`.venv-spark41`'s; each build is a dbt subprocess with its own JVM.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pyspark
-import pytest
 
 from tests.functional.harness import (
     PHASE_2,
@@ -27,9 +24,7 @@ from tests.functional.harness import (
     build_integration_project,
     warehouse_tables,
 )
-from tests.installed_copy import stale_files, summary
 
-SPARK4_VENV = Path(__file__).resolve().parents[2] / ".venv-spark4"
 # Values that depend on the moment of the build, not on the engine: the events of
 # `recent_events` (and `orders_microbatch`) are dated relative to the build's clock, and a
 # snapshot and the `scd2` strategy stamp their rows with the build's time (a snapshot hashes
@@ -68,40 +63,17 @@ def comparable_tables(
     }
 
 
-@pytest.fixture(scope="module")
-def spark4_dbt() -> Path:
-    """`.venv-spark4`'s dbt, once its pyspark is 4.0 and its adapter the source tree's."""
-    dbt = SPARK4_VENV / "bin" / "dbt"
-    if not os.access(dbt, os.X_OK):
-        pytest.fail(f"{dbt} is missing: run `make spark4` (the Spark 4.0 install).")
-    version = subprocess.run(
-        [str(SPARK4_VENV / "bin" / "python"), "-c", "import pyspark; print(pyspark.__version__)"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    assert version.startswith("4.0."), f"{SPARK4_VENV} has pyspark {version}"
-    [site_packages] = SPARK4_VENV.glob("lib/python*/site-packages")
-    stale = stale_files(site_packages)
-    if stale:
-        pytest.fail(
-            f"{SPARK4_VENV}'s dbt-s3tables differs from the source tree ({summary(stale)}): "
-            "run `make spark4` first."
-        )
-    return dbt
-
-
-def test_integration_project_gives_the_same_tables_on_spark_4_and_3_5(
-    tmp_path: Path, spark4_dbt: Path, integration_builds: IntegrationBuilds
+def test_integration_project_gives_the_same_tables_on_spark_4_1_and_3_5(
+    tmp_path: Path, spark41_dbt: Path, integration_builds: IntegrationBuilds
 ) -> None:
     assert pyspark.__version__.startswith("3.5."), f"the reference is pyspark {pyspark.__version__}"
     for (step, (extra, s3tables_rules)), reference in zip(
         BUILDS.items(), integration_builds.tables, strict=True
     ):
-        build_integration_project(tmp_path, *extra, s3tables_rules=s3tables_rules, dbt=spark4_dbt)
-        on_spark4 = comparable_tables(warehouse_tables(tmp_path / "warehouse"))
+        build_integration_project(tmp_path, *extra, s3tables_rules=s3tables_rules, dbt=spark41_dbt)
+        on_spark41 = comparable_tables(warehouse_tables(tmp_path / "warehouse"))
         on_spark35 = comparable_tables(reference)
-        assert on_spark4, f"{step}: no tables"
-        assert sorted(on_spark4) == sorted(on_spark35), step
-        differing = [name for name in on_spark4 if on_spark4[name] != on_spark35[name]]
-        assert not differing, f"{step}: tables differ between Spark 4.0 and 3.5: {differing}"
+        assert on_spark41, f"{step}: no tables"
+        assert sorted(on_spark41) == sorted(on_spark35), step
+        differing = [name for name in on_spark41 if on_spark41[name] != on_spark35[name]]
+        assert not differing, f"{step}: tables differ between Spark 4.1 and 3.5: {differing}"

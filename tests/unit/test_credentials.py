@@ -236,6 +236,22 @@ def test_lock_timeout_must_be_positive(timeout: int) -> None:
     assert_names_key(error, "catalog_lock_timeout")
 
 
+@pytest.mark.parametrize("version", [1, 4])
+def test_format_version_is_2_or_3(version: int) -> None:
+    with pytest.raises(ProfileError) as error:
+        credentials(format_version=version)
+    assert_names_key(error, "format_version")
+
+
+def test_format_version_becomes_the_catalogs_table_default() -> None:
+    from dbt.adapters.s3tables.catalogs.config import catalog_config_for
+
+    assert catalog_config_for(credentials(format_version=3)).table_defaults() == {
+        "format-version": "3"
+    }
+    assert "format-version" not in catalog_config_for(credentials()).table_defaults()
+
+
 def test_dbt_spark_server_side_parameters_point_to_spark_conf() -> None:
     with pytest.raises(ProfileError) as error:
         credentials(server_side_parameters={"spark.executor.memory": "2g"})

@@ -108,3 +108,31 @@ def test_configs_this_adapter_would_ignore_are_refused(config: dict, key: str, f
 )
 def test_applicable_configs_pass(config: dict) -> None:
     check_model_config("orders", config)
+
+
+def test_format_version_sets_the_created_tables_property_and_is_checked() -> None:
+    from dbt.adapters.s3tables.model_config import parse_model_config
+
+    defaults = {"format-version": "2", "write.format.default": "parquet"}
+    v3 = parse_model_config("m", {"materialized": "table", "format_version": "3"})
+    assert v3.format_version == 3
+    assert v3.table_properties(defaults)["format-version"] == "3"
+    # Not a property an incremental run keeps the table at: only a create or upgrade sets it.
+    assert "format-version" not in v3.write_properties_to_apply(defaults)
+    plain = parse_model_config("m", {"materialized": "table"})
+    assert plain.format_version is None
+    assert plain.table_properties(defaults)["format-version"] == "2"
+    agreeing = {"format_version": 3, "tblproperties": {"format-version": 3}}
+    assert parse_model_config("m", agreeing).format_version == 3
+    assert parse_model_config("m", {"tblproperties": {"format-version": "3"}}).format_version == 3
+    for config, message in [
+        ({"format_version": 4}, "config `format_version`: `4` is not an Iceberg format version"),
+        ({"format_version": True}, "config `format_version`: `True`"),
+        ({"tblproperties": {"format-version": "1"}}, "config `tblproperties.format-version`"),
+        (
+            {"format_version": 2, "tblproperties": {"format-version": "3"}},
+            "config `format_version`: `2` disagrees with tblproperties `format-version: 3`. Fix: set only",
+        ),
+    ]:
+        with pytest.raises(ModelConfigError, match="Model `m`, " + message.replace("(", "\\(")):
+            parse_model_config("m", config)

@@ -140,6 +140,10 @@ class S3TablesConnectionManager(SparkConnectionManager):
                 raise thrift_error(str(response.status.errorMessage)) from None
             raise DbtRuntimeError(f"{type(error).__name__}: {error}") from error
 
+    def run_catalog_sql(self, sql: str) -> None:
+        """A catalog change run as a statement on this thread's connection."""
+        self.execute(sql)
+
     def open(self, connection: Connection) -> Connection:  # type: ignore[override]  # dbt's is a classmethod
         # An instance method (dbt calls it on the instance): the catalogs are this
         # invocation's.
@@ -152,6 +156,8 @@ class S3TablesConnectionManager(SparkConnectionManager):
             # A PyIceberg commit (schema evolution, properties) that fails on a full disk
             # leaves a partial metadata file, cleaned up like a failed statement's.
             iceberg.after_failed_write = partial(clean_up_after_failure, credentials, self.catalogs)
+            # Changes to format-v3 tables PyIceberg cannot write go through Spark SQL.
+            iceberg.run_sql = self.run_catalog_sql
             # The catalog type's checks and set-up; an embedded catalog that Spark in this
             # process writes to also takes a process lock against other processes' cleanup.
             config.kind.open_connection(

@@ -16,6 +16,12 @@ from dbt_common.invocation import get_invocation_id
 
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.incremental.config import IncrementalConfig, incremental_config
+from dbt.adapters.s3tables.keys.format_version import (
+    FORMAT_VERSION_FIX,
+    FORMAT_VERSION_PROPERTY,
+    format_version_problem,
+    format_version_value,
+)
 from dbt.adapters.s3tables.lifecycle.maintenance_config import (
     CONFIG_KEY as MAINTENANCE_CONFIG_KEY,
 )
@@ -74,6 +80,9 @@ class ModelConfig:
     audit_before_publish: bool = False
     # `maintenance`: when the table is maintained after a build (None: never).
     maintenance: MaintenanceConfig | None = None
+    # `format_version`: the Iceberg format version the table is created at (None: the
+    # catalog's default).
+    format_version: int | None = None
 
     def table_properties(self, catalog_defaults: Mapping[str, str]) -> dict[str, str]:
         """Table properties a new table gets: the catalog's table defaults, write-mode
@@ -83,12 +92,19 @@ class ModelConfig:
         if self.incremental:
             properties.update(self.incremental.write_properties)
         properties.update(self.tblproperties)
+        if self.format_version is not None:
+            properties[FORMAT_VERSION_PROPERTY] = str(self.format_version)
         return properties
 
     def write_properties_to_apply(self, catalog_defaults: Mapping[str, str]) -> dict[str, str]:
         """The row-level write properties an incremental run keeps the table at: the
-        catalog's table defaults the model does not set itself, and `write_mode`'s."""
-        wanted = {k: v for k, v in catalog_defaults.items() if k not in self.tblproperties}
+        catalog's table defaults the model does not set itself, and `write_mode`'s. The
+        format version is not one: it is set when a table is created (or upgraded)."""
+        wanted = {
+            k: v
+            for k, v in catalog_defaults.items()
+            if k not in self.tblproperties and k != FORMAT_VERSION_PROPERTY
+        }
         if self.incremental:
             wanted.update(self.incremental.write_properties)
         return wanted
@@ -101,6 +117,7 @@ def parse_model_config(
     `incremental_config` and `parse_maintenance_config`); raises ModelConfigError naming
     the key and the fix."""
     check_model_config(model_name, config)
+    tblproperties = {str(k): str(v) for k, v in (config.get("tblproperties") or {}).items()}
     materialized = str(config.get("materialized") or "")
     contract = config.get("contract") or {}
     enforced = contract.get("enforced") if isinstance(contract, Mapping) else contract.enforced
@@ -109,7 +126,7 @@ def parse_model_config(
         materialized=materialized,
         language=language,
         contract_enforced=bool(enforced),
-        tblproperties={str(k): str(v) for k, v in (config.get("tblproperties") or {}).items()},
+        tblproperties=tblproperties,
         incremental=(
             incremental_config(model_name, config, language)
             if materialized == "incremental"
@@ -117,7 +134,39 @@ def parse_model_config(
         ),
         audit_before_publish=flag(model_name, config, "audit_before_publish"),
         maintenance=parse_maintenance_config(model_name, config.get(MAINTENANCE_CONFIG_KEY)),
+        format_version=parse_format_version(model_name, config, tblproperties),
     )
+
+
+def parse_format_version(
+    model_name: str, config: Mapping[str, Any], tblproperties: Mapping[str, str]
+) -> int | None:
+    """The model's `format_version` (or its `tblproperties` `format-version`, which must
+    agree with it)."""
+    value = config.get("format_version")
+    problem = format_version_problem(value)
+    if problem:
+        raise ModelConfigError(model_name, "format_version", problem, FORMAT_VERSION_FIX)
+    in_properties = tblproperties.get(FORMAT_VERSION_PROPERTY)
+    if in_properties is not None:
+        if format_version_problem(in_properties):
+            raise ModelConfigError(
+                model_name,
+                f"tblproperties.{FORMAT_VERSION_PROPERTY}",
+                f"`{in_properties}` is not an Iceberg format version this adapter creates "
+                "tables at",
+                FORMAT_VERSION_FIX,
+            )
+        if value is not None and format_version_value(value) != int(in_properties):
+            raise ModelConfigError(
+                model_name,
+                "format_version",
+                f"`{value}` disagrees with tblproperties `{FORMAT_VERSION_PROPERTY}: "
+                f"{in_properties}`",
+                "set only `format_version`",
+            )
+    version = value if value is not None else in_properties
+    return None if version is None else format_version_value(version)
 
 
 def flag(model_name: str, config: Mapping[str, Any], key: str) -> bool:

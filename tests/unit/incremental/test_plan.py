@@ -59,7 +59,7 @@ def table(
     properties: dict[str, str] | None = None,
     spec: PartitionSpec = UNPARTITIONED_PARTITION_SPEC,
 ) -> TableState:
-    return TableState(schema, properties or {}, 7, {}, spec)
+    return TableState(schema, properties or {}, 7, {}, spec, 2)
 
 
 def model(*fields: spark.StructField) -> spark.StructType:

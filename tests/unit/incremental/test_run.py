@@ -90,7 +90,7 @@ class FakeIceberg:
     older_spec_files: bool = False
 
     def table_state(self, namespace: str, name: str, branch: str | None = None) -> TableState:
-        return TableState(self.schema, dict(self.properties), self.snapshot_id, {}, self.spec)
+        return TableState(self.schema, dict(self.properties), self.snapshot_id, {}, self.spec, 2)
 
     def set_properties_if_changed(
         self, namespace: str, name: str, properties: dict[str, str], remove: tuple[str, ...] = ()

@@ -41,6 +41,7 @@ from dbt.adapters.s3tables.catalogs.keys import (
 from dbt.adapters.s3tables.catalogs.rest import RestCatalogType
 from dbt.adapters.s3tables.catalogs.s3tables.catalog import S3TablesCatalogType
 from dbt.adapters.s3tables.errors import ProfileError
+from dbt.adapters.s3tables.keys.format_version import FORMAT_VERSION_FIX, format_version_problem
 from dbt.adapters.s3tables.keys.scalars import scalar_mapping
 
 CATALOG_TYPES.update(
@@ -76,6 +77,9 @@ def check_catalog_keys(keys: CatalogKeys) -> None:
     kind.check_profile(keys)
     if keys.s3tables_rules is None:
         keys.s3tables_rules = kind.follows_s3tables_rules
+    problem = format_version_problem(keys.format_version)
+    if problem:
+        raise ProfileError("format_version", problem, FORMAT_VERSION_FIX)
     if keys.catalog_lock_timeout <= 0:
         raise ProfileError(
             "catalog_lock_timeout",

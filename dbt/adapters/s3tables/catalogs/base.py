@@ -86,6 +86,9 @@ class CatalogType(ABC):
     # The catalog compacts, expires snapshots and removes unreferenced files by itself:
     # `s3tables_maintain` leaves its tables alone unless forced.
     maintains_its_tables: ClassVar[bool] = False
+    # PyIceberg writes the table metadata files itself (a REST catalog's server does): it
+    # cannot change a format-v3 table here (see `metadata_changes`).
+    client_writes_metadata: ClassVar[bool] = False
 
     # --- the profile ---
 

@@ -14,6 +14,7 @@ from dbt.adapters.s3tables.catalogs.base import CATALOG_TYPES, CatalogType
 from dbt.adapters.s3tables.catalogs.description import CONVERT, KEY, CatalogDescription
 from dbt.adapters.s3tables.catalogs.jars import Artifact
 from dbt.adapters.s3tables.catalogs.keys import CatalogKeys
+from dbt.adapters.s3tables.keys.format_version import FORMAT_VERSION_PROPERTY
 
 SPARK_CATALOG_IMPL = "org.apache.iceberg.spark.SparkCatalog"
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
@@ -66,8 +67,12 @@ class CatalogConfig(CatalogDescription):
         return self.kind.scratch_dir(self)
 
     def table_defaults(self) -> dict[str, str]:
-        """Table properties every table of this catalog gets (a model's own win)."""
-        return self.kind.table_defaults()
+        """Table properties every table of this catalog gets (a model's own win), its
+        `format_version` among them when set."""
+        defaults = self.kind.table_defaults()
+        if self.format_version is not None:
+            defaults[FORMAT_VERSION_PROPERTY] = str(self.format_version)
+        return defaults
 
     def spark_settings(self) -> dict[str, str]:
         """The session's settings with this catalog as Spark's default catalog."""

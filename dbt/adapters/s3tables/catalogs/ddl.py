@@ -25,6 +25,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import IcebergType, NestedField
 
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+from dbt.adapters.s3tables.catalogs.metadata_changes import ColumnChange, MetadataChange
 from dbt.adapters.s3tables.catalogs.s3tables.rules import name_problem
 from dbt.adapters.s3tables.errors import (
     AlreadyExists,
@@ -33,6 +34,7 @@ from dbt.adapters.s3tables.errors import (
     SchemaNotEmpty,
     UnsupportedTypeError,
 )
+from dbt.adapters.s3tables.keys.format_version import FORMAT_VERSION_FIX, format_version_value
 from dbt.adapters.s3tables.sql.contracts import not_null_columns
 from dbt.adapters.s3tables.sql.types import (
     iceberg_type,
@@ -265,6 +267,10 @@ class CatalogDdl:
         except (NoSuchTableError, NoSuchNamespaceError):
             raise NotFound(f"table `{name}` does not exist") from None
 
+    def _commit(self, name: str, loaded: Any, change: MetadataChange) -> None:
+        namespace, table = self._table(name)
+        self.iceberg.commit(namespace, table, loaded, change)
+
     def add_column(
         self,
         table: str,
@@ -282,8 +288,8 @@ class CatalogDdl:
                 if if_not_exists:
                     return
                 raise AlreadyExists(f"table `{table}` already has a column `{name}`")
-            with loaded.update_schema() as update:
-                update.add_column(name, kind, doc=comment)
+            change = MetadataChange(add_columns=[ColumnChange((name,), kind, doc=comment)])
+            self._commit(table, loaded, change)
 
         self.iceberg.call(add, f"add column {table}.{name}")
 
@@ -299,8 +305,7 @@ class CatalogDdl:
                 if if_exists:
                     return
                 raise NotFound(f"table `{table}` has no column `{name}`")
-            with loaded.update_schema() as update:
-                update.delete_column(match.name)
+            self._commit(table, loaded, MetadataChange(delete_columns=[match.name]))
 
         self.iceberg.call(remove, f"remove column {table}.{name}")
 
@@ -325,11 +330,11 @@ class CatalogDdl:
                 raise NotFound(f"table `{table}` has no column(s) {', '.join(missing)}")
             if not kinds and not remove:
                 return
-            with loaded.update_schema() as update:
-                for name, kind in kinds:
-                    update.add_column(name, kind)
-                for name in remove:
-                    update.delete_column(fields[name.lower()])
+            change = MetadataChange(
+                add_columns=[ColumnChange((name,), kind) for name, kind in kinds],
+                delete_columns=[fields[name.lower()] for name in remove],
+            )
+            self._commit(table, loaded, change)
 
         self.iceberg.call(alter, f"columns of {table}")
 
@@ -369,10 +374,29 @@ class CatalogDdl:
                     "Iceberg only widens types in place (int to bigint, float to double, "
                     "decimal precision up). Rebuild the table (--full-refresh) to change it"
                 )
-            with loaded.update_schema() as update:
-                update.update_column(field.name, new_type)
+            change = MetadataChange(update_columns=[ColumnChange((field.name,), new_type)])
+            self._commit(table, loaded, change)
 
         self.iceberg.call(change, f"type of {table}.{name}")
+
+    def upgrade_format_version(self, table: str, version: int = 3) -> None:
+        """`s3tables_upgrade_format_version`: the table at Iceberg format `version`, in
+        place (one metadata commit, no data rewritten); said in one line either way."""
+        wanted = format_version_value(version)
+        if wanted is None:
+            raise InvalidArgument(f"version `{version}`: {FORMAT_VERSION_FIX}")
+        namespace, name = self._table(table)
+        try:
+            before = self.iceberg.upgrade_format_version(namespace, name, wanted)
+        except (NoSuchTableError, NoSuchNamespaceError):
+            raise NotFound(f"table `{table}` does not exist") from None
+        if before == wanted:
+            logger.info(f"`{table}` is already at Iceberg format v{wanted}: nothing changed")
+        else:
+            logger.info(
+                f"upgraded `{table}` from Iceberg format v{before} to v{wanted}: one metadata "
+                "commit, no data file rewritten"
+            )
 
     # --- docs ---
 
@@ -393,12 +417,11 @@ class CatalogDdl:
             comment_changed = description and loaded.properties.get(COMMENT_PROPERTY) != description
             if not docs and not comment_changed:
                 return
-            with loaded.transaction() as transaction:
-                if comment_changed:
-                    transaction.set_properties({COMMENT_PROPERTY: description})
-                if docs:
-                    with transaction.update_schema() as update:
-                        for column, text in docs.items():
-                            update.update_column(column, doc=text)
+            comment = {COMMENT_PROPERTY: description} if comment_changed and description else {}
+            change = MetadataChange(
+                set_properties=comment,
+                update_columns=[ColumnChange((c,), doc=text) for c, text in docs.items()],
+            )
+            self.iceberg.commit(namespace, name, loaded, change)
 
         self.iceberg.call(write, f"docs of {namespace}.{name}")

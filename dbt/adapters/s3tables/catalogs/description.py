@@ -64,6 +64,8 @@ class CatalogDescription:
     emulator_table_location: str | None = from_key("emulator_table_location")
     # S3 Tables' naming rules (and no views) apply to what is written here.
     s3tables_rules: bool = from_key("s3tables_rules", bool)
+    # The format version of tables created here (None: Iceberg's default).
+    format_version: int | None = from_key("format_version")
     # `catalog_properties`, as sorted pairs (the value is hashable).
     extra_properties: tuple[tuple[str, str], ...] = from_key("catalog_properties", sorted_pairs)
 

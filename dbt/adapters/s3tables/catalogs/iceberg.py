@@ -41,6 +41,16 @@ from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.metadata_changes import (
+    ColumnChange,
+    MetadataChange,
+    UnsupportedThroughSql,
+    apply_with_pyiceberg,
+    pyiceberg_writes,
+    spark_identifier,
+    spark_sql,
+    upgrade_sql,
+)
 from dbt.adapters.s3tables.catalogs.snapshots import INVOCATION_KEY, SnapshotEntry, TableHealth
 from dbt.adapters.s3tables.errors import CatalogError
 from dbt.adapters.s3tables.sql.like_patterns import ilike
@@ -100,6 +110,7 @@ class TableState:
     snapshot_id: int | None
     summary: dict[str, str]
     spec: PartitionSpec
+    format_version: int
 
     @property
     def columns(self) -> list[ColumnInfo]:
@@ -228,6 +239,9 @@ class IcebergCatalog:
         self.recovering = recovering
         # Set by the connection: removes what a failed write left, says what it did.
         self.after_failed_write: Callable[[float], str | None] | None = None
+        # Set by the connection: runs a Spark SQL statement (changes to format-v3 tables
+        # where PyIceberg cannot write their metadata, see `commit`).
+        self.run_sql: Callable[[str], None] | None = None
         self._catalog: Catalog | None = None
         self._lock = threading.Lock()
 
@@ -385,9 +399,55 @@ class IcebergCatalog:
                 snapshot_id=snapshot.snapshot_id if snapshot else None,
                 summary=dict(summary),
                 spec=table.spec(),
+                format_version=table.format_version,
             )
 
         return self.call(load, f"state of {namespace}.{name}")
+
+    def commit(self, namespace: str, name: str, table: Table, change: MetadataChange) -> None:
+        """Commit `change` to the loaded `table`: one PyIceberg transaction, or, for a
+        format-v3 table of a catalog whose metadata files PyIceberg writes (which PyIceberg
+        0.12 cannot do on v3), Iceberg Spark SQL statements, one commit each."""
+        if not change:
+            return
+        if pyiceberg_writes(table) or not self.config.kind.client_writes_metadata:
+            apply_with_pyiceberg(table, change)
+            return
+        label = f"`{namespace}.{name}` (Iceberg format v{table.format_version})"
+        try:
+            statements = spark_sql(spark_identifier(self.config.name, namespace, name), change)
+        except UnsupportedThroughSql as error:
+            raise CatalogError(
+                f"{label}: {error}, and PyIceberg 0.12 cannot write this table's metadata. "
+                "Fix: rebuild the table with `--full-refresh` to make this change"
+            ) from None
+        if self.run_sql is None:
+            raise CatalogError(
+                f"{label}: PyIceberg 0.12 cannot write this table's metadata and no Spark "
+                "connection is open to change it through Spark SQL"
+            )
+        for statement in statements:
+            logger.debug(f"{label}: through Spark SQL: {statement}")
+            self.run_sql(statement)
+
+    def upgrade_format_version(self, namespace: str, name: str, version: int) -> int:
+        """Raise the table's format version to `version` in place: one metadata commit
+        through Spark SQL (PyIceberg 0.12 upgrades to v2 at most), no data file rewritten.
+        Returns the version it had; the same version is no change."""
+        table = self.call(lambda: self.load_table(namespace, name), f"load {namespace}.{name}")
+        current = table.format_version
+        if current > version:
+            raise CatalogError(
+                f"`{namespace}.{name}` is at Iceberg format v{current}: a table's format "
+                f"version never goes down (to v{version}). Fix: keep it at v{current}"
+            )
+        if current < version:
+            if self.run_sql is None:
+                raise CatalogError(
+                    f"`{namespace}.{name}`: no Spark connection is open to upgrade it"
+                )
+            self.run_sql(upgrade_sql(spark_identifier(self.config.name, namespace, name), version))
+        return current
 
     def set_properties_if_changed(
         self,
@@ -397,19 +457,19 @@ class IcebergCatalog:
         remove: tuple[str, ...] = (),
     ) -> bool:
         """Set the table properties that differ from `properties` and remove those in
-        `remove`, in one commit; True if a commit was made."""
+        `remove`, in one commit (two through Spark SQL, see `commit`); True if a commit was
+        made."""
 
         def update() -> bool:
             table = self.load_table(namespace, name)
-            changed = {k: v for k, v in properties.items() if table.properties.get(k) != v}
-            removed = [k for k in remove if k in table.properties]
-            if changed or removed:
-                with table.transaction() as transaction:
-                    if changed:
-                        transaction.set_properties(changed)
-                    if removed:
-                        transaction.remove_properties(*removed)
-            return bool(changed or removed)
+            change = MetadataChange(
+                set_properties={
+                    k: v for k, v in properties.items() if table.properties.get(k) != v
+                },
+                remove_properties=[k for k in remove if k in table.properties],
+            )
+            self.commit(namespace, name, table, change)
+            return bool(change)
 
         return self.call(update, f"properties of {namespace}.{name}")
 
@@ -425,11 +485,11 @@ class IcebergCatalog:
 
         def commit() -> None:
             table = self.load_table(namespace, name)
-            with table.update_schema() as update:
-                for path, field_type in added:
-                    update.add_column(path, field_type)
-                for path, field_type in widened:
-                    update.update_column(path, field_type)
+            change = MetadataChange(
+                add_columns=[ColumnChange(path, field_type) for path, field_type in added],
+                update_columns=[ColumnChange(path, field_type) for path, field_type in widened],
+            )
+            self.commit(namespace, name, table, change)
 
         self.call(commit, f"schema of {namespace}.{name}")
 
@@ -441,10 +501,7 @@ class IcebergCatalog:
             table = self.load_table(namespace, name)
             fields = {f.name.lower(): f.name for f in table.schema().fields}
             present = [fields[c.lower()] for c in columns if c.lower() in fields]
-            if present:
-                with table.update_schema() as update:
-                    for column in present:
-                        update.delete_column(column)
+            self.commit(namespace, name, table, MetadataChange(delete_columns=present))
 
         self.call(commit, f"schema of {namespace}.{name}")
 
@@ -485,12 +542,8 @@ class IcebergCatalog:
 
         def commit() -> None:
             table = self.load_table(namespace, name)
-            # Spark resolves column names case-insensitively; so must the spec's sources.
-            with table.update_spec(case_sensitive=False) as update:
-                for field_name in removed:
-                    update.remove_field(field_name)
-                for source, transform in added:
-                    update.add_field(source, transform)
+            change = MetadataChange(remove_partition_fields=removed, add_partition_fields=added)
+            self.commit(namespace, name, table, change)
 
         self.call(commit, f"partition spec of {namespace}.{name}")
 
@@ -598,10 +651,8 @@ class IcebergCatalog:
                 for c in columns
                 if c.lower() in fields and not fields[c.lower()].required
             ]
-            if changed:
-                with table.update_schema(allow_incompatible_changes=True) as update:
-                    for column in changed:
-                        update.update_column(column, required=True)
+            required = [ColumnChange((column,), required=True) for column in changed]
+            self.commit(namespace, name, table, MetadataChange(update_columns=required))
             return changed
 
         return self.call(commit, f"required columns of {namespace}.{name}")

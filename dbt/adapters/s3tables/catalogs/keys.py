@@ -67,6 +67,9 @@ class CatalogKeys(dbtClassMixin):
     s3tables_rules: bool | None = None
     # Seconds a SQLite catalog writer waits for a lock before it is retried.
     catalog_lock_timeout: int = DEFAULT_LOCK_TIMEOUT_SECONDS
+    # The Iceberg format version of the tables created in this catalog (2 or 3); a model's
+    # `format_version` wins. Unset: Iceberg's default, 2.
+    format_version: int | None = None
     # TEST ONLY, for emulators: a root under which new tables get an explicit location
     # (ministack returns tables without one). Real S3 Tables assigns locations itself.
     emulator_table_location: str | None = None

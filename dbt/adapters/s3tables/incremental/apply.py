@@ -32,6 +32,7 @@ from dbt.adapters.s3tables.incremental.strategies import (
     partition_values_overwrite_fallback_sql,
     partition_values_overwrite_sql,
 )
+from dbt.adapters.s3tables.keys.format_version import FORMAT_VERSION_PROPERTY
 from dbt.adapters.s3tables.sql.text import quote
 
 if TYPE_CHECKING:
@@ -77,6 +78,7 @@ class Apply:
         self._evolve_schema()
         self._evolve_partitioning()
         self._apply_write_mode()
+        self._say_older_format_version()
         target_columns = list(self.plan.target_columns)
         source_unique, reason = self._declared_unique()
         write = IncrementalWrite(
@@ -157,6 +159,21 @@ class Apply:
         wanted = run.config.write_properties_to_apply(defaults)
         if run.table.set_properties(self.before.properties, wanted):
             logger.info(f"{run.name}: table write properties set: {wanted}")
+
+    def _say_older_format_version(self) -> None:
+        """A format version is set when a table is created: a table older than the
+        model's `format_version` stays at its own, said with how to upgrade it."""
+        run = self.run
+        defaults = run.table.warehouse.iceberg.config.table_defaults()
+        wanted = run.config.table_properties(defaults).get(FORMAT_VERSION_PROPERTY)
+        if wanted is not None and int(wanted) > self.before.format_version:
+            logger.warning(
+                f"{run.name}: its table stays at Iceberg format v{self.before.format_version}"
+                f" (format_version {wanted} applies when a table is created). Upgrade it in "
+                f"place, one metadata commit: dbt run-operation "
+                f"s3tables_upgrade_format_version --args '{{table: "
+                f"{run.table.namespace}.{run.table.name}, version: {wanted}}}'"
+            )
 
     def _declared_unique(self) -> tuple[bool, str]:
         """Whether merge and delete+insert may use the model's rows without dedup because

@@ -44,6 +44,7 @@ ADAPTER_CONFIG_KEYS = frozenset(
         "persist_docs",
         "catalog_name",
         "tblproperties",
+        "format_version",
         "partition_by",
         "audit_before_publish",
         "maintenance",

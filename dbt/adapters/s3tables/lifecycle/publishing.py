@@ -16,6 +16,7 @@ from dbt_common.invocation import get_invocation_id
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
 from dbt.adapters.s3tables.incremental.warehouse import Warehouse
+from dbt.adapters.s3tables.keys.format_version import FORMAT_VERSION_PROPERTY
 from dbt.adapters.s3tables.lifecycle.audit import (
     LEDGER,
     UNPUBLISHED,
@@ -82,10 +83,15 @@ class WriteAuditPublish:
             warehouse=self.warehouse_for(target),
             gating_tests=tests,
             waiting_on=waiting_on,
-            # The model's table properties (a replace would set them), at the publish.
-            properties=model_config.table_properties(
-                self.warehouse_for(target).iceberg.config.table_defaults()
-            ),
+            # The model's table properties (a replace would set them), at the publish; not
+            # the format version, which only a create or an upgrade sets.
+            properties={
+                key: value
+                for key, value in model_config.table_properties(
+                    self.warehouse_for(target).iceberg.config.table_defaults()
+                ).items()
+                if key != FORMAT_VERSION_PROPERTY
+            },
         )
 
     def resume_audit(

@@ -15,6 +15,11 @@
   {% if execute %}{% do adapter.catalog_ddl().create_table(name, columns, on_conflict, comment, not_null) %}{% endif %}
 {% endmacro %}
 
+{#-- The table at Iceberg format `version` in place: one metadata commit, no data rewritten. --#}
+{% macro s3tables_upgrade_format_version(table, version=3) %}
+  {% if execute %}{% do adapter.catalog_ddl().upgrade_format_version(table, version) %}{% endif %}
+{% endmacro %}
+
 {% macro s3tables_drop_table(name, ignore_not_found=false) %}
   {% if execute %}{% do adapter.catalog_ddl().drop_table(name, ignore_not_found) %}{% endif %}
 {% endmacro %}

@@ -64,6 +64,7 @@ def resolve_warehouse(warehouse: str, project_root: str | None) -> str:
 
 class LocalCatalogType(CatalogType):
     name = "local"
+    client_writes_metadata = True
 
     def __init__(self) -> None:
         # Leftovers of earlier failed writes are swept once per process.

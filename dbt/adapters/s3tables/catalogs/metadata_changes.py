@@ -1,0 +1,207 @@
+"""A table metadata change as data, applied by PyIceberg in one transaction or, where
+PyIceberg cannot write the table's metadata, as Iceberg Spark SQL statements.
+
+PyIceberg 0.12 reads format-v3 tables but refuses to write their metadata ("Writing V3 is
+not yet supported"). Where PyIceberg writes the metadata file itself (the embedded catalog,
+Glue), a change to a v3 table is rendered as Spark SQL instead (`spark_sql`), which Java
+Iceberg commits: one commit per statement, where PyIceberg makes one per change. A REST
+catalog (S3 Tables) writes metadata on the server, so PyIceberg's commit works there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyiceberg.table import Table
+from pyiceberg.table.update.spec import UpdateSpec
+from pyiceberg.transforms import (
+    BucketTransform,
+    DayTransform,
+    HourTransform,
+    IdentityTransform,
+    MonthTransform,
+    Transform,
+    TruncateTransform,
+    YearTransform,
+)
+from pyiceberg.types import IcebergType
+
+from dbt.adapters.s3tables.keys.format_version import FORMAT_VERSION_PROPERTY
+from dbt.adapters.s3tables.sql.text import quote, sql_string
+from dbt.adapters.s3tables.sql.types import spark_type_name
+
+# The first format version whose metadata PyIceberg 0.12 cannot write.
+FIRST_UNWRITABLE_FORMAT_VERSION = 3
+
+
+class UnsupportedThroughSql(Exception):
+    """A change Spark SQL cannot make on a table whose metadata PyIceberg cannot write."""
+
+
+@dataclass(frozen=True)
+class ColumnChange:
+    """A column, by its path (`("point", "x")` is a struct's field), added or changed."""
+
+    path: tuple[str, ...]
+    # Added: the column's type. Changed: the widened type, or None to keep it.
+    field_type: IcebergType | None = None
+    doc: str | None = None
+    required: bool = False
+
+
+@dataclass
+class MetadataChange:
+    """What one commit changes; empty parts change nothing."""
+
+    set_properties: dict[str, str] = field(default_factory=dict)
+    remove_properties: list[str] = field(default_factory=list)
+    add_columns: list[ColumnChange] = field(default_factory=list)
+    update_columns: list[ColumnChange] = field(default_factory=list)
+    delete_columns: list[str] = field(default_factory=list)
+    remove_partition_fields: list[str] = field(default_factory=list)
+    add_partition_fields: list[tuple[str, Transform[Any, Any]]] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return any(
+            (
+                self.set_properties,
+                self.remove_properties,
+                self.add_columns,
+                self.update_columns,
+                self.delete_columns,
+                self.remove_partition_fields,
+                self.add_partition_fields,
+            )
+        )
+
+    @property
+    def changes_schema(self) -> bool:
+        return bool(self.add_columns or self.update_columns or self.delete_columns)
+
+    @property
+    def changes_spec(self) -> bool:
+        return bool(self.remove_partition_fields or self.add_partition_fields)
+
+
+def apply_with_pyiceberg(table: Table, change: MetadataChange) -> None:
+    """The change as one PyIceberg transaction (one commit)."""
+    with table.transaction() as transaction:
+        if change.set_properties:
+            transaction.set_properties(change.set_properties)
+        if change.remove_properties:
+            transaction.remove_properties(*change.remove_properties)
+        if change.changes_schema:
+            # Optional to required is what Iceberg calls incompatible: the caller checked
+            # the rows.
+            requires = any(c.required for c in change.update_columns)
+            with transaction.update_schema(allow_incompatible_changes=requires) as update:
+                for column in change.add_columns:
+                    assert column.field_type is not None, column
+                    update.add_column(column.path, column.field_type, doc=column.doc)
+                for column in change.update_columns:
+                    update.update_column(
+                        column.path,
+                        field_type=column.field_type,
+                        required=True if column.required else None,
+                        doc=column.doc,
+                    )
+                for name in change.delete_columns:
+                    update.delete_column(name)
+        if change.changes_spec:
+            # Spark resolves column names case-insensitively; so must the spec's sources.
+            with UpdateSpec(transaction, case_sensitive=False) as spec:
+                for name in change.remove_partition_fields:
+                    spec.remove_field(name)
+                for source, transform in change.add_partition_fields:
+                    spec.add_field(source, transform)
+
+
+def spark_identifier(catalog: str, namespace: str, name: str) -> str:
+    """`catalog`.`namespace...`.`name`, each part quoted."""
+    return ".".join(quote(part) for part in (catalog, *namespace.split("."), name))
+
+
+def column_path(path: tuple[str, ...]) -> str:
+    return ".".join(quote(part) for part in path)
+
+
+def transform_sql(source: str, transform: Transform[Any, Any]) -> str:
+    """A partition field in Spark SQL's spelling (`bucket(16, id)`, `days(ts)`)."""
+    column = quote(source)
+    if isinstance(transform, IdentityTransform):
+        return column
+    if isinstance(transform, BucketTransform):
+        return f"bucket({transform.num_buckets}, {column})"
+    if isinstance(transform, TruncateTransform):
+        return f"truncate({transform.width}, {column})"
+    named = {
+        YearTransform: "years",
+        MonthTransform: "months",
+        DayTransform: "days",
+        HourTransform: "hours",
+    }
+    for kind, function in named.items():
+        if isinstance(transform, kind):
+            return f"{function}({column})"
+    raise UnsupportedThroughSql(f"the partition transform `{transform}` has no Spark SQL form")
+
+
+def spark_sql(identifier: str, change: MetadataChange) -> list[str]:
+    """The change as Iceberg Spark SQL statements, each one commit, in an order that keeps
+    each statement valid (columns exist before a partition field reads them)."""
+    if any(c.required for c in change.update_columns):
+        raise UnsupportedThroughSql(
+            "Spark refuses `ALTER COLUMN ... SET NOT NULL` on Iceberg tables, so a column "
+            "cannot become NOT NULL in place"
+        )
+    statements: list[str] = []
+    if change.set_properties:
+        pairs = ", ".join(
+            f"{sql_string(key)} = {sql_string(value)}"
+            for key, value in change.set_properties.items()
+        )
+        statements.append(f"ALTER TABLE {identifier} SET TBLPROPERTIES ({pairs})")
+    if change.remove_properties:
+        keys = ", ".join(sql_string(key) for key in change.remove_properties)
+        statements.append(f"ALTER TABLE {identifier} UNSET TBLPROPERTIES IF EXISTS ({keys})")
+    if change.add_columns:
+        columns = []
+        for column in change.add_columns:
+            assert column.field_type is not None, column
+            text = f"{column_path(column.path)} {spark_type_name(column.field_type)}"
+            if column.doc is not None:
+                text += f" COMMENT {sql_string(column.doc)}"
+            columns.append(text)
+        statements.append(f"ALTER TABLE {identifier} ADD COLUMNS ({', '.join(columns)})")
+    for column in change.update_columns:
+        path = column_path(column.path)
+        if column.field_type is not None:
+            type_name = spark_type_name(column.field_type)
+            statements.append(f"ALTER TABLE {identifier} ALTER COLUMN {path} TYPE {type_name}")
+        if column.doc is not None:
+            doc = sql_string(column.doc)
+            statements.append(f"ALTER TABLE {identifier} ALTER COLUMN {path} COMMENT {doc}")
+    if change.delete_columns:
+        names = ", ".join(quote(name) for name in change.delete_columns)
+        statements.append(f"ALTER TABLE {identifier} DROP COLUMNS ({names})")
+    for name in change.remove_partition_fields:
+        statements.append(f"ALTER TABLE {identifier} DROP PARTITION FIELD {quote(name)}")
+    for source, transform in change.add_partition_fields:
+        statements.append(
+            f"ALTER TABLE {identifier} ADD PARTITION FIELD {transform_sql(source, transform)}"
+        )
+    return statements
+
+
+def upgrade_sql(identifier: str, version: int) -> str:
+    """Raise a table's format version in place: one metadata commit, no data rewritten."""
+    return (
+        f"ALTER TABLE {identifier} SET TBLPROPERTIES "
+        f"({sql_string(FORMAT_VERSION_PROPERTY)} = {sql_string(str(version))})"
+    )
+
+
+def pyiceberg_writes(table: Table) -> bool:
+    """Whether PyIceberg can write this table's metadata."""
+    return table.format_version < FIRST_UNWRITABLE_FORMAT_VERSION

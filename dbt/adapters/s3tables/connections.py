@@ -16,8 +16,8 @@ from dbt.adapters.spark.connections import SparkConnectionManager
 from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.catalog_set import CatalogSet
-from dbt.adapters.s3tables.catalogs.config import catalog_config_for
-from dbt.adapters.s3tables.catalogs.iceberg import iceberg_catalog_for
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig, catalog_config_for
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog, iceberg_catalog_for
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
 from dbt.adapters.s3tables.engines import ENGINES
 from dbt.adapters.s3tables.engines.base import EngineSetup
@@ -99,6 +99,7 @@ class S3TablesConnectionManager(SparkConnectionManager):
         super().__init__(profile, mp_context)
         # The profile's catalog and those catalogs.yml declares (the adapter adds them).
         self.catalogs = CatalogSet(catalog_config_for(profile.credentials))
+        self.attach(self.catalogs.default)
 
     @classmethod
     def _rollback_handle(cls, connection: Connection) -> None:
@@ -140,6 +141,18 @@ class S3TablesConnectionManager(SparkConnectionManager):
                 raise thrift_error(str(response.status.errorMessage)) from None
             raise DbtRuntimeError(f"{type(error).__name__}: {error}") from error
 
+    def attach(self, config: CatalogConfig) -> IcebergCatalog:
+        """The catalog's PyIceberg access, bound to this invocation (it is shared by the
+        process's invocations: an orchestrator's, a test run's), from its first use on."""
+        iceberg = iceberg_catalog_for(config)
+        credentials: S3TablesCredentials = self.profile.credentials  # type: ignore[assignment]  # this adapter's profile
+        # A PyIceberg commit (schema evolution, properties) that fails on a full disk
+        # leaves a partial metadata file, cleaned up like a failed statement's.
+        iceberg.after_failed_write = partial(clean_up_after_failure, credentials, self.catalogs)
+        # Changes to format-v3 tables PyIceberg cannot write go through Spark SQL.
+        iceberg.run_sql = self.run_catalog_sql
+        return iceberg
+
     def run_catalog_sql(self, sql: str) -> None:
         """A catalog change run as a statement on this thread's connection."""
         self.execute(sql)
@@ -152,12 +165,7 @@ class S3TablesConnectionManager(SparkConnectionManager):
         credentials: S3TablesCredentials = connection.credentials
         engine_kind = ENGINES[credentials.method]
         for config in self.catalogs.all():
-            iceberg = iceberg_catalog_for(config)
-            # A PyIceberg commit (schema evolution, properties) that fails on a full disk
-            # leaves a partial metadata file, cleaned up like a failed statement's.
-            iceberg.after_failed_write = partial(clean_up_after_failure, credentials, self.catalogs)
-            # Changes to format-v3 tables PyIceberg cannot write go through Spark SQL.
-            iceberg.run_sql = self.run_catalog_sql
+            iceberg = self.attach(config)
             # The catalog type's checks and set-up; an embedded catalog that Spark in this
             # process writes to also takes a process lock against other processes' cleanup.
             config.kind.open_connection(

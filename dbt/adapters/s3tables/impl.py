@@ -124,6 +124,7 @@ class S3TablesAdapter(SparkAdapter):
         )
         integration = super().add_catalog_integration(catalog_integration)
         self.catalogs.declare(catalog)
+        self.connections.attach(catalog)
         return integration
 
     @property

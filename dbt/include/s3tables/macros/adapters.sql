@@ -46,6 +46,16 @@
      (s3tables_model_query); any other query gets its untyped (NULL) columns cast to
      string, unless the caller knows it has none (`typed`: seeds cast every column, clones
      copy an Iceberg table). --#}
+{#-- dbt-spark's, except that an empty `partition_by` ([] or '') means unpartitioned, as
+     partition evolution reads it: dbt-spark rendered `partitioned by ()`, a syntax error. --#}
+{% macro s3tables__partition_cols(label, required=false) %}
+  {%- set cols = config.get('partition_by', validator=validation.any[list, basestring]) -%}
+  {%- if cols -%}
+    {%- if cols is string -%}{%- set cols = [cols] -%}{%- endif -%}
+    {{ label }} ({{ cols | join(', ') }})
+  {%- endif %}
+{%- endmacro %}
+
 {% macro s3tables_create_or_replace_table(relation, compiled_code, extra_properties={}, typed=false, replace=true, properties=none) -%}
   {%- if not typed and not config.get('contract').enforced -%}
     {%- set compiled_code = adapter.typed_sql(model['name'], compiled_code) -%}

@@ -100,6 +100,12 @@ class TestIcebergV3:
         assert len(rows) == 100
         assert rows[:3] == [(1, "changed", 10), (2, "changed", 20), (3, "e3", None)]
 
+        # The docs catalog reads v3 tables through PyIceberg.
+        catalog = run_dbt(["docs", "generate"])
+        documented = {node.metadata.name: node for node in catalog.nodes.values()}
+        assert list(documented["events"].columns) == ["id", "label", "score"]
+        assert documented["events"].stats["row_count"].value == 100, documented["events"].stats
+
         # Partition evolution of a v3 table.
         run_phase(3)
         events = iceberg_table(project, "events")

@@ -131,7 +131,8 @@ def test_format_version_sets_the_created_tables_property_and_is_checked() -> Non
         ({"tblproperties": {"format-version": "1"}}, "config `tblproperties.format-version`"),
         (
             {"format_version": 2, "tblproperties": {"format-version": "3"}},
-            "config `format_version`: `2` disagrees with tblproperties `format-version: 3`. Fix: set only",
+            "config `format_version`: `2` disagrees with tblproperties `format-version: 3`. "
+            "Fix: set only",
         ),
     ]:
         with pytest.raises(ModelConfigError, match="Model `m`, " + message.replace("(", "\\(")):

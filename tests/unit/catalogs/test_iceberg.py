@@ -22,6 +22,17 @@ def test_stats_from_summary() -> None:
     )
 
 
+def test_rows_deleted_by_deletion_vectors_are_subtracted_on_v3_only() -> None:
+    summary = {"total-records": "102", "total-position-deletes": "2"}
+    assert stats_from_summary(summary, 1, format_version=3).row_count == 100
+    assert stats_from_summary(summary, 1, format_version=3).unapplied_deletes == 0
+    v2 = stats_from_summary(summary, 1, format_version=2)
+    assert (v2.row_count, v2.unapplied_deletes) == (102, 2)
+    equality = {**summary, "total-equality-deletes": "5"}
+    v3 = stats_from_summary(equality, 1, format_version=3)
+    assert (v3.row_count, v3.unapplied_deletes) == (100, 5)
+
+
 def test_stats_without_summary_are_unknown() -> None:
     assert stats_from_summary(None, None) == TableStats(None, None, None, None)
 

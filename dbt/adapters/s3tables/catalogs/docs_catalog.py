@@ -18,8 +18,14 @@ def stats_items(stats: TableStats | None) -> dict[str, StatsItem]:
     """Snapshot-summary figures as dbt catalog statistics (views have none)."""
     if stats is None:
         return {}
+    rows = "Rows in the current snapshot"
+    if stats.unapplied_deletes:
+        rows = (
+            f"Rows in the current snapshot's data files, {stats.unapplied_deletes} of them "
+            "deleted by delete files (exact on format v3 without equality deletes)"
+        )
     figures = [
-        ("row_count", "Row count", stats.row_count, "Rows in the current snapshot"),
+        ("row_count", "Row count", stats.row_count, rows),
         ("num_files", "Data files", stats.file_count, "Data files in the current snapshot"),
         ("bytes", "Size (bytes)", stats.size_bytes, "Bytes of the current snapshot's files"),
     ]

@@ -121,10 +121,14 @@ class TableState:
 class TableStats:
     """Figures of the current snapshot's summary (None before the first snapshot)."""
 
+    # The table's rows when `unapplied_deletes` is 0; else the rows of its data files.
     row_count: int | None
     file_count: int | None
     size_bytes: int | None
     snapshot_id: int | None
+    # Delete records `row_count` does not subtract: equality deletes, and a v2 table's
+    # position deletes (one may point at a row compaction already removed).
+    unapplied_deletes: int = 0
 
 
 def is_lock_error(error: BaseException) -> bool:
@@ -217,16 +221,29 @@ def view_schema_from_metadata(metadata: dict[str, Any]) -> Schema:
     return Schema.model_validate(schema)
 
 
-def stats_from_summary(summary: dict[str, str] | None, snapshot_id: int | None) -> TableStats:
+def stats_from_summary(
+    summary: dict[str, str] | None, snapshot_id: int | None, format_version: int = 2
+) -> TableStats:
+    """The summary's figures. Its `total-records` counts the rows of the data files, deleted
+    ones too: a v3 table's position deletes are deletion vectors, one per live data file and
+    dropped with it, so they are subtracted exactly; other deletes are counted apart."""
+
     def number(key: str) -> int | None:
         value = (summary or {}).get(key)
         return int(value) if value is not None else None
 
+    records = number("total-records")
+    position_deletes = number("total-position-deletes") or 0
+    equality_deletes = number("total-equality-deletes") or 0
+    exact_positions = format_version >= 3
+    if records is not None and exact_positions:
+        records -= position_deletes
     return TableStats(
-        row_count=number("total-records"),
+        row_count=records,
         file_count=number("total-data-files"),
         size_bytes=number("total-files-size"),
         snapshot_id=snapshot_id,
+        unapplied_deletes=equality_deletes + (0 if exact_positions else position_deletes),
     )
 
 
@@ -672,7 +689,7 @@ class IcebergCatalog:
                 stats = stats_from_summary(None, None)
             else:
                 summary = snapshot.summary.additional_properties if snapshot.summary else None
-                stats = stats_from_summary(summary, snapshot.snapshot_id)
+                stats = stats_from_summary(summary, snapshot.snapshot_id, table.format_version)
             columns = schema_columns(table.schema())
             return RelationDetails(relation, columns, stats, table.properties.get("comment"))
 

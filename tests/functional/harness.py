@@ -46,6 +46,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pytest
 import yaml
 from dbt.tests.util import run_dbt
+from pyiceberg.manifest import FileFormat
+from pyiceberg.table import Table
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
@@ -607,3 +609,15 @@ def once_per_run(
             raise
         made.write_bytes(pickle.dumps(result))
         return result
+
+
+def delete_file_formats(table: Table) -> list[FileFormat]:
+    """The file format of each delete file of the table's current snapshot."""
+    snapshot = table.current_snapshot()
+    assert snapshot is not None
+    return [
+        entry.data_file.file_format
+        for manifest in snapshot.manifests(table.io)
+        if manifest.content.value == 1  # deletes
+        for entry in manifest.fetch_manifest_entry(table.io)
+    ]

@@ -18,7 +18,7 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture
 from pyiceberg.manifest import FileFormat
 from pyiceberg.table import Table
 
-from tests.functional.harness import table_rows
+from tests.functional.harness import delete_file_formats, table_rows
 
 EVENTS = """{{ config(
     materialized='incremental', unique_key='id', incremental_strategy='merge',
@@ -45,17 +45,6 @@ models:
 
 def iceberg_table(project, name: str) -> Table:
     return project.adapter.iceberg.load_table(project.test_schema, name)
-
-
-def delete_file_formats(table: Table) -> list[FileFormat]:
-    snapshot = table.current_snapshot()
-    assert snapshot is not None
-    return [
-        entry.data_file.file_format
-        for manifest in snapshot.manifests(table.io)
-        if manifest.content.value == 1  # deletes
-        for entry in manifest.fetch_manifest_entry(table.io)
-    ]
 
 
 def run_phase(phase: int) -> str:

@@ -28,12 +28,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pyiceberg.manifest import FileFormat
 
 from dbt.adapters.s3tables.catalogs.config import catalog_config_for
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
 from tests.functional.emulators import iceberg_rest_server
-from tests.functional.harness import dbt_in, node_statuses, passed_run_results, write_profiles
+from tests.functional.harness import (
+    dbt_in,
+    delete_file_formats,
+    node_statuses,
+    passed_run_results,
+    write_profiles,
+    write_project,
+)
+from tests.functional.test_iceberg_v3 import EVENTS, SCHEMA_YML
 
 PROJECT = Path(__file__).resolve().parents[2] / "integration_tests"
 SCHEMA = "analytics"
@@ -123,3 +132,43 @@ def test_adapter_catalog_sees_the_built_tables(
     assert current.summary.operation.value == "append", current.summary
     orders = len((PROJECT / "seeds" / "orders.csv").read_text().splitlines()) - 1
     assert int(current.summary["total-records"]) == orders, current.summary
+
+
+def test_format_v3_tables_commit_through_the_server(
+    server: tuple[str, str], tmp_path: Path
+) -> None:
+    """On a REST catalog the server writes the metadata, so PyIceberg's commits to v3 tables
+    (the incremental state, schema and partition evolution, docs) work as on v2; the
+    upgrade of a v2 table goes through Spark SQL, as everywhere."""
+    keys = {**_profile_keys(*server), "schema": "v3"}
+    project = write_project(
+        tmp_path / "project",
+        "v3",
+        output=keys,
+        profiles_dir=tmp_path,
+        files={
+            "models/events.sql": EVENTS,
+            "models/schema.yml": SCHEMA_YML,
+            "models/plain.sql": "{{ config(materialized='table') }} select 1 as id",
+        },
+    )
+    for phase in (1, 2, 3):
+        result = dbt_in(tmp_path, project, "run", "--vars", f"{{phase: {phase}}}")
+        passed_run_results(result, tmp_path / "target", prefix=f"phase {phase}: ")
+    upgrade = ("run-operation", "s3tables_upgrade_format_version", "--args", "{table: v3.plain}")
+    result = dbt_in(tmp_path, project, *upgrade)
+    assert "upgraded `v3.plain` from Iceberg format v2 to v3" in result.stdout, result.stdout
+
+    uri, warehouse = server
+    credentials = S3TablesCredentials.from_dict(
+        {"schema": "v3", "catalog_type": "rest", "catalog_uri": uri, "warehouse": warehouse}
+    )
+    iceberg = IcebergCatalog(catalog_config_for(credentials))
+    events = iceberg.load_table("v3", "events")
+    assert events.format_version == 3
+    assert [f.name for f in events.schema().fields] == ["id", "label", "score"]
+    assert events.schema().find_field("id").doc == "the event's key"
+    assert [f.name for f in events.spec().fields] == ["label"]
+    assert FileFormat.PUFFIN in delete_file_formats(events)
+    assert len(events.scan().to_arrow()) == 100
+    assert iceberg.load_table("v3", "plain").format_version == 3

@@ -10,6 +10,7 @@ there.
 
 from __future__ import annotations
 
+import pytest
 from dbt.adapters.base.impl import DEFAULT_BASE_BEHAVIOR_FLAGS
 from dbt.tests.util import run_dbt
 
@@ -17,12 +18,14 @@ from dbt.adapters.s3tables.keys.config_keys import FAIL_FLAG
 
 
 class TestInvocationsInOneProcess:
-    models = {"one.sql": "select 1 as id"}
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"one.sql": "select 1 as id"}
 
     def test_each_invocation_renders_the_same_behavior_flags(self, project) -> None:
         defaults = [flag["name"] for flag in DEFAULT_BASE_BEHAVIOR_FLAGS]
         for _ in range(3):
-            run_dbt(["run"])
+            assert len(run_dbt(["run"])) == 1
         assert [flag["name"] for flag in DEFAULT_BASE_BEHAVIOR_FLAGS] == defaults
         assert FAIL_FLAG not in defaults
         # The adapter's own flag is still rendered, and off unless the project turns it on.

@@ -621,3 +621,20 @@ def delete_file_formats(table: Table) -> list[FileFormat]:
         if manifest.content.value == 1  # deletes
         for entry in manifest.fetch_manifest_entry(table.io)
     ]
+
+
+def not_null_id_tests(model: str) -> str:
+    """A properties file giving `model`'s `id` column a not_null test."""
+    return f"""
+version: 2
+models:
+  - name: {model}
+    columns:
+      - name: id
+        data_tests: [not_null]
+"""
+
+
+def iceberg_table(project: TestProjInfo, name: str) -> Table:
+    """The test schema's table `name`, loaded through the adapter's PyIceberg catalog."""
+    return project.adapter.iceberg.load_table(project.test_schema, name)

@@ -17,7 +17,13 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from tests.functional.harness import SCHEMA, Project, assert_readable, iceberg_rows
+from tests.functional.harness import (
+    SCHEMA,
+    Project,
+    assert_readable,
+    iceberg_rows,
+    not_null_id_tests,
+)
 
 # A statement that takes `ms` milliseconds: the condition calls Thread.sleep once per row
 # (reflect is non-deterministic, so Spark keeps it), leaving time for another process.
@@ -286,14 +292,7 @@ AUDITED = (
     "select {{ var('job') }} * 100 + id as id, {{ var('round') }} as round\n"
     f"from range(1, 4) as r(id) where {PAUSE.format(ms=700)}"
 )
-AUDITED_TESTS = """
-version: 2
-models:
-  - name: audited
-    columns:
-      - name: id
-        data_tests: [not_null]
-"""
+AUDITED_TESTS = not_null_id_tests("audited")
 
 
 def leave_stale_audit_branches(project: Project, count: int) -> None:

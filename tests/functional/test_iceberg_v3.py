@@ -17,9 +17,14 @@ import json
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 from pyiceberg.manifest import FileFormat
-from pyiceberg.table import Table
 
-from tests.functional.harness import delete_file_formats, last_invocation_id, table_rows
+from tests.functional.harness import (
+    delete_file_formats,
+    iceberg_table,
+    last_invocation_id,
+    not_null_id_tests,
+    table_rows,
+)
 
 EVENTS = """{{ config(
     materialized='incremental', unique_key='id', incremental_strategy='merge',
@@ -39,14 +44,6 @@ AUDITED = """{{ config(
 ) }}
 select id, {{ var('phase', 1) }} as phase from range(1, 4) as t(id)
 """
-AUDITED_YML = """
-version: 2
-models:
-  - name: audited
-    columns:
-      - name: id
-        data_tests: [not_null]
-"""
 SCHEMA_YML = """
 version: 2
 models:
@@ -56,10 +53,6 @@ models:
       - name: id
         description: the event's key
 """
-
-
-def iceberg_table(project, name: str) -> Table:
-    return project.adapter.iceberg.load_table(project.test_schema, name)
 
 
 def run_phase(phase: int) -> str:
@@ -83,7 +76,7 @@ class TestIcebergV3:
             "schema.yml": SCHEMA_YML,
             "plain.sql": "{{ config(materialized='table') }} select 1 as id",
             "audited.sql": AUDITED,
-            "audited.yml": AUDITED_YML,
+            "audited.yml": not_null_id_tests("audited"),
         }
 
     def test_v3_tables_evolve_merge_with_deletion_vectors_and_upgrade(self, project) -> None:

@@ -19,7 +19,7 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import ancestors_of
 
-from tests.functional.harness import table_rows
+from tests.functional.harness import iceberg_table, table_rows
 
 
 def phased_model(config: str, partition_a: list[str], partition_b: list[str], rows: dict) -> str:
@@ -46,10 +46,6 @@ def run_phase(phase: int) -> str:
     results, log = run_dbt_and_capture(["run", "--vars", json.dumps({"phase": phase})])
     assert results and all(str(r.status) == "success" for r in results)
     return log
-
-
-def iceberg_table(project, name: str) -> Table:
-    return project.adapter.iceberg.load_table(project.test_schema, name)
 
 
 def fields(table: Table, spec_id: int | None = None) -> list[tuple[str, str]]:

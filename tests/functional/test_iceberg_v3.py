@@ -5,8 +5,9 @@ metadata files are written by PyIceberg: every change the adapter makes to a v3 
 metadata (the incremental state, schema evolution, column docs, partition evolution) goes
 through Spark SQL there. Each is read back through PyIceberg: the table stays at v3, a
 merge-on-read merge writes deletion vectors (Puffin files) and no position-delete files,
-and the rows are the expected ones; write-audit-publish, run-level undo and the docs
-catalog (its row count exact) work on v3 tables. A v2 table is upgraded in place by
+and the rows are the expected ones; write-audit-publish, run-level undo, maintenance
+(compacting the deletion vectors away) and the docs catalog (its row count exact) work on
+v3 tables. A v2 table is upgraded in place by
 `s3tables_upgrade_format_version` (one commit, its data files untouched), never downgraded.
 """
 
@@ -120,6 +121,15 @@ class TestIcebergV3:
         run_phase(3)
         events = iceberg_table(project, "events")
         assert [f.name for f in events.spec().fields] == ["label"]
+        assert len(table_rows(project, "events")) == 100
+
+        # Maintenance counts the deletion vectors as delete files and compacts them away.
+        health = project.adapter.iceberg.table_health(project.test_schema, "events")
+        assert health.delete_files >= 1
+        operation("s3tables_maintain", "--args", "{models: [events], retain_last: 1}")
+        health = project.adapter.iceberg.table_health(project.test_schema, "events")
+        assert health.delete_files == 0
+        assert iceberg_table(project, "events").format_version == 3
         assert len(table_rows(project, "events")) == 100
 
         plain = f"{project.test_schema}.plain"

@@ -13,3 +13,15 @@ select 'unexpected' as problem, * from (select * from {{ actual }} except all se
 {% macro commits_since_create(relation) -%}
 (select count(*) from {{ relation }}.history where is_current_ancestor)
 {%- endmacro %}
+
+{#- The Iceberg table's properties as Spark shows them (`format-version` among them), as a
+    dict; empty while parsing. -#}
+{% macro table_properties(relation) -%}
+  {%- set properties = {} %}
+  {%- if execute %}
+    {%- for row in run_query('show tblproperties ' ~ relation) %}
+      {%- do properties.update({row[0]: row[1]}) %}
+    {%- endfor %}
+  {%- endif %}
+  {{- return(properties) }}
+{%- endmacro %}

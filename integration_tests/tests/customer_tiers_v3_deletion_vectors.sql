@@ -1,13 +1,7 @@
 -- customer_tiers_v3 is an Iceberg format v3 table with customer_tiers' rows; once merged
 -- into (after its first build), its deletes are deletion vectors (Puffin files).
 {%- set table = ref('customer_tiers_v3') %}
-{%- set properties = {} %}
-{%- if execute %}
-  {%- for row in run_query('show tblproperties ' ~ table) %}
-    {%- do properties.update({row[0]: row[1]}) %}
-  {%- endfor %}
-{%- endif %}
-{%- set format_version = properties.get('format-version') %}
+{%- set format_version = table_properties(table).get('format-version') %}
 with actual as (
   select customer_id, tier, changed_at from {{ table }}
 ),

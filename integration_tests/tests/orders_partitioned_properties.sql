@@ -6,12 +6,7 @@
     'write.distribution-mode': 'hash',
     'format-version': '2',
 } %}
-{%- set actual = {} %}
-{%- if execute %}
-  {%- for row in run_query('show tblproperties ' ~ orders_partitioned) %}
-    {%- do actual.update({row[0]: row[1]}) %}
-  {%- endfor %}
-{%- endif %}
+{%- set actual = table_properties(orders_partitioned) %}
 with properties as (
   select * from values
   {%- for key, value in expected.items() %}

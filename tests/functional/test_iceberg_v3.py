@@ -20,6 +20,7 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture
 from pyiceberg.manifest import FileFormat
 
 from tests.functional.harness import (
+    adapter_responses,
     delete_file_formats,
     iceberg_table,
     last_invocation_id,
@@ -44,6 +45,16 @@ AUDITED = """{{ config(
     materialized='incremental', unique_key='id', format_version=3, audit_before_publish=true
 ) }}
 select id, {{ var('phase', 1) }} as phase from range(1, 4) as t(id)
+"""
+# Copy-on-write on v3: the commit counts come from the row lineage of the files it added.
+COPY_ON_WRITE = """{{ config(
+    materialized='incremental', unique_key='id', format_version=3, write_mode='copy_on_write'
+) }}
+{% if var('phase', 1) == 1 %}
+select id, 'a' as v from range(1, 11) as t(id)
+{% else %}
+select id, 'b' as v from range(9, 13) as t(id)
+{% endif %}
 """
 SCHEMA_YML = """
 version: 2
@@ -77,6 +88,7 @@ class TestIcebergV3:
             "schema.yml": SCHEMA_YML,
             "plain.sql": "{{ config(materialized='table') }} select 1 as id",
             "audited.sql": AUDITED,
+            "copy_on_write.sql": COPY_ON_WRITE,
             "audited.yml": not_null_id_tests("audited"),
         }
 
@@ -100,6 +112,10 @@ class TestIcebergV3:
         assert len(rows) == 100
         assert rows[:3] == [(1, "changed", 10), (2, "changed", 20), (3, "e3", None)]
         assert "audited: staged on branch" in log and "audited: audited" in log
+        # Rows 9 and 10 updated, 11 and 12 inserted: exact on v3 (v2 says `None updated`).
+        response = adapter_responses(project)["copy_on_write"]
+        assert (response["rows_inserted"], response["rows_updated"]) == (2, 2), response
+        assert response["rows_deleted"] == 0, response
         assert iceberg_table(project, "audited").format_version == 3
         assert table_rows(project, "audited") == [(1, 2), (2, 2), (3, 2)]
 

@@ -18,7 +18,9 @@ from dbt_common.exceptions import DbtInternalError, DbtRuntimeError
 from dbt.adapters.s3tables.incremental.commit_counts import (
     CommitCounts,
     IncrementalResponse,
+    RowLineage,
     commit_counts,
+    lineage_counts,
 )
 from dbt.adapters.s3tables.incremental.config import merge_update_columns, resolve_use_merge
 from dbt.adapters.s3tables.incremental.key_uniqueness import CONFIG_KEY as UNIQUENESS_KEY
@@ -160,6 +162,17 @@ class Apply:
         if run.table.set_properties(self.before.properties, wanted):
             logger.info(f"{run.name}: table write properties set: {wanted}")
 
+    def _lineage_counts(self, after: TableState, counts: CommitCounts) -> CommitCounts:
+        """On a format v3 table, the exact counts the summary could not give (copy-on-write
+        rewrites), from the row lineage of the files the commit added."""
+        if self.before.format_version < 3 or after.snapshot_id is None:
+            return counts
+        table = self.run.table
+        inserted, updated, copied = table.warehouse.iceberg.added_rows_lineage(
+            table.namespace, table.name, after.snapshot_id
+        )
+        return lineage_counts(RowLineage(inserted, updated, copied), after.summary)
+
     def _say_older_format_version(self) -> None:
         """A format version is set when a table is created: a table older than the
         model's `format_version` stays at its own, said with how to upgrade it."""
@@ -280,6 +293,17 @@ class Apply:
             if statement.rewrites_table
             else commit_counts(statement.counted_as, after.summary if committed else None)
         )
+        if (
+            committed
+            and not statement.rewrites_table
+            and None
+            in (
+                counts.inserted,
+                counts.updated,
+                counts.deleted,
+            )
+        ):
+            counts = self._lineage_counts(after, counts)
         record_state(run, run.model.sql, after.properties, processed)
         logger.debug(f"{run.name}: {strategy} committed {after.snapshot_id}")
         return IncrementalResponse(

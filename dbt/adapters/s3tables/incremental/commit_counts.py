@@ -3,7 +3,8 @@
 With merge-on-read (the default write mode) a MERGE writes one position delete per
 target row it updates or deletes and one data row per row it writes, so the summary
 gives exact logical counts. With copy-on-write, rewritten files count every row they
-held, so an update count cannot be derived: it is reported as unknown (None).
+held, so an update count cannot be derived from the summary: on a format v2 table it is
+reported as unknown (None). A format v3 table's row lineage gives it (`lineage_counts`).
 """
 
 from __future__ import annotations
@@ -53,3 +54,28 @@ def commit_counts(strategy: str, summary: Mapping[str, str] | None) -> CommitCou
     if removed_rows:
         return CommitCounts(added - removed_rows if added >= removed_rows else None, None, 0)
     return CommitCounts(added - position_deletes, position_deletes, 0)
+
+
+@dataclass(frozen=True)
+class RowLineage:
+    """The rows of the data files one commit added, by their row lineage (format v3): a
+    row the commit inserted has neither `_row_id` nor `_last_updated_sequence_number`
+    written, one it updated keeps its `_row_id` only, one copied unchanged (copy-on-write)
+    keeps both."""
+
+    inserted: int
+    updated: int
+    copied: int
+
+
+def lineage_counts(lineage: RowLineage, summary: Mapping[str, str]) -> CommitCounts:
+    """Exact counts of a commit to a v3 table: inserted and updated rows from the added
+    files' lineage; deleted rows are those the commit removed (rows of removed files not
+    copied, plus net new position deletes) that it did not update."""
+    removed = (
+        _number(summary, "deleted-records")
+        - lineage.copied
+        + _number(summary, "added-position-deletes")
+        - _number(summary, "removed-position-deletes")
+    )
+    return CommitCounts(lineage.inserted, lineage.updated, max(removed - lineage.updated, 0))

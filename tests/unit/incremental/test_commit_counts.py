@@ -1,0 +1,31 @@
+"""Row counts of an incremental commit from a format v3 table's row lineage."""
+
+from __future__ import annotations
+
+from dbt.adapters.s3tables.incremental.commit_counts import (
+    CommitCounts,
+    RowLineage,
+    commit_counts,
+    lineage_counts,
+)
+
+
+def test_v3_row_lineage_gives_copy_on_write_counts() -> None:
+    # A copy-on-write merge into a v3 table: one 5-row file replaced by one holding its 3
+    # untouched rows (copied), 2 updated and 2 inserted.
+    summary = {"added-records": "7", "deleted-records": "5"}
+    assert commit_counts("merge", summary) == CommitCounts(2, None, 0)
+    assert lineage_counts(RowLineage(inserted=2, updated=2, copied=3), summary) == CommitCounts(
+        2, 2, 0
+    )
+    # A merge deleting 1 row and updating 1: 4 rows copied of the 6 in the rewritten file.
+    summary = {"added-records": "5", "deleted-records": "6"}
+    assert lineage_counts(RowLineage(inserted=0, updated=1, copied=4), summary) == CommitCounts(
+        0, 1, 1
+    )
+    # Deletion vectors (merge-on-read): a DV that replaces an older one counts its
+    # positions again; only the net new ones are deletes.
+    summary = {"added-position-deletes": "5", "removed-position-deletes": "2"}
+    assert lineage_counts(RowLineage(inserted=1, updated=2, copied=0), summary) == CommitCounts(
+        1, 2, 1
+    )

@@ -165,6 +165,8 @@ class S3TablesConnectionManager(SparkConnectionManager):
         credentials: S3TablesCredentials = connection.credentials
         engine_kind = ENGINES[credentials.method]
         for config in self.catalogs.all():
+            # Bound again at each open: several adapters can share a process (dbt's test
+            # fixtures keep one beside each run's), and the one opening is the one in use.
             iceberg = self.attach(config)
             # The catalog type's checks and set-up; an embedded catalog that Spark in this
             # process writes to also takes a process lock against other processes' cleanup.

@@ -29,17 +29,17 @@ from dbt.adapters.s3tables.catalogs.metadata_changes import (
     MetadataChange,
     UnsupportedThroughSql,
     apply_with_pyiceberg,
-    spark_identifier,
     spark_sql,
     transform_sql,
     upgrade_sql,
 )
+from dbt.adapters.s3tables.sql.text import table_identifier
 
 T = "`local`.`s`.`t`"
 
 
 def test_identifier_quotes_every_part() -> None:
-    assert spark_identifier("local", "a.b", "t`x") == "`local`.`a`.`b`.`t``x`"
+    assert table_identifier("local", "a.b", "t`x") == "`local`.`a`.`b`.`t``x`"
 
 
 def test_empty_change_is_no_statement() -> None:

@@ -34,7 +34,7 @@ from dbt.adapters.s3tables.errors import (
     SchemaNotEmpty,
     UnsupportedTypeError,
 )
-from dbt.adapters.s3tables.keys.format_version import FORMAT_VERSION_FIX, format_version_value
+from dbt.adapters.s3tables.keys.format_version import format_version_value
 from dbt.adapters.s3tables.sql.contracts import not_null_columns
 from dbt.adapters.s3tables.sql.types import (
     iceberg_type,
@@ -384,7 +384,10 @@ class CatalogDdl:
         place (one metadata commit, no data rewritten); said in one line either way."""
         wanted = format_version_value(version)
         if wanted is None:
-            raise InvalidArgument(f"version `{version}`: {FORMAT_VERSION_FIX}")
+            raise InvalidArgument(
+                f"`version: {version}` is not an Iceberg format version a table can be "
+                "upgraded to. Fix: pass `version: 3` (or 2)"
+            )
         namespace, name = self._table(table)
         try:
             before = self.iceberg.upgrade_format_version(namespace, name, wanted)

@@ -48,13 +48,13 @@ from dbt.adapters.s3tables.catalogs.metadata_changes import (
     UnsupportedThroughSql,
     apply_with_pyiceberg,
     pyiceberg_writes,
-    spark_identifier,
     spark_sql,
     upgrade_sql,
 )
 from dbt.adapters.s3tables.catalogs.snapshots import INVOCATION_KEY, SnapshotEntry, TableHealth
 from dbt.adapters.s3tables.errors import CatalogError
 from dbt.adapters.s3tables.sql.like_patterns import ilike
+from dbt.adapters.s3tables.sql.text import table_identifier
 from dbt.adapters.s3tables.sql.types import spark_type_name
 
 logger = AdapterLogger("s3tables")
@@ -436,7 +436,7 @@ class IcebergCatalog:
             return
         label = f"`{namespace}.{name}` (Iceberg format v{table.format_version})"
         try:
-            statements = spark_sql(spark_identifier(self.config.name, namespace, name), change)
+            statements = spark_sql(table_identifier(self.config.name, namespace, name), change)
         except UnsupportedThroughSql as error:
             raise CatalogError(
                 f"{label}: {error}, and PyIceberg 0.12 cannot write this table's metadata. "
@@ -467,17 +467,18 @@ class IcebergCatalog:
                 raise CatalogError(
                     f"`{namespace}.{name}`: no Spark connection is open to upgrade it"
                 )
-            self.run_sql(upgrade_sql(spark_identifier(self.config.name, namespace, name), version))
+            self.run_sql(upgrade_sql(table_identifier(self.config.name, namespace, name), version))
         return current
 
     def added_rows_lineage(
         self, namespace: str, name: str, snapshot_id: int
-    ) -> tuple[int, int, int]:
+    ) -> tuple[int, int, int] | None:
         """(inserted, updated, copied) rows of the data files `snapshot_id` added, from
         their row lineage columns (format v3; see `commit_counts.RowLineage`): two columns
-        of the commit's own files are read, not the table."""
+        of the commit's own files are read, not the table. None when a file was written
+        without them (by a writer that does not keep row lineage)."""
 
-        def read() -> tuple[int, int, int]:
+        def read() -> tuple[int, int, int] | None:
             table = self.load_table(namespace, name)
             snapshot = table.snapshot_by_id(snapshot_id)
             if snapshot is None:
@@ -493,9 +494,11 @@ class IcebergCatalog:
                     if entry.status != ManifestEntryStatus.ADDED:
                         continue
                     with table.io.new_input(entry.data_file.file_path).open() as stream:
-                        columns = pq.read_table(
-                            stream, columns=[ROW_ID_COLUMN, LAST_UPDATED_COLUMN]
-                        )
+                        parquet = pq.ParquetFile(stream)
+                        lineage = [ROW_ID_COLUMN, LAST_UPDATED_COLUMN]
+                        if not set(lineage) <= set(parquet.schema_arrow.names):
+                            return None
+                        columns = parquet.read(columns=lineage)
                     row_ids = columns.column(ROW_ID_COLUMN)
                     sequence = columns.column(LAST_UPDATED_COLUMN)
                     inserted += row_ids.null_count

@@ -117,11 +117,6 @@ def apply_with_pyiceberg(table: Table, change: MetadataChange) -> None:
                     spec.add_field(source, transform)
 
 
-def spark_identifier(catalog: str, namespace: str, name: str) -> str:
-    """`catalog`.`namespace...`.`name`, each part quoted."""
-    return ".".join(quote(part) for part in (catalog, *namespace.split("."), name))
-
-
 def column_path(path: tuple[str, ...]) -> str:
     return ".".join(quote(part) for part in path)
 

@@ -168,10 +168,12 @@ class Apply:
         if self.before.format_version < 3 or after.snapshot_id is None:
             return counts
         table = self.run.table
-        inserted, updated, copied = table.warehouse.iceberg.added_rows_lineage(
+        lineage = table.warehouse.iceberg.added_rows_lineage(
             table.namespace, table.name, after.snapshot_id
         )
-        return lineage_counts(RowLineage(inserted, updated, copied), after.summary)
+        if lineage is None:
+            return counts
+        return lineage_counts(RowLineage(*lineage), after.summary)
 
     def _say_older_format_version(self) -> None:
         """A format version is set when a table is created: a table older than the
@@ -293,16 +295,8 @@ class Apply:
             if statement.rewrites_table
             else commit_counts(statement.counted_as, after.summary if committed else None)
         )
-        if (
-            committed
-            and not statement.rewrites_table
-            and None
-            in (
-                counts.inserted,
-                counts.updated,
-                counts.deleted,
-            )
-        ):
+        unknown = None in (counts.inserted, counts.updated, counts.deleted)
+        if committed and not statement.rewrites_table and unknown:
             counts = self._lineage_counts(after, counts)
         record_state(run, run.model.sql, after.properties, processed)
         logger.debug(f"{run.name}: {strategy} committed {after.snapshot_id}")

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from dbt.adapters.s3tables.catalogs.snapshots import SnapshotEntry
-from dbt.adapters.s3tables.sql.text import procedure_call, quote
+from dbt.adapters.s3tables.sql.text import procedure_call, table_identifier
 
 # Iceberg's operation of a commit that rewrites files without changing any row.
 REWRITE_OPERATION = "replace"
@@ -140,5 +140,5 @@ def undo_sql(catalog: str, namespace: str, name: str, step: UndoStep) -> str | N
             catalog, namespace, name, "set_current_snapshot", f"snapshot_id => {step.snapshot_id}"
         )
     if step.action == "drop":
-        return f"DROP TABLE {quote(catalog)}.{quote(namespace)}.{quote(name)} PURGE"
+        return f"DROP TABLE {table_identifier(catalog, namespace, name)} PURGE"
     return None

@@ -38,6 +38,11 @@ def sql_string(value: str | None) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+def table_identifier(catalog: str, namespace: str, name: str) -> str:
+    """A table's full Spark SQL name, `catalog`.`namespace...`.`name`, each part quoted."""
+    return ".".join(quote(part) for part in (catalog, *namespace.split("."), name))
+
+
 def procedure_call(
     catalog: str, namespace: str, table: str, procedure: str, *arguments: str
 ) -> str:

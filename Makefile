@@ -86,7 +86,9 @@ functional: setup emulators
 test: lint emulators spark41
 	$(VENV)/bin/pytest tests -n 2 --dist loadscope --durations=30
 
-bench: setup
+# spark_lines.py runs format_versions.py (v2 vs v3 vs copy-on-write vs dbt-spark) and the
+# edit-run loop on Spark 3.5, then on 4.1, and prints the two lines side by side.
+bench: setup spark41
 	$(PYTHON) bench/seed_load.py
 	$(PYTHON) bench/incremental_scale.py
 	$(PYTHON) bench/merge_dedup.py
@@ -96,7 +98,7 @@ bench: setup
 	$(PYTHON) bench/statements_per_run.py
 	$(PYTHON) bench/maintenance.py
 	$(PYTHON) bench/audit_publish.py
-	$(PYTHON) bench/edit_run_loop.py
+	$(PYTHON) bench/spark_lines.py
 
 # dbt runs round after round under a fault; each kind reports its violations (must be 0):
 # kill (SIGKILL at random moments, SOAK_ROUNDS rounds), overlap (two runs on the same tables

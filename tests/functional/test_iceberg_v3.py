@@ -86,7 +86,10 @@ class TestIcebergV3:
         return {
             "events.sql": EVENTS,
             "schema.yml": SCHEMA_YML,
-            "plain.sql": "{{ config(materialized='table') }} select 1 as id",
+            "plain.sql": (
+                "{{ config(materialized='table', format_version=var('plain_version', none)) }}"
+                " select 1 as id"
+            ),
             "audited.sql": AUDITED,
             "copy_on_write.sql": COPY_ON_WRITE,
             "audited.yml": not_null_id_tests("audited"),
@@ -169,3 +172,14 @@ class TestIcebergV3:
         # The table model rebuilt: a replace keeps v3 (a default never downgrades).
         run_dbt(["run", "--select", "plain"])
         assert iceberg_table(project, "plain").format_version == 3
+        # A model asking for v2 on it fails before writing, in one sentence with the fix.
+        snapshot = iceberg_table(project, "plain").current_snapshot()
+        _, log = run_dbt_and_capture(
+            ["run", "--select", "plain", "--vars", "{plain_version: 2}"], expect_pass=False
+        )
+        assert (
+            f"Model `plain`, config `format_version`: 2, but its table `{plain}` is at Iceberg "
+            "format v3, and Iceberg never lowers a table's format version. Fix: remove "
+            "`format_version` from the model"
+        ) in log, log
+        assert iceberg_table(project, "plain").current_snapshot() == snapshot

@@ -137,3 +137,34 @@ def test_format_version_sets_the_created_tables_property_and_is_checked() -> Non
     ]:
         with pytest.raises(ModelConfigError, match="Model `m`, " + message.replace("(", "\\(")):
             parse_model_config("m", config)
+
+
+def test_a_rebuild_never_lowers_the_tables_format_version() -> None:
+    from dbt.adapters.s3tables.model_config import parse_model_config
+
+    reads: list[str] = []
+
+    def at_v3() -> int:
+        reads.append("read")
+        return 3
+
+    table = parse_model_config("m", {"materialized": "table", "format_version": 2})
+    error = table.lowered_format_version({}, "s.m", at_v3)
+    assert str(error) == (
+        "Model `m`, config `format_version`: 2, but its table `s.m` is at Iceberg format v3, "
+        "and Iceberg never lowers a table's format version. Fix: remove `format_version` from "
+        "the model (a rebuild keeps the table's version), or drop the table to recreate it at v2"
+    )
+    # A catalog's default asking for v2: the model is told to ask for the table's version.
+    plain = parse_model_config("m", {"materialized": "table"})
+    error = plain.lowered_format_version({"format-version": "2"}, "s.m", at_v3)
+    assert "config `format_version (the catalog's default)`: 2" in str(error)
+    assert "Fix: set `format_version: 3` on this model" in str(error)
+    assert (
+        parse_model_config("m", {"format_version": 3}).lowered_format_version({}, "s.m", at_v3)
+        is None
+    )
+    reads.clear()
+    # No version asked for: a rebuild keeps the table's, nothing is read.
+    assert plain.lowered_format_version({}, "s.m", at_v3) is None
+    assert reads == []

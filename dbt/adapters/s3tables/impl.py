@@ -269,6 +269,20 @@ class S3TablesAdapter(SparkAdapter):
         )
 
     @available
+    def check_format_version(self, model_config: ModelConfig, relation: BaseRelation) -> None:
+        """A rebuild of the existing table `relation` at a lower Iceberg format version
+        than it has, refused before anything is written."""
+        iceberg = self.iceberg_for(relation)
+        namespace, name = str(relation.schema), str(relation.identifier)
+        error = model_config.lowered_format_version(
+            iceberg.config.table_defaults(),
+            f"{namespace}.{name}",
+            lambda: iceberg.table_state(namespace, name).format_version,
+        )
+        if error is not None:
+            raise error
+
+    @available
     def clones_by_copy(self, target: BaseRelation | None = None) -> bool:
         """`dbt clone` copies tables into a catalog that refuses views (the S3 Tables
         rules); it makes views selecting from the state relations everywhere else."""

@@ -8,7 +8,7 @@ there, first build included, so a bad value fails the first run rather than a la
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,6 +95,32 @@ class ModelConfig:
         if self.format_version is not None:
             properties[FORMAT_VERSION_PROPERTY] = str(self.format_version)
         return properties
+
+    def lowered_format_version(
+        self, catalog_defaults: Mapping[str, str], table: str, table_version: Callable[[], int]
+    ) -> ModelConfigError | None:
+        """The error for a rebuild (`CREATE OR REPLACE`) of `table`, at `table_version()`
+        (read only when a version is asked for), at a lower format version: Iceberg never
+        lowers one, and Spark's refusal would name neither the model nor the key."""
+        wanted = self.table_properties(catalog_defaults).get(FORMAT_VERSION_PROPERTY)
+        if wanted is None:
+            return None
+        current = table_version()
+        if int(wanted) >= current:
+            return None
+        own = self.format_version is not None or FORMAT_VERSION_PROPERTY in self.tblproperties
+        return ModelConfigError(
+            self.model_name,
+            "format_version" if own else "format_version (the catalog's default)",
+            f"{wanted}, but its table `{table}` is at Iceberg format v{current}, and Iceberg "
+            "never lowers a table's format version",
+            (
+                "remove `format_version` from the model (a rebuild keeps the table's version)"
+                if own
+                else f"set `format_version: {current}` on this model"
+            )
+            + f", or drop the table to recreate it at v{wanted}",
+        )
 
     def write_properties_to_apply(self, catalog_defaults: Mapping[str, str]) -> dict[str, str]:
         """The row-level write properties an incremental run keeps the table at: the

@@ -80,7 +80,7 @@ class Apply:
         self._evolve_schema()
         self._evolve_partitioning()
         self._apply_write_mode()
-        self._say_older_format_version()
+        self._say_format_version_kept()
         target_columns = list(self.plan.target_columns)
         source_unique, reason = self._declared_unique()
         write = IncrementalWrite(
@@ -175,12 +175,20 @@ class Apply:
             return counts
         return lineage_counts(RowLineage(*lineage), after.summary)
 
-    def _say_older_format_version(self) -> None:
-        """A format version is set when a table is created: a table older than the
-        model's `format_version` stays at its own, said with how to upgrade it."""
+    def _say_format_version_kept(self) -> None:
+        """A format version is set when a table is created: a table at another version
+        than the model's `format_version` stays at its own, said with how to upgrade it
+        (or, above it, with the model's fix)."""
         run = self.run
         defaults = run.table.warehouse.iceberg.config.table_defaults()
         wanted = run.config.table_properties(defaults).get(FORMAT_VERSION_PROPERTY)
+        if wanted is not None and int(wanted) < self.before.format_version:
+            logger.warning(
+                f"{run.name}: its table stays at Iceberg format v{self.before.format_version},"
+                f" above format_version {wanted} (Iceberg never lowers a table's format "
+                f"version). Fix: set format_version {self.before.format_version} on the "
+                "model, or drop the table to recreate it"
+            )
         if wanted is not None and int(wanted) > self.before.format_version:
             logger.warning(
                 f"{run.name}: its table stays at Iceberg format v{self.before.format_version}"

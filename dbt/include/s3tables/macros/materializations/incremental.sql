@@ -27,6 +27,9 @@
         batch_start=batch.event_time_start if batch else none,
         batch_end=batch.event_time_end if batch else none, audit=audit, model_node=model) -%}
   {% do adapter.check_target_rules(model['name'], target_relation, 'incremental', columns=run.columns) %}
+  {% if run.creates_table and run.replaces_table %}
+    {% do adapter.check_format_version(model_config, target_relation) %}
+  {% endif %}
   {% if run.needs_whole_history %}
     {% do run.use_whole_history(s3tables_model_query(s3tables_first_build_sql())) %}
   {% endif %}

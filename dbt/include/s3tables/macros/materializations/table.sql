@@ -19,6 +19,8 @@
   {#-- A view cannot be replaced by a table in place. --#}
   {% if old_relation is not none and old_relation.is_view %}
     {{ adapter.drop_relation(old_relation) }}
+  {% elif old_relation is not none %}
+    {% do adapter.check_format_version(model_config, target_relation) %}
   {% endif %}
 
   {#-- See build_steps.sql. REPLACE keeps table properties: an incremental model's state

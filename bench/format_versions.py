@@ -94,7 +94,8 @@ WRITTEN = {
     "removed_data_files": "deleted-data-files",
     "removed_delete_files": "removed-delete-files",
 }
-# 7,919 is prime, so `pmod(id * 7919 + offset, rows)` gives distinct keys across the table.
+# 7,919 is prime (and divides none of the key counts here), so `pmod(id * 7919 + offset,
+# keys)` gives distinct keys spread across the table.
 STRIDE = 7919
 
 
@@ -113,12 +114,15 @@ def write_project(root: Path, catalog: CatalogConfig) -> None:
 
 
 def changes_sql(rows: int, merge: int) -> str:
-    """Merge number `merge`'s 1%: half updates spread over the table, half new keys."""
+    """Merge number `merge`'s 1% of a table first built with `rows` rows: half updates
+    spread over every key the table has by then (the earlier merges' new keys too), half
+    new keys."""
     half = rows // 200
+    keys = rows + max(merge - 1, 0) * half
     return (
-        f"SELECT pmod(id * {STRIDE} + {merge * 104729}, {rows}) AS id, 'changed' AS name, "
+        f"SELECT pmod(id * {STRIDE} + {merge * 104729}, {keys}) AS id, 'changed' AS name, "
         f"id * 2.5 AS amount, {merge + 2} AS version FROM range({half}) "
-        f"UNION ALL SELECT {rows} + {merge * half} + id AS id, 'new' AS name, "
+        f"UNION ALL SELECT {keys} + id AS id, 'new' AS name, "
         f"id * 2.5 AS amount, {merge + 2} AS version FROM range({half})"
     )
 

@@ -67,15 +67,86 @@ def spark_catalog_table(project, name: str, kind: str) -> CatalogTable:
                 include=True,
                 description="Bytes of the current snapshot's files",
             ),
-            "has_stats": StatsItem(
-                id="has_stats", label="Has Stats?", value=True, include=False, description=None
-            ),
         }
+        stats.update(facts_read_by_spark(project, f"`{schema}`.`{name}`"))
+        stats["has_stats"] = StatsItem(
+            id="has_stats", label="Has Stats?", value=True, include=False, description=None
+        )
     return CatalogTable(
         metadata=TableMetadata(type=kind, schema=schema, name=name),
         columns=columns,
         stats=stats,
     )
+
+
+def facts_read_by_spark(project, table: str) -> dict[str, StatsItem]:
+    """The facts of an unpartitioned v2 table without `write.merge.mode`: the last change
+    and snapshot count read through Spark's `snapshots` metadata table."""
+    committed, count = project.run_sql(
+        f"select max(committed_at), count(*) from {table}.snapshots", fetch="one"
+    )
+    facts = [
+        (
+            "last_modified",
+            "Last Modified",
+            committed.strftime("%Y-%m-%d %H:%M:%S UTC"),
+            "When the current snapshot was committed",
+        ),
+        ("snapshots", "Snapshots", count, "Snapshots kept in the table's history"),
+        ("format_version", "Iceberg format version", 2, "The table's format"),
+        ("partitioning", "Partitioned by", "unpartitioned", "The current partition spec"),
+        (
+            "merge_mode",
+            "Merge mode",
+            "copy-on-write (Iceberg's default)",
+            "How merges write (`write.merge.mode`)",
+        ),
+    ]
+    return {
+        key: StatsItem(id=key, label=label, value=value, include=True, description=text)
+        for key, label, value, text in facts
+    }
+
+
+# What the docs site shows of a table besides its figures.
+EVENTS_SQL = """
+{{ config(
+    materialized='incremental', unique_key='id', format_version=3,
+    partition_by=['days(joined)', 'bucket(4, id)'],
+    tblproperties={'owner': 'analytics-team'}
+) }}
+select id, name, joined from {{ ref('people') }}
+"""
+
+
+class TestDocsShowWhatATableIs:
+    @pytest.fixture(scope="class")
+    def seeds(self):
+        return {"people.csv": PEOPLE_CSV}
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"people_events.sql": EVENTS_SQL}
+
+    def test_docs_show_partitioning_format_merge_mode_owner_and_history(self, project):
+        run_dbt(["seed"])
+        run_dbt(["run"])
+        run_dbt(["run"])
+        run_dbt(["docs", "generate"])
+        catalog = json.loads((Path(project.project_root) / "target" / "catalog.json").read_text())
+        events = catalog["nodes"]["model.test.people_events"]
+        stats = {key: item["value"] for key, item in events["stats"].items()}
+        table = f"`{project.test_schema}`.`people_events`"
+        committed, count = project.run_sql(
+            f"select max(committed_at), count(*) from {table}.snapshots", fetch="one"
+        )
+        assert count >= 2  # the create and the merge
+        assert stats["snapshots"] == count
+        assert stats["last_modified"] == committed.strftime("%Y-%m-%d %H:%M:%S UTC")
+        assert stats["format_version"] == 3
+        assert stats["partitioning"] == "day(joined), bucket(4, id)"
+        assert stats["merge_mode"] == "merge-on-read"
+        assert events["metadata"]["owner"] == "analytics-team"
 
 
 class TestDocsGenerateCatalog:

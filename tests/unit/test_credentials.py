@@ -360,3 +360,16 @@ def test_a_serialized_profile_reads_back() -> None:
     creds = credentials(method="thrift", host="127.0.0.1")
     again = S3TablesCredentials.from_dict(creds.to_dict(omit_none=True))
     assert again.host == "127.0.0.1" and again.organization == "0"
+
+
+@pytest.mark.parametrize("seconds", [0.5, -1])
+def test_a_progress_interval_under_a_second_is_a_profile_error(seconds: float) -> None:
+    with pytest.raises(ProfileError) as error:
+        credentials(progress_interval_seconds=seconds)
+    assert_names_key(error, "progress_interval_seconds")
+
+
+def test_progress_lines_and_the_spark_ui_reach_the_engines() -> None:
+    settings = credentials(progress_interval_seconds=0, spark_ui=True).engine_settings()
+    assert (settings.progress_seconds, settings.spark_ui) == (0, True)
+    assert credentials().engine_settings().progress_seconds == 10

@@ -21,6 +21,7 @@ from dbt.adapters.s3tables.catalogs.jars import FETCH_COMMAND, MAVEN_CENTRAL, Ja
 from dbt.adapters.s3tables.catalogs.keys import CatalogKeys
 from dbt.adapters.s3tables.engines import ENGINES
 from dbt.adapters.s3tables.engines.base import EngineSettings
+from dbt.adapters.s3tables.engines.progress import DEFAULT_PROGRESS_SECONDS
 from dbt.adapters.s3tables.errors import ProfileError
 from dbt.adapters.s3tables.keys.scalars import scalar_mapping
 from dbt.adapters.s3tables.keys.spelling import nearest_key
@@ -125,6 +126,11 @@ class S3TablesCredentials(CatalogKeys, SparkCredentials):
     # session: the Spark driver JVM maps an archive of the classes an earlier start loaded
     # (written once into the user's cache folder), and starts seconds sooner.
     class_data_sharing: bool = True
+    # A line every this many seconds while a node's statement runs (0: none), with what the
+    # engine reports of its progress.
+    progress_interval_seconds: float = DEFAULT_PROGRESS_SECONDS
+    # session: Spark's web UI on, its address said at start.
+    spark_ui: bool = False
 
     @classmethod
     def __pre_deserialize__(cls, data: Mapping[str, Any]) -> Any:
@@ -165,6 +171,13 @@ class S3TablesCredentials(CatalogKeys, SparkCredentials):
                 "write_conflict_wait_seconds",
                 "must be a positive number of seconds",
                 "omit it for 1",
+            )
+        if self.progress_interval_seconds != 0 and self.progress_interval_seconds < 1:
+            raise ProfileError(
+                "progress_interval_seconds",
+                f"`{self.progress_interval_seconds}` is not 0 (no progress lines) or a number "
+                "of seconds from 1",
+                f"omit it for {DEFAULT_PROGRESS_SECONDS}, or set 0",
             )
         if self.server_side_parameters:
             raise ProfileError(
@@ -232,6 +245,8 @@ class S3TablesCredentials(CatalogKeys, SparkCredentials):
             spark_conf=dict(self.spark_conf),
             jar_sources=self.jar_sources,
             class_data_sharing=self.class_data_sharing,
+            progress_seconds=self.progress_interval_seconds,
+            spark_ui=self.spark_ui,
             host=self.host,
             port=self.port,
             token=self.token,

@@ -4,7 +4,8 @@ entry and relation types.
 Adapted: columns carry Spark's type names (seeds infer `bigint`, `string`, `timestamp`),
 relation types are `table` and `view` (as dbt-spark names them; Spark has no
 information_schema), tables have no owner, and a table's statistics are its current
-Iceberg snapshot's row count, data-file count and bytes. Spark has no materialized views.
+Iceberg snapshot's row count, data-file count and bytes, and what the table is (last
+change, snapshots, format version, partitioning, merge mode). Spark has no materialized views.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dbt.tests.adapter.basic.test_get_catalog_for_single_relation import (
 )
 from dbt.tests.adapter.catalog import files
 from dbt.tests.adapter.catalog.relation_types import CatalogRelationTypes
-from dbt.tests.util import AnyInteger
+from dbt.tests.util import AnyInteger, AnyStringWith
 from dbt_common.contracts.metadata import CatalogTable, ColumnMetadata, StatsItem, TableMetadata
 
 
@@ -27,6 +28,19 @@ def table_stats(rows: int | None = None) -> dict:
         "row_count": ("Row count", "Rows in the current snapshot", rows or AnyInteger()),
         "num_files": ("Data files", "Data files in the current snapshot", AnyInteger()),
         "bytes": ("Size (bytes)", "Bytes of the current snapshot's files", AnyInteger()),
+        "last_modified": (
+            "Last Modified",
+            "When the current snapshot was committed",
+            AnyStringWith(" UTC"),
+        ),
+        "snapshots": ("Snapshots", "Snapshots kept in the table's history", AnyInteger()),
+        "format_version": ("Iceberg format version", "The table's format", 2),
+        "partitioning": ("Partitioned by", "The current partition spec", "unpartitioned"),
+        "merge_mode": (
+            "Merge mode",
+            "How merges write (`write.merge.mode`)",
+            "copy-on-write (Iceberg's default)",
+        ),
     }
     stats = {
         key: {"id": key, "label": label, "value": value, "description": text, "include": True}

@@ -1,21 +1,69 @@
-"""The `dbt docs generate` catalog from Iceberg metadata: a relation's columns, comment
-and snapshot statistics as dbt's catalog rows and CatalogTable (pure functions), read from
-one catalog."""
+"""The `dbt docs generate` catalog from Iceberg metadata: a relation's columns, comment,
+owner, snapshot statistics and what the table is (last change, snapshots, format version,
+partitioning, merge mode) as dbt's catalog rows and CatalogTable (pure functions), read
+from one catalog."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime, timezone
 from typing import Any
 
 from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.contracts.relation import RelationType
 from dbt_common.contracts.metadata import CatalogTable, ColumnMetadata, StatsItem, TableMetadata
 
-from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog, RelationDetails, TableStats
+from dbt.adapters.s3tables.catalogs.iceberg import (
+    IcebergCatalog,
+    RelationDetails,
+    TableFacts,
+    TableStats,
+)
 
 
-def stats_items(stats: TableStats | None) -> dict[str, StatsItem]:
-    """Snapshot-summary figures as dbt catalog statistics (views have none)."""
+def partition_text(partitioning: tuple[tuple[str, str], ...]) -> str:
+    """Partition fields as a model's `partition_by` spells them: `day(ordered_at),
+    bucket(16, id), region`."""
+    if not partitioning:
+        return "unpartitioned"
+    fields = []
+    for transform, column in partitioning:
+        if transform == "identity":
+            fields.append(column)
+        elif transform.endswith("]"):  # PyIceberg's `bucket[16]`, `truncate[4]`
+            name, argument = transform[:-1].split("[", 1)
+            fields.append(f"{name}({argument}, {column})")
+        else:
+            fields.append(f"{transform}({column})")
+    return ", ".join(fields)
+
+
+def fact_items(facts: TableFacts | None) -> list[tuple[str, str, object, str]]:
+    """What the table is, as (id, label, value, description) statistics."""
+    if facts is None:
+        return []
+    last_change = None
+    if facts.last_change_ms is not None:
+        moment = datetime.fromtimestamp(facts.last_change_ms / 1000, tz=timezone.utc)
+        last_change = moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+    merge_mode = facts.merge_mode or "copy-on-write (Iceberg's default)"
+    return [
+        ("last_modified", "Last Modified", last_change, "When the current snapshot was committed"),
+        ("snapshots", "Snapshots", facts.snapshots, "Snapshots kept in the table's history"),
+        ("format_version", "Iceberg format version", facts.format_version, "The table's format"),
+        (
+            "partitioning",
+            "Partitioned by",
+            partition_text(facts.partitioning),
+            "The current partition spec",
+        ),
+        ("merge_mode", "Merge mode", merge_mode, "How merges write (`write.merge.mode`)"),
+    ]
+
+
+def stats_items(stats: TableStats | None, facts: TableFacts | None = None) -> dict[str, StatsItem]:
+    """Snapshot-summary figures and the table's facts as dbt catalog statistics (views
+    have none)."""
     if stats is None:
         return {}
     rows = "Rows in the current snapshot"
@@ -28,6 +76,7 @@ def stats_items(stats: TableStats | None) -> dict[str, StatsItem]:
         ("row_count", "Row count", stats.row_count, rows),
         ("num_files", "Data files", stats.file_count, "Data files in the current snapshot"),
         ("bytes", "Size (bytes)", stats.size_bytes, "Bytes of the current snapshot's files"),
+        *fact_items(facts),
     ]
     items = {
         key: StatsItem(id=key, label=label, value=value, include=True, description=text)
@@ -44,7 +93,7 @@ def catalog_rows(details: RelationDetails, database: str | None = None) -> Itera
     """One row per column, as dbt's catalog query returns them (`database`: the catalog of
     catalogs.yml the relation is in; none for the profile's)."""
     flat_stats: dict[str, Any] = {}
-    for item in stats_items(details.stats).values():
+    for item in stats_items(details.stats, details.facts).values():
         for field_name in ("label", "value", "description", "include"):
             flat_stats[f"stats:{item.id}:{field_name}"] = getattr(item, field_name)
     entry = details.relation
@@ -55,7 +104,7 @@ def catalog_rows(details: RelationDetails, database: str | None = None) -> Itera
             "table_name": entry.name,
             "table_type": entry.kind,
             "table_comment": details.comment,
-            "table_owner": None,
+            "table_owner": details.facts.owner if details.facts else None,
             "column_name": column.name,
             "column_index": index,
             "column_type": column.data_type,
@@ -74,12 +123,13 @@ def catalog_table(details: RelationDetails, database: str | None = None) -> Cata
             schema=entry.namespace,
             name=entry.name,
             comment=details.comment,
+            owner=details.facts.owner if details.facts else None,
         ),
         columns={
             c.name: ColumnMetadata(type=c.data_type, index=i, name=c.name, comment=c.comment)
             for i, c in enumerate(details.columns, start=1)
         },
-        stats=stats_items(details.stats),
+        stats=stats_items(details.stats, details.facts),
     )
 
 

@@ -84,6 +84,21 @@ class ColumnInfo:
 
 
 @dataclass(frozen=True)
+class TableFacts:
+    """What a table is, beside its figures: for `dbt docs`."""
+
+    # When the current snapshot was committed (ms since the epoch; None: no snapshot yet).
+    last_change_ms: int | None
+    snapshots: int
+    format_version: int
+    # The partition fields: (transform, source column), e.g. ("day", "ordered_at").
+    partitioning: tuple[tuple[str, str], ...]
+    # `write.merge.mode` as set on the table (None: unset, Iceberg's copy-on-write).
+    merge_mode: str | None
+    owner: str | None
+
+
+@dataclass(frozen=True)
 class RelationDetails:
     """What `dbt docs` shows of a relation: its columns, and statistics for tables."""
 
@@ -91,6 +106,7 @@ class RelationDetails:
     columns: list[ColumnInfo]
     stats: TableStats | None
     comment: str | None = None
+    facts: TableFacts | None = None
 
 
 @dataclass(frozen=True)
@@ -735,7 +751,19 @@ class IcebergCatalog:
                 summary = snapshot.summary.additional_properties if snapshot.summary else None
                 stats = stats_from_summary(summary, snapshot.snapshot_id, table.format_version)
             columns = schema_columns(table.schema())
-            return RelationDetails(relation, columns, stats, table.properties.get("comment"))
+            schema = table.schema()
+            facts = TableFacts(
+                last_change_ms=snapshot.timestamp_ms if snapshot is not None else None,
+                snapshots=len(table.snapshots()),
+                format_version=table.format_version,
+                partitioning=tuple(
+                    (str(field.transform), schema.find_column_name(field.source_id) or "?")
+                    for field in table.spec().fields
+                ),
+                merge_mode=table.properties.get("write.merge.mode"),
+                owner=table.properties.get("owner"),
+            )
+            return RelationDetails(relation, columns, stats, table.properties.get("comment"), facts)
 
         return self.call(load, f"details of {relation.namespace}.{relation.name}")
 

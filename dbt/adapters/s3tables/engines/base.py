@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dbt.adapters.s3tables.catalogs.jars import JarSources
+from dbt.adapters.s3tables.engines.progress import DEFAULT_PROGRESS_SECONDS
 
 if TYPE_CHECKING:
     from dbt.adapters.contracts.connection import Connection
@@ -114,6 +115,9 @@ class EngineSettings:
     spark_conf: Mapping[str, str]
     jar_sources: JarSources
     class_data_sharing: bool
+    # A progress line this often while a statement runs (0: never); session: Spark's UI on.
+    progress_seconds: float = DEFAULT_PROGRESS_SECONDS
+    spark_ui: bool = False
     # thrift and connect: where the server listens, how long to wait for it, its token.
     host: str | None = None
     port: int | None = None

@@ -21,6 +21,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.engines.base import server_address
+from dbt.adapters.s3tables.engines.progress import SparkProgress, Ticker, node_label, progress_line
 from dbt.adapters.s3tables.engines.session import SessionEngine
 from dbt.adapters.s3tables.engines.spark_errors import database_error
 from dbt.adapters.s3tables.engines.thrift import wait_until_reachable
@@ -58,6 +59,11 @@ class ConnectEngine(SessionEngine):
     the same DB-API-like cursor as in-process (settings, query analysis, seeds' views,
     Python models' session all go through the DataFrame API)."""
 
+    # The server's latest progress report of the running statement, and whether this
+    # connection's session sends them here.
+    _reported: SparkProgress | None = None
+    _listening: bool = False
+
     def cancel(self) -> None:
         # Connect has no job groups: interrupt what this connection's session runs.
         self.spark.interruptAll()
@@ -94,14 +100,42 @@ class ConnectEngine(SessionEngine):
         # Commits are not tagged with the run (commit_tags needs the server's JVM).
         for statement in split_statements(sql):
             try:
-                self._df = run_with_conflict_retries(
-                    partial(self.spark.sql, statement),
-                    connect_error_text,
-                    self.retries,
-                    statement,
-                )
+                with self.watched():
+                    self._df = run_with_conflict_retries(
+                        partial(self.spark.sql, statement),
+                        connect_error_text,
+                        self.retries,
+                        statement,
+                    )
             except Exception as error:
                 raise database_error(error) from None
+
+    def watched(self) -> Ticker:
+        """Progress lines while a statement runs: the stages and tasks the server reports
+        (Spark 4's servers send them; on 3.5 the line has the elapsed time only)."""
+        node = node_label(self.node())
+        self._reported = None
+        if self.progress_seconds and not self._listening:
+            register = getattr(self.spark, "registerProgressHandler", None)
+            if register is not None:
+                register(self._on_progress)
+            self._listening = True
+        return Ticker(
+            self.progress_seconds, lambda elapsed: progress_line(node, elapsed, self._reported)
+        )
+
+    def _on_progress(
+        self, stages: Any, inflight_tasks: int, operation_id: str | None, done: bool
+    ) -> None:
+        """pyspark's progress handler: the server's latest report of the running operation."""
+        stages = list(stages or [])
+        self._reported = SparkProgress(
+            stages_done=sum(1 for stage in stages if stage.done),
+            stages=len(stages),
+            tasks_done=sum(stage.num_completed_tasks for stage in stages),
+            tasks=sum(stage.num_tasks for stage in stages),
+            bytes_read=sum(stage.num_bytes_read for stage in stages) or None,
+        )
 
 
 def open_connect_session(settings: EngineSettings) -> ConnectSession:
@@ -175,4 +209,5 @@ def open_connect_engine(connection: Connection, setup: EngineSetup) -> ConnectEn
         job_group=f"dbt:{connection.name}",
         retries=setup.conflict_retries,
         node=lambda: str(connection.name or ""),
+        progress_seconds=setup.settings.progress_seconds,
     )

@@ -20,6 +20,13 @@ from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
 from dbt.adapters.s3tables.catalogs.snapshots import INVOCATION_KEY, NODE_KEY
 from dbt.adapters.s3tables.engines.commit_tags import run_tagged
 from dbt.adapters.s3tables.engines.jvm_log import jvm_post_mortem
+from dbt.adapters.s3tables.engines.progress import (
+    DEFAULT_PROGRESS_SECONDS,
+    SparkProgress,
+    Ticker,
+    node_label,
+    progress_line,
+)
 from dbt.adapters.s3tables.engines.spark_errors import (
     database_error,
     is_jvm_stopped,
@@ -57,9 +64,12 @@ class SessionEngine(SparkConnectionWrapper):
         retries: ConflictRetries | None = None,
         after_conflict: Callable[[float], object] | None = None,
         node: Callable[[], str] = lambda: "",
+        progress_seconds: float = DEFAULT_PROGRESS_SECONDS,
     ) -> None:
         self.spark = spark
         self.job_group = job_group
+        # A progress line this often while a statement runs (0: never).
+        self.progress_seconds = progress_seconds
         # The dbt node this connection runs now (dbt renames a connection per node).
         self.node = node
         self.retries = retries or ConflictRetries()
@@ -145,24 +155,90 @@ class SessionEngine(SparkConnectionWrapper):
                 self.job_group, statement[:120], interruptOnCancel=True
             )
             try:
-                self._df = run_with_conflict_retries(
-                    partial(run_tagged, self.spark, tags, partial(self.spark.sql, statement)),
-                    java_error_text,
-                    self.retries,
-                    statement,
-                    self.after_conflict,
-                )
+                with self.watched():
+                    self._df = run_with_conflict_retries(
+                        partial(run_tagged, self.spark, tags, partial(self.spark.sql, statement)),
+                        java_error_text,
+                        self.retries,
+                        statement,
+                        self.after_conflict,
+                    )
             except Exception as error:
                 raise database_error(error) from None
 
     def fetchall(self) -> list[Row] | None:
         if self._rows is None and self._df is not None:
             try:
-                rows = self._df.collect()
+                with self.watched():  # a query's jobs run here
+                    rows = self._df.collect()
             except Exception as error:
                 raise database_error(error) from None
             self._rows = self._in_session_time(rows)
         return self._rows
+
+    def watched(self) -> Ticker:
+        """Progress lines while the statement about to run runs: what Spark reports of the
+        jobs this connection starts from now on."""
+        if not self.progress_seconds:
+            return Ticker(0, str)
+        node = node_label(self.node())
+        tracker = self.spark.sparkContext.statusTracker()
+        earlier = frozenset(tracker.getJobIdsForGroup(self.job_group))
+
+        def line(elapsed: float) -> str:
+            try:
+                progress = self.progress(earlier)
+            except Exception as error:
+                # The JVM failing the statement: its own error follows; the line keeps
+                # the elapsed time.
+                logger.debug(f"progress of {node} not read: {error}")
+                progress = None
+            return progress_line(node, elapsed, progress)
+
+        return Ticker(self.progress_seconds, line)
+
+    def progress(self, earlier: frozenset[int]) -> SparkProgress | None:
+        """The jobs of this connection's job group not in `earlier`, from Spark's status
+        tracker, with the rows and bytes their stages wrote from its status store; None
+        before the first job starts."""
+        tracker = self.spark.sparkContext.statusTracker()
+        jobs = [tracker.getJobInfo(j) for j in tracker.getJobIdsForGroup(self.job_group)]
+        jobs = [job for job in jobs if job is not None and job.jobId not in earlier]
+        if not jobs:
+            return None
+        stages = tasks = stages_done = tasks_done = rows = size = 0
+        for job in jobs:
+            for stage_id in job.stageIds:
+                stages += 1
+                stage = tracker.getStageInfo(stage_id)
+                if job.status == "SUCCEEDED":
+                    stages_done += 1
+                if stage is None or stage.submissionTime <= 0:
+                    continue  # not run (yet), or skipped: its output was reused
+                tasks += stage.numTasks
+                tasks_done += stage.numCompletedTasks
+                if job.status != "SUCCEEDED" and stage.numCompletedTasks >= stage.numTasks:
+                    stages_done += 1
+                written = self._stage_output(stage_id)
+                rows += written[0]
+                size += written[1]
+        return SparkProgress(
+            jobs_done=sum(1 for job in jobs if job.status == "SUCCEEDED"),
+            jobs=len(jobs),
+            stages_done=stages_done,
+            stages=stages,
+            tasks_done=tasks_done,
+            tasks=tasks,
+            rows_written=rows or None,
+            bytes_written=size or None,
+        )
+
+    def _stage_output(self, stage_id: int) -> tuple[int, int]:
+        """Rows and bytes a stage wrote so far (its finished tasks'), from the JVM's status
+        store, which the status tracker's Python view does not carry."""
+        context: Any = self.spark.sparkContext._jsc
+        stage = context.sc().statusStore().lastStageAttempt(stage_id)
+        return int(stage.outputRecords()), int(stage.outputBytes())
 
     def _in_session_time(self, rows: list[Row]) -> list[Row]:
         """Rows with TIMESTAMP values as the session's wall time, not the Python
@@ -204,10 +280,12 @@ def open_session_engine(connection: Connection, setup: EngineSetup) -> SessionEn
     the profile's catalog if it is not running yet."""
     settings = setup.settings
     try:
+        # `spark_ui`: Spark's UI on (the adapter turns it off; a user's setting wins).
+        ui = {"spark.ui.enabled": "true"} if settings.spark_ui else {}
         spark = get_or_create_session(
             setup.catalog,
             settings.master,
-            dict(settings.spark_conf),
+            {**ui, **settings.spark_conf},
             settings.jar_sources,
             setup.other_catalogs,
             class_data_sharing=settings.class_data_sharing,
@@ -226,4 +304,5 @@ def open_session_engine(connection: Connection, setup: EngineSetup) -> SessionEn
         retries=setup.conflict_retries,
         after_conflict=setup.after_conflict,
         node=lambda: str(connection.name or ""),
+        progress_seconds=setup.settings.progress_seconds,
     )

@@ -33,6 +33,7 @@ from dbt.adapters.s3tables.engines.jvm_process import (
     java_refusal,
     launch_gateway_logged,
 )
+from dbt.adapters.s3tables.engines.progress import START_TICK_SECONDS, Ticker
 from dbt.adapters.s3tables.engines.spark_errors import (
     JavaError,
     context_start_error,
@@ -197,102 +198,128 @@ def get_or_create_session(
                         f"{wanted.location}. Run each target in its own process."
                     )
             return _session
-        java = find_java()
-        user_java_options = user_settings.get("spark.driver.extraJavaOptions")
-        refusal = java_option_refusal(java, user_java_options) if user_java_options else None
-        if refusal:
-            _start_failure = ProfileError(
-                "spark_conf.spark.driver.extraJavaOptions",
-                f"Java refuses these options: {refusal}",
-                "correct or remove the option",
-            )
-            raise _start_failure
-        log_file = jvm_log_file()
-        mark_log_start(log_file)
-        artifacts = [a for c in (catalog, *other_catalogs) for a in c.jar_artifacts]
-        jars = resolve_jars(artifacts, jar_sources)
-        if catalog.aws_profile:
-            # The driver JVM starts from this process: Java's AWS SDK reads the profile
-            # from its environment.
-            os.environ["AWS_PROFILE"] = catalog.aws_profile
         import pyspark
 
-        # The adapter's jars go on the driver's class path too (class-data sharing archives
-        # what the application class loader loads), unless the user brings jars of their
-        # own: those load in Spark's child class loader, which Iceberg's classes, loaded
-        # above it, could not see.
-        own_jars = not (user_settings.get("spark.jars") or user_settings.get("spark.jars.packages"))
-        driver_class_path = jars.jars if own_jars else ()
-        archive = None
-        # The user's own driver Java options replace the adapter's, archive options included.
-        if class_data_sharing and "spark.driver.extraJavaOptions" not in user_settings:
-            # Spark's own jars come from the pyspark installation: two virtualenvs with the
-            # same version have different class paths, which Java checks, so their own
-            # archives.
-            spark_jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
-            class_path = (
-                spark_jars,
-                *jars.jars,
-                *(user_settings.get(k, "") for k in LIST_SETTINGS),
-            )
-            archive = class_archive_for(java, pyspark.__version__, class_path)
-
-        def start(archive_start: ArchiveStart) -> SparkSession:
-            settings = session_settings(
-                master=master,
-                catalog=catalog,
-                jars=jars,
-                user_settings=user_settings,
-                log_file=log_file,
-                other_catalogs=other_catalogs,
-                java_options=archive_start.options,
-                driver_class_path=driver_class_path,
-            )
-            return launched(settings, log_file, archive_start)
-
-        started = time.monotonic()
-        archive_start = archive.start() if archive else ArchiveStart()
-        java_options_used = archive_start.options
-        try:
-            try:
-                _session = start(archive_start)
-            except JvmExited:
-                # A damaged archive crashes the JVM as it starts: start without it; the
-                # next start writes a new one. Any other cause fails the start.
-                if (
-                    archive is None
-                    or archive_use(java_options_used) != "map"
-                    or not jvm_crashed(jvm_log_tail(log_file))
-                ):
-                    raise
-                logger.debug(
-                    f"Spark's JVM crashed starting with its class archive in {archive.folder}"
-                )
-                archive.discard()
-                java_options_used = ()
-                _session = start(ArchiveStart())
-        except JvmExited as exited:
-            output = jvm_log_tail(log_file)
-            logger.debug(f"Spark's driver JVM did not start ({exited}); its output:\n{output}")
-            _start_failure = jvm_exit_error(java_refusal(output), user_settings, log_file)
-            raise _start_failure from None
-        except SparkContextFailed as failed:
-            _start_failure = context_start_error(failed.chain, user_settings)
-            raise _start_failure from None
-        _session_catalog = catalog
-        _session_catalogs.clear()
-        _session_catalogs.update({c.name: c for c in (catalog, *other_catalogs)})
-        _session_jars = frozenset(artifacts)
-        _session.sparkContext.setLogLevel("ERROR")
-        # Open the Iceberg catalog and run one query now: their first use costs seconds
-        # (class loading, catalog connection) that would otherwise land on the first model.
-        _session.sql(f"SHOW NAMESPACES IN {quote(catalog.name)}").collect()
-        _session.sql("SELECT 1").collect()
         logger.info(
-            f"Spark {_session.version} started in {time.monotonic() - started:.1f} s "
-            f"(master {master}, catalog `{catalog.name}`{archive_note(java_options_used)})"
+            f"Starting Spark {pyspark.__version__} (master {master}, catalog `{catalog.name}`)"
         )
-        return _session
+        with Ticker(START_TICK_SECONDS, lambda elapsed: f"Spark still starting ({elapsed:.0f} s)"):
+            return _start_session(
+                catalog, master, user_settings, jar_sources, other_catalogs, class_data_sharing
+            )
+
+
+def _start_session(
+    catalog: CatalogConfig,
+    master: str,
+    user_settings: dict[str, str],
+    jar_sources: JarSources,
+    other_catalogs: tuple[CatalogConfig, ...],
+    class_data_sharing: bool,
+) -> SparkSession:
+    """Start the process's SparkSession (`get_or_create_session`, under its lock)."""
+    global _session, _session_catalog, _session_jars, _start_failure
+    java = find_java()
+    user_java_options = user_settings.get("spark.driver.extraJavaOptions")
+    refusal = java_option_refusal(java, user_java_options) if user_java_options else None
+    if refusal:
+        _start_failure = ProfileError(
+            "spark_conf.spark.driver.extraJavaOptions",
+            f"Java refuses these options: {refusal}",
+            "correct or remove the option",
+        )
+        raise _start_failure
+    log_file = jvm_log_file()
+    mark_log_start(log_file)
+    artifacts = [a for c in (catalog, *other_catalogs) for a in c.jar_artifacts]
+    jars = resolve_jars(artifacts, jar_sources)
+    if catalog.aws_profile:
+        # The driver JVM starts from this process: Java's AWS SDK reads the profile
+        # from its environment.
+        os.environ["AWS_PROFILE"] = catalog.aws_profile
+    import pyspark
+
+    # The adapter's jars go on the driver's class path too (class-data sharing archives
+    # what the application class loader loads), unless the user brings jars of their
+    # own: those load in Spark's child class loader, which Iceberg's classes, loaded
+    # above it, could not see.
+    own_jars = not (user_settings.get("spark.jars") or user_settings.get("spark.jars.packages"))
+    driver_class_path = jars.jars if own_jars else ()
+    archive = None
+    # The user's own driver Java options replace the adapter's, archive options included.
+    if class_data_sharing and "spark.driver.extraJavaOptions" not in user_settings:
+        # Spark's own jars come from the pyspark installation: two virtualenvs with the
+        # same version have different class paths, which Java checks, so their own
+        # archives.
+        spark_jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
+        class_path = (
+            spark_jars,
+            *jars.jars,
+            *(user_settings.get(k, "") for k in LIST_SETTINGS),
+        )
+        archive = class_archive_for(java, pyspark.__version__, class_path)
+
+    def start(archive_start: ArchiveStart) -> SparkSession:
+        settings = session_settings(
+            master=master,
+            catalog=catalog,
+            jars=jars,
+            user_settings=user_settings,
+            log_file=log_file,
+            other_catalogs=other_catalogs,
+            java_options=archive_start.options,
+            driver_class_path=driver_class_path,
+        )
+        return launched(settings, log_file, archive_start)
+
+    started = time.monotonic()
+    archive_start = archive.start() if archive else ArchiveStart()
+    java_options_used = archive_start.options
+    if archive_use(java_options_used) == "write":
+        logger.info(
+            "First start of this Spark with these jars: the JVM writes its class archive, "
+            "which makes the next starts seconds faster"
+        )
+    try:
+        try:
+            _session = start(archive_start)
+        except JvmExited:
+            # A damaged archive crashes the JVM as it starts: start without it; the
+            # next start writes a new one. Any other cause fails the start.
+            if (
+                archive is None
+                or archive_use(java_options_used) != "map"
+                or not jvm_crashed(jvm_log_tail(log_file))
+            ):
+                raise
+            logger.debug(f"Spark's JVM crashed starting with its class archive in {archive.folder}")
+            archive.discard()
+            java_options_used = ()
+            _session = start(ArchiveStart())
+    except JvmExited as exited:
+        output = jvm_log_tail(log_file)
+        logger.debug(f"Spark's driver JVM did not start ({exited}); its output:\n{output}")
+        _start_failure = jvm_exit_error(java_refusal(output), user_settings, log_file)
+        raise _start_failure from None
+    except SparkContextFailed as failed:
+        _start_failure = context_start_error(failed.chain, user_settings)
+        raise _start_failure from None
+    _session_catalog = catalog
+    _session_catalogs.clear()
+    _session_catalogs.update({c.name: c for c in (catalog, *other_catalogs)})
+    _session_jars = frozenset(artifacts)
+    _session.sparkContext.setLogLevel("ERROR")
+    # Open the Iceberg catalog and run one query now: their first use costs seconds
+    # (class loading, catalog connection) that would otherwise land on the first model.
+    _session.sql(f"SHOW NAMESPACES IN {quote(catalog.name)}").collect()
+    _session.sql("SELECT 1").collect()
+    logger.info(
+        f"Spark {_session.version} started in {time.monotonic() - started:.1f} s "
+        f"(master {master}, catalog `{catalog.name}`{archive_note(java_options_used)})"
+    )
+    if _session.conf.get("spark.ui.enabled", "true") == "true":
+        logger.info(f"Spark UI at {_session.sparkContext.uiWebUrl}")
+    return _session
 
 
 def launched(

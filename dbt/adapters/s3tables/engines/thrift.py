@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -20,6 +20,13 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
 from dbt.adapters.s3tables.engines.base import server_address
+from dbt.adapters.s3tables.engines.progress import (
+    DEFAULT_PROGRESS_SECONDS,
+    START_TICK_SECONDS,
+    Ticker,
+    node_label,
+    progress_line,
+)
 from dbt.adapters.s3tables.engines.spark_errors import thrift_error_text
 from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries, run_with_conflict_retries
 from dbt.adapters.s3tables.seeds.values import text_rows_view_sql
@@ -41,9 +48,19 @@ class ThriftEngine(PyhiveConnectionWrapper):
     """The engine of a dbt connection to a Spark Thrift Server (one server session per
     connection, so settings and temporary views stay with it). Everything goes through SQL."""
 
-    def __init__(self, *args: Any, retries: ConflictRetries, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        retries: ConflictRetries,
+        node: Callable[[], str] = lambda: "",
+        progress_seconds: float = DEFAULT_PROGRESS_SECONDS,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.retries = retries
+        self.node = node
+        # The server reports no progress over thrift: the lines say the elapsed time.
+        self.progress_seconds = progress_seconds
         self._has_extensions: bool | None = None
 
     def cursor(self) -> ThriftEngine:
@@ -53,13 +70,15 @@ class ThriftEngine(PyhiveConnectionWrapper):
 
     def execute(self, sql: str, bindings: list[Any] | None = None) -> None:
         # A model's sql_header (`SET ...;`) arrives in front of its statement.
+        node = node_label(self.node())
         for statement in split_statements(sql):
-            run_with_conflict_retries(
-                partial(super().execute, statement, bindings),
-                thrift_error_text,
-                self.retries,
-                statement,
-            )
+            with Ticker(self.progress_seconds, lambda elapsed: progress_line(node, elapsed, None)):
+                run_with_conflict_retries(
+                    partial(super().execute, statement, bindings),
+                    thrift_error_text,
+                    self.retries,
+                    statement,
+                )
 
     def fetchone(self) -> Any:
         # dbt-spark's wrapper has none (dbt then falls back to `fetchall()[0]`).
@@ -159,6 +178,14 @@ def wait_until_reachable(settings: EngineSettings, server: str) -> None:
     `connect_timeout` apart; the last failure is raised."""
     host, port = server_address(settings)
     attempts = 1 + max(0, settings.connect_retries)
+    with Ticker(
+        START_TICK_SECONDS,
+        lambda elapsed: f"still waiting for the {server} at {host}:{port} ({elapsed:.0f} s)",
+    ):
+        _wait(host, port, settings, server, attempts)
+
+
+def _wait(host: str, port: int, settings: EngineSettings, server: str, attempts: int) -> None:
     for attempt in range(attempts):
         try:
             check_reachable(host, port, settings.connect_timeout, server)
@@ -187,6 +214,8 @@ def open_thrift_engine(connection: Connection, setup: EngineSetup) -> ThriftEngi
         query_timeout=wrapper.query_timeout,
         query_retries=wrapper.query_retries,
         retries=setup.conflict_retries,
+        node=lambda: str(connection.name or ""),
+        progress_seconds=setup.settings.progress_seconds,
     )
     setup.apply_spark_conf(
         "Spark Thrift Server", engine.set_setting, engine.setting, thrift_error_text

@@ -1,0 +1,117 @@
+"""Lines that show slow work while it runs: `Ticker` says a line every few seconds while a
+block runs (Spark starting, a server being waited for, a node's statement), and
+`progress_line` words what Spark reports of a statement's jobs, stages, tasks and rows
+written (`SparkProgress`, read by the engine that runs it)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import TracebackType
+
+from dbt.adapters.events.logging import AdapterLogger
+
+logger = AdapterLogger("s3tables")
+
+# The profile's `progress_interval_seconds` default; 0 turns the lines off.
+DEFAULT_PROGRESS_SECONDS = 10
+# Spark starting and server waits: a line this often while they last.
+START_TICK_SECONDS = 10
+
+
+@dataclass(frozen=True)
+class SparkProgress:
+    """What Spark reports of the jobs one statement started so far."""
+
+    stages_done: int
+    stages: int
+    tasks_done: int
+    tasks: int
+    # None where the engine does not report jobs (Spark Connect reports stages).
+    jobs_done: int | None = None
+    jobs: int | None = None
+    # Summed over the statement's stages, where Spark reports them (None: not reported).
+    rows_written: int | None = None
+    bytes_written: int | None = None
+    bytes_read: int | None = None
+
+
+def size_text(count: int) -> str:
+    """Bytes as a short figure: 980 B, 12.3 MB."""
+    size = float(count)
+    for unit in ("B", "kB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    raise AssertionError("unreachable")
+
+
+def progress_line(node: str, elapsed: float, progress: SparkProgress | None) -> str:
+    """`orders: running for 40 s; Spark jobs 1/2, stages 3/5, tasks 37/200, 1,200 rows
+    written (88.0 kB)`: what the engine reports, the elapsed time at least."""
+    text = f"{node}: running for {elapsed:.0f} s"
+    if progress is None:
+        return text
+    parts = []
+    if progress.jobs is not None:
+        parts.append(f"Spark jobs {progress.jobs_done}/{progress.jobs}")
+    parts.append(f"stages {progress.stages_done}/{progress.stages}")
+    parts.append(f"tasks {progress.tasks_done}/{progress.tasks}")
+    if progress.bytes_read:
+        parts.append(f"{size_text(progress.bytes_read)} read")
+    if progress.rows_written:
+        written = f"{progress.rows_written:,} rows written"
+        if progress.bytes_written:
+            written += f" ({size_text(progress.bytes_written)})"
+        parts.append(written)
+    return f"{text}; {', '.join(parts)}"
+
+
+def node_label(connection_name: str) -> str:
+    """A node's name from its connection's (dbt names a connection after the node's unique
+    id, `model.<project>.<name>`)."""
+    parts = connection_name.split(".", 2)
+    return parts[2] if len(parts) == 3 else connection_name
+
+
+class Ticker:
+    """While its block runs, `say(line(seconds elapsed))` every `interval` seconds (the
+    first after `interval`), from a daemon thread; nothing when `interval` is 0 or the block
+    ends sooner."""
+
+    def __init__(
+        self,
+        interval: float,
+        line: Callable[[float], str],
+        say: Callable[[str], None] = logger.info,
+    ) -> None:
+        self.interval = interval
+        self.line = line
+        self.say = say
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> Ticker:
+        if self.interval > 0:
+            started = time.monotonic()
+            self._thread = threading.Thread(
+                target=self._tick, args=(started,), name="s3tables-progress", daemon=True
+            )
+            self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _tick(self, started: float) -> None:
+        while not self._done.wait(self.interval):
+            self.say(self.line(time.monotonic() - started))

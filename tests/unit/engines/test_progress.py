@@ -1,0 +1,65 @@
+"""Progress lines: their wording from what an engine reports, and the ticker that says
+them while a block runs."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from dbt.adapters.s3tables.engines.progress import (
+    SparkProgress,
+    Ticker,
+    node_label,
+    progress_line,
+    size_text,
+)
+
+
+def test_a_line_says_what_the_engine_reports_and_the_elapsed_time_at_least() -> None:
+    assert progress_line("orders", 41.6, None) == "orders: running for 42 s"
+    in_process = SparkProgress(
+        stages_done=3,
+        stages=5,
+        tasks_done=37,
+        tasks=200,
+        jobs_done=1,
+        jobs=2,
+        rows_written=1200,
+        bytes_written=88_000,
+    )
+    assert progress_line("orders", 40, in_process) == (
+        "orders: running for 40 s; Spark jobs 1/2, stages 3/5, tasks 37/200, "
+        "1,200 rows written (88.0 kB)"
+    )
+    # Spark Connect reports stages and bytes read, not jobs.
+    connect = SparkProgress(stages_done=0, stages=1, tasks_done=2, tasks=4, bytes_read=5_300_000)
+    assert progress_line("events", 12, connect) == (
+        "events: running for 12 s; stages 0/1, tasks 2/4, 5.3 MB read"
+    )
+
+
+def test_sizes_and_node_names() -> None:
+    assert [size_text(n) for n in (980, 12_345, 3_400_000_000)] == ["980 B", "12.3 kB", "3.4 GB"]
+    assert node_label("model.jaffle_shop.orders") == "orders"
+    assert node_label("master") == "master"
+
+
+def test_a_ticker_says_lines_while_its_block_runs_and_stops_with_it() -> None:
+    lines: list[str] = []
+    with Ticker(0.05, lambda elapsed: f"{elapsed:.2f}", lines.append):
+        time.sleep(0.28)
+    said = len(lines)
+    assert said >= 3, lines
+    assert [float(x) for x in lines] == sorted(float(x) for x in lines)
+    time.sleep(0.12)
+    assert len(lines) == said  # nothing after the block
+    assert not [t for t in threading.enumerate() if t.name == "s3tables-progress"]
+
+
+def test_a_block_shorter_than_the_interval_or_an_interval_of_0_says_nothing() -> None:
+    lines: list[str] = []
+    with Ticker(5, str, lines.append):
+        pass
+    with Ticker(0, str, lines.append):
+        time.sleep(0.05)
+    assert lines == []

@@ -6,6 +6,7 @@ at once (threads 2): each line names its own model."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from dbt.tests.util import run_dbt_and_capture
@@ -37,7 +38,9 @@ class TestProgressLines:
     def models(self) -> dict[str, str]:
         return {"slow_one.sql": SLOW, "slow_two.sql": SLOW, "quick.sql": "select 1 as id"}
 
-    def test_slow_models_say_their_progress_with_growing_numbers(self, project) -> None:
+    def test_slow_models_say_their_progress_with_growing_numbers(
+        self, project, logs_dir: str
+    ) -> None:
         _, log = run_dbt_and_capture(["run"])
         lines = [LINE.search(line) for line in log.splitlines()]
         found = [m for m in lines if m]
@@ -50,7 +53,8 @@ class TestProgressLines:
             grew = grew or len(set(tasks_done)) > 1
             assert all(int(m.group(8)) >= int(m.group(7)) for m in found)
         assert grew, log
+        print("\n".join(m.group(0) for m in found))  # shown with -s: the lines as users see them
         assert not [line for line in log.splitlines() if "quick: running for" in line]
         # The log file has them too.
-        dbt_log = (project.project_root / "logs" / "dbt.log").read_text()
+        dbt_log = (Path(logs_dir) / "dbt.log").read_text(encoding="utf-8")
         assert "slow_one: running for" in dbt_log

@@ -24,12 +24,12 @@ def test_a_line_says_what_the_engine_reports_and_the_elapsed_time_at_least() -> 
         tasks=200,
         jobs_done=1,
         jobs=2,
-        rows_written=1200,
-        bytes_written=88_000,
+        rows_read=1200,
+        bytes_read=88_000,
     )
     assert progress_line("orders", 40, in_process) == (
         "orders: running for 40 s; Spark jobs 1/2, stages 3/5, tasks 37/200, "
-        "1,200 rows written (88.0 kB)"
+        "1,200 rows read, 88.0 kB read"
     )
     # Spark Connect reports stages and bytes read, not jobs.
     connect = SparkProgress(stages_done=0, stages=1, tasks_done=2, tasks=4, bytes_read=5_300_000)
@@ -63,3 +63,27 @@ def test_a_block_shorter_than_the_interval_or_an_interval_of_0_says_nothing() ->
     with Ticker(0, str, lines.append):
         time.sleep(0.05)
     assert lines == []
+
+
+def test_a_statements_jobs_and_stages_add_up_skipped_stages_left_out() -> None:
+    from dbt.adapters.s3tables.engines.progress import JobReading, StageReading, summarise
+
+    assert summarise([]) is None
+    done = JobReading(
+        "SUCCEEDED",
+        (StageReading("COMPLETE", 4, 4, 0, 0), StageReading("SKIPPED", 4, 0, 0, 0)),
+    )
+    running = JobReading(
+        "RUNNING",
+        (StageReading("ACTIVE", 20, 7, 700, 9_000), StageReading("PENDING", 0, 0, 0, 0)),
+    )
+    assert summarise([done, running]) == SparkProgress(
+        stages_done=1,
+        stages=3,
+        tasks_done=11,
+        tasks=24,
+        jobs_done=1,
+        jobs=2,
+        rows_read=700,
+        bytes_read=9_000,
+    )

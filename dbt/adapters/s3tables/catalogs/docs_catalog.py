@@ -38,7 +38,7 @@ def partition_text(partitioning: tuple[tuple[str, str], ...]) -> str:
     return ", ".join(fields)
 
 
-def fact_items(facts: TableFacts | None) -> list[tuple[str, str, object, str]]:
+def fact_items(facts: TableFacts | None) -> list[tuple[str, str, str | int | None, str]]:
     """What the table is, as (id, label, value, description) statistics."""
     if facts is None:
         return []

@@ -1,7 +1,7 @@
 """Lines that show slow work while it runs: `Ticker` says a line every few seconds while a
 block runs (Spark starting, a server being waited for, a node's statement), and
 `progress_line` words what Spark reports of a statement's jobs, stages, tasks and rows
-written (`SparkProgress`, read by the engine that runs it)."""
+read (`SparkProgress`; `summarise` adds up what the in-process engine reads)."""
 
 from __future__ import annotations
 
@@ -33,9 +33,50 @@ class SparkProgress:
     jobs_done: int | None = None
     jobs: int | None = None
     # Summed over the statement's stages, where Spark reports them (None: not reported).
-    rows_written: int | None = None
-    bytes_written: int | None = None
+    # Rows written are not among them: Spark counts an Iceberg write's rows in its SQL
+    # metrics only, not its task metrics.
+    rows_read: int | None = None
     bytes_read: int | None = None
+
+
+@dataclass(frozen=True)
+class StageReading:
+    """One stage as Spark's status store has it: status (ACTIVE, COMPLETE, SKIPPED, ...),
+    tasks, finished tasks, and the rows and bytes the finished tasks read."""
+
+    status: str
+    tasks: int
+    tasks_done: int
+    rows_read: int
+    bytes_read: int
+
+
+@dataclass(frozen=True)
+class JobReading:
+    """One job: its status (RUNNING, SUCCEEDED, FAILED, UNKNOWN) and its stages."""
+
+    status: str
+    stages: tuple[StageReading, ...]
+
+
+def summarise(jobs: list[JobReading]) -> SparkProgress | None:
+    """The progress of a statement's jobs (None: no job started yet). A skipped stage
+    (its output reused) counts as done and adds no tasks."""
+    if not jobs:
+        return None
+    stages = [stage for job in jobs for stage in job.stages if stage.status != "SKIPPED"]
+    rows = sum(stage.rows_read for stage in stages)
+    size = sum(stage.bytes_read for stage in stages)
+    return SparkProgress(
+        stages_done=sum(1 for stage in stages if stage.status == "COMPLETE"),
+        stages=len(stages),
+        tasks_done=sum(stage.tasks_done for stage in stages),
+        tasks=sum(stage.tasks for stage in stages),
+        jobs_done=sum(1 for job in jobs if job.status == "SUCCEEDED"),
+        jobs=len(jobs),
+        rows_read=rows or None,
+        bytes_read=size or None,
+    )
 
 
 def size_text(count: int) -> str:
@@ -50,7 +91,7 @@ def size_text(count: int) -> str:
 
 def progress_line(node: str, elapsed: float, progress: SparkProgress | None) -> str:
     """`orders: running for 40 s; Spark jobs 1/2, stages 3/5, tasks 37/200, 1,200 rows
-    written (88.0 kB)`: what the engine reports, the elapsed time at least."""
+    read, 88.0 kB read`: what the engine reports, the elapsed time at least."""
     text = f"{node}: running for {elapsed:.0f} s"
     if progress is None:
         return text
@@ -59,13 +100,10 @@ def progress_line(node: str, elapsed: float, progress: SparkProgress | None) -> 
         parts.append(f"Spark jobs {progress.jobs_done}/{progress.jobs}")
     parts.append(f"stages {progress.stages_done}/{progress.stages}")
     parts.append(f"tasks {progress.tasks_done}/{progress.tasks}")
+    if progress.rows_read:
+        parts.append(f"{progress.rows_read:,} rows read")
     if progress.bytes_read:
         parts.append(f"{size_text(progress.bytes_read)} read")
-    if progress.rows_written:
-        written = f"{progress.rows_written:,} rows written"
-        if progress.bytes_written:
-            written += f" ({size_text(progress.bytes_written)})"
-        parts.append(written)
     return f"{text}; {', '.join(parts)}"
 
 

@@ -15,6 +15,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import SparkConnectionWrapper
 from dbt_common.exceptions import DbtRuntimeError
 from dbt_common.invocation import get_invocation_id
+from py4j.protocol import Py4JJavaError
 
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
 from dbt.adapters.s3tables.catalogs.snapshots import INVOCATION_KEY, NODE_KEY
@@ -22,10 +23,13 @@ from dbt.adapters.s3tables.engines.commit_tags import run_tagged
 from dbt.adapters.s3tables.engines.jvm_log import jvm_post_mortem
 from dbt.adapters.s3tables.engines.progress import (
     DEFAULT_PROGRESS_SECONDS,
+    JobReading,
     SparkProgress,
+    StageReading,
     Ticker,
     node_label,
     progress_line,
+    summarise,
 )
 from dbt.adapters.s3tables.engines.spark_errors import (
     database_error,
@@ -198,47 +202,34 @@ class SessionEngine(SparkConnectionWrapper):
         return Ticker(self.progress_seconds, line)
 
     def progress(self, earlier: frozenset[int]) -> SparkProgress | None:
-        """The jobs of this connection's job group not in `earlier`, from Spark's status
-        tracker, with the rows and bytes their stages wrote from its status store; None
-        before the first job starts."""
+        """The jobs of this connection's job group not in `earlier` (Spark's status tracker)
+        and their stages as the JVM's status store has them (the tracker's Python view
+        has neither a stage's status nor what it read); None before the first job starts."""
         tracker = self.spark.sparkContext.statusTracker()
-        jobs = [tracker.getJobInfo(j) for j in tracker.getJobIdsForGroup(self.job_group)]
-        jobs = [job for job in jobs if job is not None and job.jobId not in earlier]
-        if not jobs:
-            return None
-        stages = tasks = stages_done = tasks_done = rows = size = 0
-        for job in jobs:
+        store: Any = self.spark.sparkContext._jsc.sc().statusStore()
+        readings = []
+        for job_id in tracker.getJobIdsForGroup(self.job_group):
+            job = tracker.getJobInfo(job_id)
+            if job is None or job_id in earlier:
+                continue
+            stages = []
             for stage_id in job.stageIds:
-                stages += 1
-                stage = tracker.getStageInfo(stage_id)
-                if job.status == "SUCCEEDED":
-                    stages_done += 1
-                if stage is None or stage.submissionTime <= 0:
-                    continue  # not run (yet), or skipped: its output was reused
-                tasks += stage.numTasks
-                tasks_done += stage.numCompletedTasks
-                if job.status != "SUCCEEDED" and stage.numCompletedTasks >= stage.numTasks:
-                    stages_done += 1
-                written = self._stage_output(stage_id)
-                rows += written[0]
-                size += written[1]
-        return SparkProgress(
-            jobs_done=sum(1 for job in jobs if job.status == "SUCCEEDED"),
-            jobs=len(jobs),
-            stages_done=stages_done,
-            stages=stages,
-            tasks_done=tasks_done,
-            tasks=tasks,
-            rows_written=rows or None,
-            bytes_written=size or None,
-        )
-
-    def _stage_output(self, stage_id: int) -> tuple[int, int]:
-        """Rows and bytes a stage wrote so far (its finished tasks'), from the JVM's status
-        store, which the status tracker's Python view does not carry."""
-        context: Any = self.spark.sparkContext._jsc
-        stage = context.sc().statusStore().lastStageAttempt(stage_id)
-        return int(stage.outputRecords()), int(stage.outputBytes())
+                try:
+                    data = store.lastStageAttempt(stage_id)
+                except Py4JJavaError:  # not submitted yet: not in the store
+                    stages.append(StageReading("PENDING", 0, 0, 0, 0))
+                    continue
+                stages.append(
+                    StageReading(
+                        str(data.status().toString()),
+                        int(data.numTasks()),
+                        int(data.numCompleteTasks()),
+                        int(data.inputRecords()),
+                        int(data.inputBytes()),
+                    )
+                )
+            readings.append(JobReading(str(job.status), tuple(stages)))
+        return summarise(readings)
 
     def _in_session_time(self, rows: list[Row]) -> list[Row]:
         """Rows with TIMESTAMP values as the session's wall time, not the Python

@@ -3,12 +3,14 @@ entry and relation types.
 
 Adapted: columns carry Spark's type names (seeds infer `bigint`, `string`, `timestamp`),
 relation types are `table` and `view` (as dbt-spark names them; Spark has no
-information_schema), tables have no owner, and a table's statistics are its current
+information_schema), a table's owner is the user Spark recorded (views have none), and a table's statistics are its current
 Iceberg snapshot's row count, data-file count and bytes, and what the table is (last
 change, snapshots, format version, partitioning, merge mode). Spark has no materialized views.
 """
 
 from __future__ import annotations
+
+import getpass
 
 import pytest
 from dbt.tests.adapter.basic import expected_catalog
@@ -57,7 +59,8 @@ def table_stats(rows: int | None = None) -> dict:
 
 
 SPARK_TYPES = {
-    "role": None,
+    # Spark records the user who created a table as its `owner` property (views get none).
+    "role": getpass.getuser(),
     "id_type": "bigint",
     "text_type": "string",
     "time_type": "timestamp",
@@ -66,34 +69,45 @@ SPARK_TYPES = {
 }
 
 
+def views_unowned(catalog: dict) -> dict:
+    """The expected catalog with no owner on views: Spark records one for tables only."""
+    for node in [*catalog["nodes"].values(), *catalog["sources"].values()]:
+        if node["metadata"]["type"] == "view":
+            node["metadata"]["owner"] = None
+    return catalog
+
+
 class SparkCatalogTypes:
     @pytest.fixture(scope="class")
     def profile_user(self):
-        # Spark catalogs record no table owner.
-        return None
+        return SPARK_TYPES["role"]
 
 
 class TestDocsGenerate(SparkCatalogTypes, BaseDocsGenerate):
     @pytest.fixture(scope="class")
     def expected_catalog(self, project):
-        return expected_catalog.base_expected_catalog(
-            project,
-            **SPARK_TYPES,
-            model_stats=expected_catalog.no_stats(),
-            seed_stats=table_stats(rows=1),
+        return views_unowned(
+            expected_catalog.base_expected_catalog(
+                project,
+                **SPARK_TYPES,
+                model_stats=expected_catalog.no_stats(),
+                seed_stats=table_stats(rows=1),
+            )
         )
 
 
 class TestDocsGenReferences(SparkCatalogTypes, BaseDocsGenReferences):
     @pytest.fixture(scope="class")
     def expected_catalog(self, project):
-        return expected_catalog.expected_references_catalog(
-            project,
-            **SPARK_TYPES,
-            bigint_type="bigint",
-            model_stats=table_stats(),
-            seed_stats=table_stats(rows=1),
-            view_summary_stats=expected_catalog.no_stats(),
+        return views_unowned(
+            expected_catalog.expected_references_catalog(
+                project,
+                **SPARK_TYPES,
+                bigint_type="bigint",
+                model_stats=table_stats(),
+                seed_stats=table_stats(rows=1),
+                view_summary_stats=expected_catalog.no_stats(),
+            )
         )
 
 
@@ -106,7 +120,13 @@ def single_relation_entry(project, name: str, kind: str, stats: dict) -> Catalog
         "updated_at": "timestamp",
     }
     return CatalogTable(
-        metadata=TableMetadata(type=kind, schema=project.test_schema, name=name, comment=None),
+        metadata=TableMetadata(
+            type=kind,
+            schema=project.test_schema,
+            name=name,
+            comment=None,
+            owner=SPARK_TYPES["role"] if kind == "table" else None,
+        ),
         columns={
             column: ColumnMetadata(type=kind_, index=index, name=column, comment=None)
             for index, (column, kind_) in enumerate(types.items(), start=1)

@@ -104,7 +104,7 @@ def catalog_rows(details: RelationDetails, database: str | None = None) -> Itera
             "table_name": entry.name,
             "table_type": entry.kind,
             "table_comment": details.comment,
-            "table_owner": details.facts.owner if details.facts else None,
+            "table_owner": details.owner,
             "column_name": column.name,
             "column_index": index,
             "column_type": column.data_type,
@@ -123,7 +123,7 @@ def catalog_table(details: RelationDetails, database: str | None = None) -> Cata
             schema=entry.namespace,
             name=entry.name,
             comment=details.comment,
-            owner=details.facts.owner if details.facts else None,
+            owner=details.owner,
         ),
         columns={
             c.name: ColumnMetadata(type=c.data_type, index=i, name=c.name, comment=c.comment)

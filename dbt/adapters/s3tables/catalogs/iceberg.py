@@ -95,7 +95,6 @@ class TableFacts:
     partitioning: tuple[tuple[str, str], ...]
     # `write.merge.mode` as set on the table (None: unset, Iceberg's copy-on-write).
     merge_mode: str | None
-    owner: str | None
 
 
 @dataclass(frozen=True)
@@ -107,6 +106,8 @@ class RelationDetails:
     stats: TableStats | None
     comment: str | None = None
     facts: TableFacts | None = None
+    # The relation's `owner` property (Spark records the user who created it).
+    owner: str | None = None
 
 
 @dataclass(frozen=True)
@@ -741,8 +742,14 @@ class IcebergCatalog:
             if relation.kind == "view":
                 metadata = self._view_metadata(relation.namespace, relation.name)
                 columns = schema_columns(view_schema_from_metadata(metadata))
-                comment = (metadata.get("properties") or {}).get("comment")
-                return RelationDetails(relation, columns, None, comment)
+                properties = metadata.get("properties") or {}
+                return RelationDetails(
+                    relation,
+                    columns,
+                    None,
+                    properties.get("comment"),
+                    owner=properties.get("owner"),
+                )
             table = self.load_table(relation.namespace, relation.name)
             snapshot = table.current_snapshot()
             if snapshot is None:
@@ -750,7 +757,6 @@ class IcebergCatalog:
             else:
                 summary = snapshot.summary.additional_properties if snapshot.summary else None
                 stats = stats_from_summary(summary, snapshot.snapshot_id, table.format_version)
-            columns = schema_columns(table.schema())
             schema = table.schema()
             facts = TableFacts(
                 last_change_ms=snapshot.timestamp_ms if snapshot is not None else None,
@@ -761,9 +767,15 @@ class IcebergCatalog:
                     for field in table.spec().fields
                 ),
                 merge_mode=table.properties.get("write.merge.mode"),
+            )
+            return RelationDetails(
+                relation,
+                schema_columns(schema),
+                stats,
+                table.properties.get("comment"),
+                facts,
                 owner=table.properties.get("owner"),
             )
-            return RelationDetails(relation, columns, stats, table.properties.get("comment"), facts)
 
         return self.call(load, f"details of {relation.namespace}.{relation.name}")
 

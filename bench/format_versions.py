@@ -41,7 +41,9 @@ from incremental_scale import (
     SCHEMA,
     SOURCE,
     bare_merge_sql,
+    measurement,
     process_model_time,
+    rollback,
     timed,
     warm_model_time,
 )
@@ -180,23 +182,14 @@ def bench_merges(
     }
 
     def reset(model: str) -> None:
-        spark.sql(
-            f"CALL {CATALOG}.system.rollback_to_snapshot('{SCHEMA}.{model}', {initial[model]})"
-        )
+        rollback(spark, model, initial[model])
 
     def record(mode: str, label: str, run: int, model_s: float, wall_s: float | None, files):
-        rows.append(
-            {
-                "rows": size,
-                "mode": mode,
-                "contender": label,
-                "round": run,
-                "model_s": round(model_s, 4),
-                "wall_s": "" if wall_s is None else round(wall_s, 4),
-                **{name: files.get(name, "") for name in WRITTEN},
-                "load_1m": os.getloadavg()[0],
-            }
-        )
+        written_files = {name: files.get(name, "") for name in WRITTEN}
+        # The load last, as in every results file.
+        row = measurement(size, mode, label, run, model_s, wall_s)
+        load = row.pop("load_1m")
+        rows.append({**row, **written_files, "load_1m": load})
 
     order = list(CONTENDERS)
     for label in order:  # untimed: dbt's first parse and Spark's first plans of each

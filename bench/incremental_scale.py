@@ -149,6 +149,26 @@ def bare_merge_sql(table: str, source: str) -> str:
     )
 
 
+def rollback(spark, table: str, snapshot_id: int) -> None:
+    """The bench table `table` set back to a snapshot (a metadata operation)."""
+    spark.sql(f"CALL {CATALOG}.system.rollback_to_snapshot('{SCHEMA}.{table}', {snapshot_id})")
+
+
+def measurement(
+    size: int, mode: str, label: str, run: int, model_s: float, wall_s: float | None
+) -> dict[str, object]:
+    """One raw number of a merge benchmark, with the load it was measured at."""
+    return {
+        "rows": size,
+        "mode": mode,
+        "contender": label,
+        "round": run,
+        "model_s": round(model_s, 4),
+        "wall_s": "" if wall_s is None else round(wall_s, 4),
+        "load_1m": os.getloadavg()[0],
+    }
+
+
 def timed(run: Callable[[], None]) -> float:
     started = time.perf_counter()
     run()
@@ -221,9 +241,7 @@ def bench_size(
         ][0]
 
     def reset(table: str) -> None:
-        spark.sql(
-            f"CALL {CATALOG}.system.rollback_to_snapshot('{SCHEMA}.{table}', {initial[table]})"
-        )
+        rollback(spark, table, initial[table])
 
     def bare(table: str, cached: bool) -> Callable[[], None]:
         def run() -> None:
@@ -240,17 +258,7 @@ def bench_size(
         return run
 
     def record(mode: str, label: str, run: int, model_s: float, wall_s: float | None):
-        rows.append(
-            {
-                "rows": size,
-                "mode": mode,
-                "contender": label,
-                "round": run,
-                "model_s": round(model_s, 4),
-                "wall_s": "" if wall_s is None else round(wall_s, 4),
-                "load_1m": os.getloadavg()[0],
-            }
-        )
+        rows.append(measurement(size, mode, label, run, model_s, wall_s))
 
     # Warm: every contender on this process's session.
     warm: list[tuple[str, str, Callable[[], float]]] = [

@@ -24,15 +24,8 @@ LINE = re.compile(
 
 class TestProgressLines:
     @pytest.fixture(scope="class")
-    def dbt_profile_target(self, warehouse_dir: str) -> dict:
-        return {
-            "type": "s3tables",
-            "method": "session",
-            "master": "local[2]",
-            "warehouse": warehouse_dir,
-            "threads": 2,
-            "progress_interval_seconds": 2,
-        }
+    def dbt_profile_target(self, dbt_profile_target: dict) -> dict:
+        return {**dbt_profile_target, "threads": 2, "progress_interval_seconds": 2}
 
     @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:

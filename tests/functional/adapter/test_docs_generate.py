@@ -3,9 +3,10 @@ entry and relation types.
 
 Adapted: columns carry Spark's type names (seeds infer `bigint`, `string`, `timestamp`),
 relation types are `table` and `view` (as dbt-spark names them; Spark has no
-information_schema), a table's owner is the user Spark recorded (views have none), and a table's statistics are its current
-Iceberg snapshot's row count, data-file count and bytes, and what the table is (last
-change, snapshots, format version, partitioning, merge mode). Spark has no materialized views.
+information_schema), a table's owner is the user Spark recorded (views have none), and a
+table's statistics are its current Iceberg snapshot's row count, data-file count and
+bytes, and what the table is (last change, snapshots, format version, partitioning, merge
+mode). Spark has no materialized views.
 """
 
 from __future__ import annotations

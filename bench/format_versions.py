@@ -28,7 +28,6 @@ under `.venv-spark41/bin/python` it writes `*_spark41.csv` (see `bench/spark_lin
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import statistics
@@ -44,6 +43,7 @@ from incremental_scale import (
     measurement,
     process_model_time,
     rollback,
+    rounds_parser,
     timed,
     warm_model_time,
 )
@@ -308,16 +308,7 @@ def describe_scans(rows: list[dict]) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sizes", default="1000000,5000000")
-    parser.add_argument("--warm-runs", type=int, default=5)
-    parser.add_argument("--process-runs", type=int, default=3)
-    parser.add_argument(
-        "--big",
-        type=int,
-        default=5_000_000,
-        help="from this size on: 2 warm, 1 process round fewer",
-    )
+    parser = rounds_parser(__doc__, "1000000,5000000")
     parser.add_argument("--scan-rows", type=int, default=1_000_000)
     parser.add_argument(
         "--scan-after", default="1,10,100", help="merge counts to scan at; empty: no scans"

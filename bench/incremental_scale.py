@@ -175,9 +175,10 @@ def timed(run: Callable[[], None]) -> float:
     return time.perf_counter() - started
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sizes", default="100000,1000000,5000000")
+def rounds_parser(description: str | None, sizes: str) -> argparse.ArgumentParser:
+    """The table sizes and rounds of a merge benchmark, as options."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--sizes", default=sizes)
     parser.add_argument("--warm-runs", type=int, default=5)
     parser.add_argument("--process-runs", type=int, default=3)
     parser.add_argument(
@@ -186,7 +187,11 @@ def main() -> None:
         default=5_000_000,
         help="from this size on: 2 warm rounds and 1 process round fewer",
     )
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = rounds_parser(__doc__, "100000,1000000,5000000").parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench_incremental_"))
     catalog = CatalogConfig(name=CATALOG, catalog_type="local", warehouse=str(root / "warehouse"))
     rows: list[dict[str, object]] = []

@@ -91,7 +91,7 @@ def screenshot(url: str, path: Path) -> None:
 class NodePage(HTMLParser):
     """What a dbt docs node page shows: each Details item (`<dt class="detail-label">`,
     then its `<dd class="detail-value">`) as (label, value), its hover text (`title`) by
-    label, and the Description's text."""
+    label, and the Description's text (the page's first markdown block)."""
 
     def __init__(self, dom: str) -> None:
         super().__init__()
@@ -108,14 +108,16 @@ class NodePage(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if self._reading == "description":
-            self._depth += tag == "div"
+            if tag == "div":
+                self._depth += 1
             return
-        classes = (dict(attrs).get("class") or "").split()
+        attributes = dict(attrs)
+        classes = (attributes.get("class") or "").split()
         if tag == "dt" and "detail-label" in classes:
-            self._reading, self._title, self._text = "label", dict(attrs).get("title"), []
+            self._reading, self._title, self._text = "label", attributes.get("title"), []
         elif tag == "dd" and "detail-value" in classes and self._label is not None:
             self._reading, self._text = "value", []
-        elif tag == "div" and "model-markdown" in classes:
+        elif tag == "div" and "model-markdown" in classes and not self.description:
             self._reading, self._depth, self._text = "description", 0, []
 
     def handle_endtag(self, tag: str) -> None:

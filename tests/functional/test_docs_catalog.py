@@ -1,7 +1,9 @@
 """`dbt docs generate` and `get_catalog_for_single_relation`: metadata read through PyIceberg.
 
 Expectations come from an independent path: Spark's `DESCRIBE` for columns and the
-Iceberg `<table>.snapshots` metadata table (read by Spark) for the statistics.
+Iceberg `<table>.snapshots` metadata table (read by Spark) for the statistics; dbt-spark's
+own catalog of the same tables for the fields it fills; and the model's page of the
+generated docs site as headless Chromium renders it, for what a person reads.
 """
 
 from __future__ import annotations
@@ -156,11 +158,10 @@ def dbt_spark_catalog(project, folder: Path) -> dict[str, Any]:
     profile = yaml.safe_load((root / "dbt_project.yml").read_text())["profile"]
     output = {"type": "spark", "method": "session", "host": "localhost"}
     write_profiles(folder, profile, {**output, "schema": project.test_schema})
+    # Its own target folder: the adapter's catalog.json stays as it wrote it.
     target = folder / "target"
-    run_dbt(
-        ["docs", "generate", "--no-compile", "--profiles-dir", str(folder)]
-        + ["--target-path", str(target)]
-    )
+    args = ["--profiles-dir", str(folder), "--target-path", str(target)]
+    run_dbt(["docs", "generate", "--no-compile", *args])
     return json.loads((target / "catalog.json").read_text())
 
 

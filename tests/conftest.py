@@ -13,7 +13,9 @@ if TYPE_CHECKING:
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
 # The functional tests' shared modules: their asserts report as a test file's do.
-pytest.register_assert_rewrite("tests.functional.harness", "tests.functional.emulators")
+pytest.register_assert_rewrite(
+    "tests.functional.harness", "tests.functional.emulators", "tests.functional.docs_site"
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -15,7 +15,8 @@ test file needs. It owns
   `assert_model_passed`;
 - reading tables back through Spark on that fixture: `query_rows`, `table_rows`,
   `sort_rows` (by `nulls_first` unless told), `relation`, `described_columns`,
-  `column_types`, `column_names`, `table_properties`; and Iceberg snapshots as
+  `column_types`, `column_names`, `table_properties`, `described` (a `DESCRIBE ...
+  EXTENDED` as a mapping), `table_comment`; and Iceberg snapshots as
   `<table>.snapshots` shows them: `snapshot_rows`, `snapshot_ids`, `snapshot_count`,
   `latest_snapshot_id`, `latest_snapshot_summary`;
 - reading tables back through PyIceberg: `local_catalog`, `iceberg_rows`, `warehouse_tables`;
@@ -25,8 +26,9 @@ test file needs. It owns
   `once_per_run`;
 - checking what a person reads: `assert_readable`.
 
-The emulators and Spark services the tests start are in `emulators.py`. pytest rewrites
-this module's asserts (tests/conftest.py registers it), as it does a test file's.
+The emulators and Spark services the tests start are in `emulators.py`; a docs site in
+headless Chromium is `docs_site.py`. pytest rewrites this module's asserts
+(tests/conftest.py registers it), as it does a test file's.
 """
 
 from __future__ import annotations
@@ -446,6 +448,16 @@ def column_types(project: TestProjInfo, table: str) -> list[tuple[str, str]]:
 
 def column_names(project: TestProjInfo, table: str) -> list[str]:
     return [name for name, _, _ in described_columns(project, table)]
+
+
+def described(project: TestProjInfo, sql: str) -> dict[str, str]:
+    """First two fields of each row of a `DESCRIBE ... EXTENDED`, as a mapping."""
+    return {row[0]: row[1] for row in project.run_sql(sql, fetch="all") if row[0]}
+
+
+def table_comment(project: TestProjInfo, table: str) -> str | None:
+    """The table's comment, as Spark's `DESCRIBE TABLE EXTENDED` shows it."""
+    return described(project, f"describe table extended {table}").get("Comment")
 
 
 def table_properties(project: TestProjInfo, table: str) -> dict[str, str]:

@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.harness import column_names, described_columns, query_rows
+from tests.functional.harness import (
+    column_names,
+    described,
+    described_columns,
+    query_rows,
+    table_comment,
+)
 
 # --- helpers -------------------------------------------------------------------------
 
@@ -31,15 +37,6 @@ def failing_operation(macro: str, message: str, **args: object) -> None:
     """Run an operation that must fail, with `message` in its output."""
     _, log = run_dbt_and_capture(operation_args(macro, args), expect_pass=False)
     assert message in log, log[-2000:]
-
-
-def described(project, sql: str) -> dict[str, str]:
-    """First two fields of each row of a `DESCRIBE ... EXTENDED`, as a mapping."""
-    return {row[0]: row[1] for row in project.run_sql(sql, fetch="all") if row[0]}
-
-
-def table_comment(project, table: str) -> str | None:
-    return described(project, f"describe table extended {table}").get("Comment")
 
 
 def namespaces(project) -> set[str]:

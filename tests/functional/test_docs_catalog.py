@@ -1,23 +1,36 @@
 """`dbt docs generate` and `get_catalog_for_single_relation`: metadata read through PyIceberg.
 
 Expectations come from an independent path: Spark's `DESCRIBE` for columns and the
-Iceberg `<table>.snapshots` metadata table (read by Spark) for the statistics.
+Iceberg `<table>.snapshots` metadata table (read by Spark) for the statistics; dbt-spark's
+own catalog of the same tables for the fields it fills; and the model's page of the
+generated docs site as headless Chromium renders it, for what a person reads.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
+from dbt.adapters.spark.impl import SparkAdapter
 from dbt.tests.adapter.basic.test_get_catalog_for_single_relation import (
     BaseGetCatalogForSingleRelation,
 )
 from dbt.tests.util import get_connection, run_dbt
 from dbt_common.contracts.metadata import CatalogTable, ColumnMetadata, StatsItem, TableMetadata
 
-from tests.functional.harness import described_columns, latest_snapshot_summary, spark_user
+from tests.functional.docs_site import NodePage, rendered_dom, screenshot, served
+from tests.functional.harness import (
+    described_columns,
+    latest_snapshot_summary,
+    spark_user,
+    table_comment,
+    write_profiles,
+)
 
 PEOPLE_CSV = "id,name,joined\n1,Ann,2024-01-01\n2,Bob,2024-02-01\n3,Cid,2024-03-01\n"
 
@@ -46,9 +59,9 @@ def spark_catalog_table(project, name: str, kind: str) -> CatalogTable:
     if kind == "table":
         summary = latest_snapshot_summary(project, f"`{schema}`.`{name}`")
         stats = {
-            "row_count": StatsItem(
-                id="row_count",
-                label="Row count",
+            "rows": StatsItem(
+                id="rows",
+                label="Rows",
                 value=int(summary["total-records"]),
                 include=True,
                 description="Rows in the current snapshot",
@@ -62,7 +75,7 @@ def spark_catalog_table(project, name: str, kind: str) -> CatalogTable:
             ),
             "bytes": StatsItem(
                 id="bytes",
-                label="Size (bytes)",
+                label="Size",
                 value=int(summary["total-files-size"]),
                 include=True,
                 description="Bytes of the current snapshot's files",
@@ -113,14 +126,43 @@ def facts_read_by_spark(project, table: str) -> dict[str, StatsItem]:
     }
 
 
-# What the docs site shows of a table besides its figures.
+# What the docs site shows of a table besides its figures: a partitioned v3 table, merged
+# into once, its description persisted as the Iceberg table's comment.
 EVENTS_SQL = """
 {{ config(
     materialized='incremental', unique_key='id', format_version=3,
-    partition_by=['days(joined)', 'bucket(4, id)']
+    partition_by=['days(joined)', 'bucket(4, id)'],
+    persist_docs={'relation': true, 'columns': true}
 ) }}
 select id, name, joined from {{ ref('people') }}
 """
+
+EVENTS_DESCRIPTION = "People as they joined, one row per person"
+
+EVENTS_YML = f"""
+version: 2
+models:
+  - name: people_events
+    description: "{EVENTS_DESCRIPTION}"
+    columns:
+      - name: id
+        description: "The person's id"
+"""
+
+
+def dbt_spark_catalog(project, folder: Path) -> dict[str, Any]:
+    """The catalog.json dbt-spark itself writes for the project: its adapter (`type: spark`,
+    `method: session`) run in this process, where Spark's `getOrCreate` hands it the
+    SparkSession this adapter started, so it reads the same Iceberg tables."""
+    root = Path(project.project_root)
+    profile = yaml.safe_load((root / "dbt_project.yml").read_text())["profile"]
+    output = {"type": "spark", "method": "session", "host": "localhost"}
+    write_profiles(folder, profile, {**output, "schema": project.test_schema})
+    # Its own target folder: the adapter's catalog.json stays as it wrote it.
+    target = folder / "target"
+    args = ["--profiles-dir", str(folder), "--target-path", str(target)]
+    run_dbt(["docs", "generate", "--no-compile", *args])
+    return json.loads((target / "catalog.json").read_text())
 
 
 class TestDocsShowWhatATableIs:
@@ -130,14 +172,18 @@ class TestDocsShowWhatATableIs:
 
     @pytest.fixture(scope="class")
     def models(self):
-        return {"people_events.sql": EVENTS_SQL}
+        return {"people_events.sql": EVENTS_SQL, "people_events.yml": EVENTS_YML}
 
-    def test_docs_show_partitioning_format_merge_mode_owner_and_history(self, project):
+    @pytest.fixture(scope="class")
+    def catalog(self, project) -> dict[str, Any]:
+        """The docs catalog once the table was created and then merged into."""
         run_dbt(["seed"])
         run_dbt(["run"])
         run_dbt(["run"])
         run_dbt(["docs", "generate"])
-        catalog = json.loads((Path(project.project_root) / "target" / "catalog.json").read_text())
+        return json.loads((Path(project.project_root) / "target" / "catalog.json").read_text())
+
+    def test_docs_show_partitioning_format_merge_mode_owner_and_history(self, project, catalog):
         events = catalog["nodes"]["model.test.people_events"]
         stats = {key: item["value"] for key, item in events["stats"].items()}
         table = f"`{project.test_schema}`.`people_events`"
@@ -150,8 +196,85 @@ class TestDocsShowWhatATableIs:
         assert stats["format_version"] == 3
         assert stats["partitioning"] == "day(joined), bucket(4, id)"
         assert stats["merge_mode"] == "merge-on-read"
+        assert stats["rows"] == 3  # exact: deletion vectors are subtracted on v3
         # Spark records the user who created the table (`owner` is reserved to it).
         assert events["metadata"]["owner"] == spark_user()
+        # persist_docs made the description the Iceberg table's comment.
+        assert table_comment(project, table) == EVENTS_DESCRIPTION
+        assert events["metadata"]["comment"] == EVENTS_DESCRIPTION
+        assert events["columns"]["id"]["comment"] == "The person's id"
+
+    def test_catalog_holds_every_field_dbt_spark_fills(self, project, catalog, tmp_path):
+        ours = catalog["nodes"]
+        theirs = dbt_spark_catalog(project, tmp_path)["nodes"]
+        assert set(theirs) == set(ours) == {"seed.test.people", "model.test.people_events"}
+        for unique_id, their in theirs.items():
+            our = ours[unique_id]
+            filled = {key: value for key, value in their["metadata"].items() if value is not None}
+            assert filled.items() <= our["metadata"].items(), unique_id
+            assert set(their["stats"]) <= set(our["stats"]), unique_id
+            # dbt-spark numbers columns from 0, dbt's other adapters and this one from 1.
+            assert [(c["name"], c["type"], c["index"] + 1) for c in their["columns"].values()] == [
+                (c["name"], c["type"], c["index"]) for c in our["columns"].values()
+            ]
+            for name, column in their["columns"].items():
+                assert column["comment"] in (None, our["columns"][name]["comment"])
+
+        # What dbt-spark leaves out of an Iceberg table's entry and this adapter fills, as
+        # docs/dbt-features.md says (update it when dbt-spark fills one of them).
+        their, our = theirs["model.test.people_events"], ours["model.test.people_events"]
+        assert their["metadata"]["comment"] is None
+        assert our["metadata"]["comment"] == EVENTS_DESCRIPTION
+        assert their["columns"]["id"]["comment"] is None
+        assert our["columns"]["id"]["comment"] == "The person's id"
+        assert set(their["stats"]) == {"has_stats"}  # Spark has no statistics row for Iceberg
+        assert their["stats"]["has_stats"]["value"] is False
+
+        # Every field dbt-spark's catalog query can return at all: the table's type, schema,
+        # name, comment and owner (its database is none, as here for the profile's catalog),
+        # and the `bytes` and `rows` of Spark's statistics of non-Iceberg tables.
+        fields = SparkAdapter.COLUMN_NAMES
+        table_fields = {f.removeprefix("table_") for f in fields if f.startswith("table_")}
+        assert table_fields - {"database"} == {"type", "schema", "name", "comment", "owner"}
+        assert all(our["metadata"][key] is not None for key in table_fields - {"database"})
+        assert our["metadata"]["database"] is None
+        stats_ids = {f.split(":")[1] for f in fields if f.startswith("stats:")}
+        assert stats_ids == {"bytes", "rows"}
+        assert stats_ids <= set(our["stats"])
+
+    def test_rendered_page_shows_what_the_table_is(self, project, catalog):
+        events = catalog["nodes"]["model.test.people_events"]
+        stats = {key: item["value"] for key, item in events["stats"].items()}
+        url_path = "#!/model/model.test.people_events"
+        picture = Path(project.project_root) / "docs-page.png"
+        with served(Path(project.project_root) / "target") as base:
+            page = NodePage(rendered_dom(f"{base}/{url_path}"))
+            screenshot(f"{base}/{url_path}", picture)
+        print(f"The page as Chromium drew it: {picture}")
+
+        details = dict(page.details)
+        shown = {
+            "Owner": spark_user(),
+            "Type": "table",
+            "Last Modified": stats["last_modified"],
+            "Snapshots": str(stats["snapshots"]),
+            "Iceberg format version": "3",
+            "Partitioned by": "day(joined), bucket(4, id)",
+            "Merge mode": "merge-on-read",
+            "Rows": "3",
+            "Data files": str(stats["num_files"]),
+        }
+        assert {label: details.get(label) for label in shown} == shown, page.details
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", details["Last Modified"])
+        # dbt docs writes the `bytes` figure as a size.
+        assert re.fullmatch(r"\d+ (bytes|KB|MB)", details["Size"]), details["Size"]
+        # Each figure's description is its hover text.
+        for item in events["stats"].values():
+            if item["include"]:
+                assert page.hover[item["label"]] == item["description"]
+        # dbt docs shows the model's description (the table's comment, by persist_docs);
+        # it does not show the catalog's comment itself.
+        assert page.description == EVENTS_DESCRIPTION == events["metadata"]["comment"]
 
 
 class TestDocsGenerateCatalog:
@@ -184,13 +307,13 @@ class TestDocsGenerateCatalog:
         assert table["metadata"]["schema"] == schema
         assert table["metadata"]["name"] == "people_table"
         stats = table["stats"]
-        assert stats["row_count"]["value"] == 2
+        assert stats["rows"]["value"] == 2
         assert stats["num_files"]["value"] >= 1
         assert stats["bytes"]["value"] > 0
         assert stats["has_stats"]["value"] is True
         # The same figures as the snapshot summary Spark reads from the table's metadata.
         summary = latest_snapshot_summary(project, f"`{schema}`.`people_table`")
-        assert stats["row_count"]["value"] == int(summary["total-records"])
+        assert stats["rows"]["value"] == int(summary["total-records"])
         assert stats["num_files"]["value"] == int(summary["total-data-files"])
         assert stats["bytes"]["value"] == int(summary["total-files-size"])
         table_columns = {c["name"]: c["type"] for c in table["columns"].values()}
@@ -203,11 +326,11 @@ class TestDocsGenerateCatalog:
 
         seed = nodes["seed.test.people"]
         assert seed["metadata"]["type"] == "table"
-        assert seed["stats"]["row_count"]["value"] == 3
+        assert seed["stats"]["rows"]["value"] == 3
 
         view = nodes["model.test.people_view"]
         assert view["metadata"]["type"] == "view"
-        assert "row_count" not in view["stats"]
+        assert "rows" not in view["stats"]
         view_columns = {c["name"]: (c["type"], c["index"]) for c in view["columns"].values()}
         assert view_columns == {
             "id": ("bigint", 1),
@@ -251,7 +374,7 @@ class TestDocsGenerateCatalog:
             "score": "bigint",
         }
         assert [c.index for c in table.columns.values()] == [1, 2, 3, 4]
-        assert table.stats["row_count"].value == 2
+        assert table.stats["rows"].value == 2
         assert table == spark_catalog_table(project, "people_table", "table")
 
         assert view is not None
@@ -270,7 +393,7 @@ class TestDocsGenerateCatalog:
                 adapter.Relation.create(schema=project.test_schema, identifier="people_table")
             )
         assert rebuilt == spark_catalog_table(project, "people_table", "table")
-        assert rebuilt.stats["row_count"].value == 2
+        assert rebuilt.stats["rows"].value == 2
 
 
 class TestGetCatalogForSingleRelation(BaseGetCatalogForSingleRelation):
@@ -312,7 +435,7 @@ class TestGetCatalogForSingleRelation(BaseGetCatalogForSingleRelation):
             "string",
             "timestamp",
         ]
-        assert expected_seed.stats["row_count"].value == 1
+        assert expected_seed.stats["rows"].value == 1
         assert expected_seed.stats["bytes"].value > 0
         assert actual_catalog_my_seed == expected_seed
 

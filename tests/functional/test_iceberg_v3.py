@@ -134,7 +134,7 @@ class TestIcebergV3:
         catalog = run_dbt(["docs", "generate"])
         documented = {node.metadata.name: node for node in catalog.nodes.values()}
         assert list(documented["events"].columns) == ["id", "label", "score"]
-        assert documented["events"].stats["row_count"].value == 100, documented["events"].stats
+        assert documented["events"].stats["rows"].value == 100, documented["events"].stats
 
         # Partition evolution of a v3 table.
         run_phase(3)

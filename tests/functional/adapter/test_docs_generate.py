@@ -28,9 +28,9 @@ from tests.functional.harness import spark_user
 def table_stats(rows: int | None = None) -> dict:
     """Statistics of a table's current snapshot (file sizes vary from run to run)."""
     figures = {
-        "row_count": ("Row count", "Rows in the current snapshot", rows or AnyInteger()),
+        "rows": ("Rows", "Rows in the current snapshot", rows or AnyInteger()),
         "num_files": ("Data files", "Data files in the current snapshot", AnyInteger()),
-        "bytes": ("Size (bytes)", "Bytes of the current snapshot's files", AnyInteger()),
+        "bytes": ("Size", "Bytes of the current snapshot's files", AnyInteger()),
         "last_modified": (
             "Last Modified",
             "When the current snapshot was committed",

@@ -56,9 +56,12 @@ def stats_items(stats: TableStats | None, facts: TableFacts | None = None) -> di
             "deleted by delete files (exact on format v3 without equality deletes)"
         )
     figures = [
-        ("row_count", "Row count", stats.row_count, rows),
+        # `rows` and `bytes`: dbt-spark's keys for the same figures (from Spark's statistics,
+        # which Spark has none of for Iceberg tables). dbt docs shows `bytes` as a size
+        # ("10 KB"), hence its label.
+        ("rows", "Rows", stats.row_count, rows),
         ("num_files", "Data files", stats.file_count, "Data files in the current snapshot"),
-        ("bytes", "Size (bytes)", stats.size_bytes, "Bytes of the current snapshot's files"),
+        ("bytes", "Size", stats.size_bytes, "Bytes of the current snapshot's files"),
         *fact_items(facts),
     ]
     items = {

@@ -42,6 +42,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.embedded.files import is_lock_error
 from dbt.adapters.s3tables.catalogs.metadata_changes import (
     ColumnChange,
     MetadataChange,
@@ -150,10 +151,6 @@ class TableStats:
     # Delete records `row_count` does not subtract: equality deletes, and a v2 table's
     # position deletes (one may point at a row compaction already removed).
     unapplied_deletes: int = 0
-
-
-def is_lock_error(error: BaseException) -> bool:
-    return isinstance(error, OperationalError) and "locked" in str(error).lower()
 
 
 def is_retryable(error: BaseException) -> bool:

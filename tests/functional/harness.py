@@ -36,6 +36,7 @@ import fcntl
 import json
 import os
 import pickle
+import pwd
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -638,3 +639,13 @@ models:
 def iceberg_table(project: TestProjInfo, name: str) -> Table:
     """The test schema's table `name`, loaded through the adapter's PyIceberg catalog."""
     return project.adapter.iceberg.load_table(project.test_schema, name)
+
+
+def spark_user() -> str:
+    """The user Spark records as a new table's `owner`: `SPARK_USER`, else Hadoop's user
+    (`HADOOP_USER_NAME`, else the process's login name, as Java reads it)."""
+    return (
+        os.environ.get("SPARK_USER")
+        or os.environ.get("HADOOP_USER_NAME")
+        or pwd.getpwuid(os.getuid()).pw_name
+    )

@@ -6,7 +6,6 @@ Iceberg `<table>.snapshots` metadata table (read by Spark) for the statistics.
 
 from __future__ import annotations
 
-import getpass
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +17,7 @@ from dbt.tests.adapter.basic.test_get_catalog_for_single_relation import (
 from dbt.tests.util import get_connection, run_dbt
 from dbt_common.contracts.metadata import CatalogTable, ColumnMetadata, StatsItem, TableMetadata
 
-from tests.functional.harness import described_columns, latest_snapshot_summary
+from tests.functional.harness import described_columns, latest_snapshot_summary, spark_user
 
 PEOPLE_CSV = "id,name,joined\n1,Ann,2024-01-01\n2,Bob,2024-02-01\n3,Cid,2024-03-01\n"
 
@@ -78,7 +77,7 @@ def spark_catalog_table(project, name: str, kind: str) -> CatalogTable:
             type=kind,
             schema=schema,
             name=name,
-            owner=getpass.getuser() if kind == "table" else None,
+            owner=spark_user() if kind == "table" else None,
         ),
         columns=columns,
         stats=stats,
@@ -152,7 +151,7 @@ class TestDocsShowWhatATableIs:
         assert stats["partitioning"] == "day(joined), bucket(4, id)"
         assert stats["merge_mode"] == "merge-on-read"
         # Spark records the user who created the table (`owner` is reserved to it).
-        assert events["metadata"]["owner"] == getpass.getuser()
+        assert events["metadata"]["owner"] == spark_user()
 
 
 class TestDocsGenerateCatalog:

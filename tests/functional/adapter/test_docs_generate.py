@@ -11,8 +11,6 @@ mode). Spark has no materialized views.
 
 from __future__ import annotations
 
-import getpass
-
 import pytest
 from dbt.tests.adapter.basic import expected_catalog
 from dbt.tests.adapter.basic.test_docs_generate import BaseDocsGenerate, BaseDocsGenReferences
@@ -23,6 +21,8 @@ from dbt.tests.adapter.catalog import files
 from dbt.tests.adapter.catalog.relation_types import CatalogRelationTypes
 from dbt.tests.util import AnyInteger, AnyStringWith
 from dbt_common.contracts.metadata import CatalogTable, ColumnMetadata, StatsItem, TableMetadata
+
+from tests.functional.harness import spark_user
 
 
 def table_stats(rows: int | None = None) -> dict:
@@ -61,7 +61,7 @@ def table_stats(rows: int | None = None) -> dict:
 
 SPARK_TYPES = {
     # Spark records the user who created a table as its `owner` property (views get none).
-    "role": getpass.getuser(),
+    "role": spark_user(),
     "id_type": "bigint",
     "text_type": "string",
     "time_type": "timestamp",

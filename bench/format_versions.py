@@ -38,7 +38,6 @@ from incremental_scale import (
     CATALOG,
     MASTER,
     SCHEMA,
-    SOURCE,
     bare_merge_sql,
     measurement,
     process_model_time,
@@ -46,9 +45,9 @@ from incremental_scale import (
     rounds_parser,
     timed,
     warm_model_time,
+    write_project,
 )
 from machine import write_csv
-from profiles import write_profiles
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
@@ -99,20 +98,6 @@ WRITTEN = {
 # 7,919 is prime (and divides none of the key counts here), so `pmod(id * 7919 + offset,
 # keys)` gives distinct keys spread across the table.
 STRIDE = 7919
-
-
-def write_project(root: Path, catalog: CatalogConfig) -> None:
-    (root / "models").mkdir(parents=True)
-    (root / "dbt_project.yml").write_text(
-        # The project name incremental_scale's process_model_time reads run results by.
-        "name: bench_incremental\nversion: '1.0'\nconfig-version: 2\nprofile: bench\n"
-        "on-run-start: ['select 1']\n"
-    )
-    write_profiles(root, catalog, MASTER, SCHEMA, threads=1)
-    for model, _, config, _ in CONTENDERS.values():
-        (root / "models" / f"{model}.sql").write_text(
-            f"{{{{ config(materialized='incremental', {config}) }}}}\n{SOURCE}"
-        )
 
 
 def changes_sql(rows: int, merge: int) -> str:
@@ -186,10 +171,7 @@ def bench_merges(
 
     def record(mode: str, label: str, run: int, model_s: float, wall_s: float | None, files):
         written_files = {name: files.get(name, "") for name in WRITTEN}
-        # The load last, as in every results file.
-        row = measurement(size, mode, label, run, model_s, wall_s)
-        load = row.pop("load_1m")
-        rows.append({**row, **written_files, "load_1m": load})
+        rows.append(measurement(size, mode, label, run, model_s, wall_s, written_files))
 
     order = list(CONTENDERS)
     for label in order:  # untimed: dbt's first parse and Spark's first plans of each
@@ -322,7 +304,7 @@ def main() -> None:
     summary: list[str] = []
     try:
         IcebergCatalog(catalog).ensure_initialized()
-        write_project(root, catalog)
+        write_project(root, catalog, [(m, c) for m, _, c, _ in CONTENDERS.values()])
         spark = get_or_create_session(catalog, MASTER, {}, JarSources())
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {SCHEMA}")
         for size in [int(s) for s in args.sizes.split(",") if s]:

@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from dbt.cli.main import dbtRunner
@@ -84,7 +84,11 @@ BARE = {"bare merge": "bare_merge", "bare merge, cached source": "bare_cached"}
 PER_PROCESS = ["merge", "merge unique", "delete+insert unique", "dbt-spark merge"]
 
 
-def write_project(root: Path, catalog: CatalogConfig) -> None:
+def write_project(
+    root: Path, catalog: CatalogConfig, models: Iterable[tuple[str, str]] | None = None
+) -> None:
+    """The bench project: one incremental model per (name, config), selecting SOURCE
+    (default: this benchmark's contenders)."""
     (root / "models").mkdir(parents=True)
     (root / "dbt_project.yml").write_text(
         "name: bench_incremental\nversion: '1.0'\nconfig-version: 2\nprofile: bench\n"
@@ -92,7 +96,7 @@ def write_project(root: Path, catalog: CatalogConfig) -> None:
         "on-run-start: ['select 1']\n"
     )
     write_profiles(root, catalog, MASTER, SCHEMA, threads=1)
-    for model, _, config in MODELS.values():
+    for model, config in models or [(m, c) for m, _, c in MODELS.values()]:
         (root / "models" / f"{model}.sql").write_text(
             f"{{{{ config(materialized='incremental', {config}) }}}}\n{SOURCE}"
         )
@@ -155,9 +159,16 @@ def rollback(spark, table: str, snapshot_id: int) -> None:
 
 
 def measurement(
-    size: int, mode: str, label: str, run: int, model_s: float, wall_s: float | None
+    size: int,
+    mode: str,
+    label: str,
+    run: int,
+    model_s: float,
+    wall_s: float | None,
+    extra: Mapping[str, object] | None = None,
 ) -> dict[str, object]:
-    """One raw number of a merge benchmark, with the load it was measured at."""
+    """One raw number of a merge benchmark, with a benchmark's `extra` columns and, last,
+    the load it was measured at."""
     return {
         "rows": size,
         "mode": mode,
@@ -165,6 +176,7 @@ def measurement(
         "round": run,
         "model_s": round(model_s, 4),
         "wall_s": "" if wall_s is None else round(wall_s, 4),
+        **(extra or {}),
         "load_1m": os.getloadavg()[0],
     }
 

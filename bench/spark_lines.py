@@ -20,12 +20,10 @@ from pathlib import Path
 from machine import RESULTS
 
 REPO = Path(__file__).resolve().parents[1]
+# Spark line: (its virtualenv's Python, the suffix of its results files).
 LINES = {
     "3.5": (REPO / ".venv" / "bin" / "python", ""),
-    "4.1": (
-        REPO / ".venv-spark41" / "bin" / "python",
-        "_spark41",
-    ),
+    "4.1": (REPO / ".venv-spark41" / "bin" / "python", "_spark41"),
 }
 EDIT_RUN_TARGETS = {"s3tables": "cold in-process", "warm": "warm Connect", "spark": "dbt-spark"}
 MERGE_ROWS = "1000000"

@@ -187,10 +187,17 @@ def test_two_first_builds_at_once_never_lose_a_jobs_rows(tmp_path: Path) -> None
         (loser,) = {1, 2} - set(succeeded)
         assert "created by another run" in outputs[loser], outputs[loser]
         assert project.ids("events") == rows[succeeded[0]]
-    for job in succeeded:
-        built = (project.root / f"target-logs-{job}" / "run").rglob("events.sql")
-        sql = next(built).read_text().lower()
-        assert "create or replace" not in sql
+    # The run that created the table wrote its create statement to target/run; one that
+    # appended after it wrote none there (its statement is the run's own, see
+    # incremental.sql): neither replaced the table.
+    built = [
+        path
+        for job in succeeded
+        for path in (project.root / f"target-logs-{job}" / "run").rglob("events.sql")
+    ]
+    assert built, outputs
+    for path in built:
+        assert "create or replace" not in path.read_text().lower()
 
 
 # --- 6. a write racing a concurrent writer -----------------------------------------------------

@@ -373,3 +373,10 @@ def test_progress_lines_and_the_spark_ui_reach_the_engines() -> None:
     settings = credentials(progress_interval_seconds=0, spark_ui=True).engine_settings()
     assert (settings.progress_seconds, settings.spark_ui) == (0, True)
     assert credentials().engine_settings().progress_seconds == 10
+
+
+@pytest.mark.parametrize("method", ["thrift", "connect"])
+def test_spark_ui_on_a_server_method_is_refused_not_ignored(method: str) -> None:
+    with pytest.raises(ProfileError) as error:
+        credentials(method=method, host="127.0.0.1", spark_ui=True)
+    assert_names_key(error, "spark_ui")

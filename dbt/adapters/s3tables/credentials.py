@@ -179,6 +179,13 @@ class S3TablesCredentials(CatalogKeys, SparkCredentials):
                 "of seconds from 1",
                 f"omit it for {DEFAULT_PROGRESS_SECONDS}, or set 0",
             )
+        if self.spark_ui and self.method in SERVER_PORTS:
+            raise ProfileError(
+                "spark_ui",
+                f"turns on the UI of Spark in this process, and `method: {self.method}` runs "
+                "none here: the server's UI is set where the server starts",
+                "remove `spark_ui`",
+            )
         if self.server_side_parameters:
             raise ProfileError(
                 "server_side_parameters",

@@ -21,23 +21,6 @@ from dbt.adapters.s3tables.catalogs.iceberg import (
 )
 
 
-def partition_text(partitioning: tuple[tuple[str, str], ...]) -> str:
-    """Partition fields as a model's `partition_by` spells them: `day(ordered_at),
-    bucket(16, id), region`."""
-    if not partitioning:
-        return "unpartitioned"
-    fields = []
-    for transform, column in partitioning:
-        if transform == "identity":
-            fields.append(column)
-        elif transform.endswith("]"):  # PyIceberg's `bucket[16]`, `truncate[4]`
-            name, argument = transform[:-1].split("[", 1)
-            fields.append(f"{name}({argument}, {column})")
-        else:
-            fields.append(f"{transform}({column})")
-    return ", ".join(fields)
-
-
 def fact_items(facts: TableFacts | None) -> list[tuple[str, str, str | int | None, str]]:
     """What the table is, as (id, label, value, description) statistics."""
     if facts is None:
@@ -54,7 +37,7 @@ def fact_items(facts: TableFacts | None) -> list[tuple[str, str, str | int | Non
         (
             "partitioning",
             "Partitioned by",
-            partition_text(facts.partitioning),
+            facts.partitioning,
             "The current partition spec",
         ),
         ("merge_mode", "Merge mode", merge_mode, "How merges write (`write.merge.mode`)"),

@@ -55,6 +55,7 @@ from dbt.adapters.s3tables.catalogs.metadata_changes import (
 from dbt.adapters.s3tables.catalogs.snapshots import INVOCATION_KEY, SnapshotEntry, TableHealth
 from dbt.adapters.s3tables.errors import CatalogError
 from dbt.adapters.s3tables.sql.like_patterns import ilike
+from dbt.adapters.s3tables.sql.partitioning import partition_spec_text
 from dbt.adapters.s3tables.sql.text import table_identifier
 from dbt.adapters.s3tables.sql.types import spark_type_name
 
@@ -92,8 +93,8 @@ class TableFacts:
     last_change_ms: int | None
     snapshots: int
     format_version: int
-    # The partition fields: (transform, source column), e.g. ("day", "ordered_at").
-    partitioning: tuple[tuple[str, str], ...]
+    # The partition spec as `partition_by` spells it: `day(ordered_at), bucket(4, id)`.
+    partitioning: str
     # `write.merge.mode` as set on the table (None: unset, Iceberg's copy-on-write).
     merge_mode: str | None
 
@@ -759,10 +760,7 @@ class IcebergCatalog:
                 last_change_ms=snapshot.timestamp_ms if snapshot is not None else None,
                 snapshots=len(table.snapshots()),
                 format_version=table.format_version,
-                partitioning=tuple(
-                    (str(field.transform), schema.find_column_name(field.source_id) or "?")
-                    for field in table.spec().fields
-                ),
+                partitioning=partition_spec_text(table.spec(), schema),
                 merge_mode=table.properties.get("write.merge.mode"),
             )
             return RelationDetails(

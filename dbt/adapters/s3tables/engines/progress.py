@@ -61,7 +61,7 @@ class JobReading:
 
 def summarise(jobs: list[JobReading]) -> SparkProgress | None:
     """The progress of a statement's jobs (None: no job started yet). A skipped stage
-    (its output reused) counts as done and adds no tasks."""
+    (its output reused) is left out."""
     if not jobs:
         return None
     stages = [stage for job in jobs for stage in job.stages if stage.status != "SKIPPED"]

@@ -26,12 +26,12 @@ from pyiceberg.transforms import (
     TimeTransform,
     Transform,
     TruncateTransform,
-    VoidTransform,
     YearTransform,
 )
 from pyiceberg.types import IcebergType
 
 from dbt.adapters.s3tables.errors import ModelConfigError
+from dbt.adapters.s3tables.sql.partitioning import live_partition_fields, partition_field_text
 
 # The transform names Iceberg's Spark integration accepts in PARTITIONED BY (what CREATE
 # TABLE takes), each with its transform: first those of one column,
@@ -84,14 +84,7 @@ class PartitionTerm:
 
     def describe(self) -> str:
         """`ts`, `day(ts)`, `bucket(4, id)`, `truncate(8, s)`."""
-        transform = self.transform
-        if isinstance(transform, IdentityTransform):
-            return self.source
-        if isinstance(transform, BucketTransform):
-            return f"bucket({transform.num_buckets}, {self.source})"
-        if isinstance(transform, TruncateTransform):
-            return f"truncate({transform.width}, {self.source})"
-        return f"{transform}({self.source})"
+        return partition_field_text(self.transform, self.source)
 
     def spark_sql(self, column: str, catalog: str) -> str:
         """The Spark SQL expression of this field's value for `column` (an SQL column
@@ -207,15 +200,11 @@ class SpecChange:
 
 
 def current_fields(spec: PartitionSpec, schema: Schema) -> list[tuple[str, PartitionTerm]]:
-    """The spec's fields as (field name, term); the void fields a format-1 table keeps in
-    place of removed ones partition nothing and are left out."""
-    fields = []
-    for spec_field in spec.fields:
-        if isinstance(spec_field.transform, VoidTransform):
-            continue
-        source = schema.find_column_name(spec_field.source_id) or f"<field {spec_field.source_id}>"
-        fields.append((spec_field.name, PartitionTerm(source, spec_field.transform)))
-    return fields
+    """The spec's fields as (field name, term), void fields left out."""
+    return [
+        (name, PartitionTerm(source, transform))
+        for name, source, transform in live_partition_fields(spec, schema)
+    ]
 
 
 def spec_change(spec: PartitionSpec, schema: Schema, wanted: Sequence[PartitionTerm]) -> SpecChange:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import gzip
+import importlib
 import json
 import random
 import threading
@@ -28,6 +29,7 @@ from pyiceberg.exceptions import (
     NoSuchViewError,
 )
 
+from dbt.adapters.s3tables.catalogs.base import file_io_module
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.embedded.files import is_lock_error
 from dbt.adapters.s3tables.catalogs.metadata_changes import (
@@ -287,12 +289,12 @@ class IcebergCatalog:
     def catalog(self) -> Catalog:
         with self._lock:
             if self._catalog is None:
-                # PyIceberg imports its Arrow FileIO (pyarrow.dataset, pandas) lazily, at
-                # the first table load, which can land anywhere in a run; import it here.
-                import pyiceberg.io.pyarrow  # noqa: F401
                 from pyiceberg.catalog import load_catalog
 
                 properties = self.config.pyiceberg_properties()
+                # PyIceberg imports a table's FileIO at its first load, which can land
+                # anywhere in a run (pyarrow's takes half a second); import it here.
+                importlib.import_module(file_io_module(properties))
 
                 def load() -> Catalog:
                     return self.call(

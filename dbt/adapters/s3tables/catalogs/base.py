@@ -11,18 +11,30 @@ from __future__ import annotations
 import os
 import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Protocol
-
-from pyiceberg.catalog import Catalog
-from pyiceberg.table import Table
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from dbt.adapters.s3tables.catalogs.description import CatalogDescription
 from dbt.adapters.s3tables.catalogs.jars import ICEBERG_AWS_BUNDLE, Artifact, iceberg_spark_runtime
 from dbt.adapters.s3tables.catalogs.keys import CatalogKeys
 from dbt.adapters.s3tables.errors import ProfileError
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
+    from pyiceberg.table import Table
+
+# PyIceberg's property naming a catalog's FileIO class, and the two FileIOs it ships.
+PY_IO_IMPL = "py-io-impl"
+FSSPEC_FILE_IO = "pyiceberg.io.fsspec.FsspecFileIO"
+PYARROW_FILE_IO = "pyiceberg.io.pyarrow.PyArrowFileIO"
+
+
+def file_io_module(properties: Mapping[str, str]) -> str:
+    """The module of the FileIO PyIceberg uses for a catalog with these properties: the one
+    they name, else pyarrow's (what PyIceberg picks first for local and S3 paths)."""
+    return properties.get(PY_IO_IMPL, PYARROW_FILE_IO).rpartition(".")[0]
 
 
 class OpenedCatalog(Protocol):

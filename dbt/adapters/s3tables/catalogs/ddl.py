@@ -9,7 +9,7 @@ threads and retried on catalog locks. Arguments are checked before any call is m
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.base.column import Column
 from dbt.adapters.base.relation import BaseRelation
@@ -21,10 +21,7 @@ from pyiceberg.exceptions import (
     NoSuchTableError,
     TableAlreadyExistsError,
 )
-from pyiceberg.schema import Schema
-from pyiceberg.types import IcebergType, NestedField
 
-from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.catalogs.metadata_changes import ColumnChange, MetadataChange
 from dbt.adapters.s3tables.catalogs.s3tables.rules import name_problem
 from dbt.adapters.s3tables.errors import (
@@ -43,6 +40,11 @@ from dbt.adapters.s3tables.sql.types import (
     same_type,
     spark_type_name,
 )
+
+if TYPE_CHECKING:
+    from pyiceberg.types import IcebergType
+
+    from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 
 logger = AdapterLogger("s3tables")
 
@@ -217,6 +219,9 @@ class CatalogDdl:
         unknown = required - {c.lower() for c, _ in definitions}
         if unknown:
             raise InvalidArgument(f"not_null names unknown column(s): {', '.join(sorted(unknown))}")
+        from pyiceberg.schema import Schema
+        from pyiceberg.types import NestedField
+
         schema = Schema(
             *(
                 NestedField(i + 1, column, kind, required=column.lower() in required)

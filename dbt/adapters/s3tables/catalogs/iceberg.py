@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import gzip
+import importlib
 import json
 import random
 import threading
@@ -17,12 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import cache, partial
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-import pyarrow.parquet as pq
 from dbt.adapters.events.logging import AdapterLogger
-from pyiceberg.catalog import Catalog, load_catalog
-from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import (
     CommitFailedException,
     NamespaceAlreadyExistsError,
@@ -30,18 +28,10 @@ from pyiceberg.exceptions import (
     NoSuchTableError,
     NoSuchViewError,
 )
-from pyiceberg.io import load_file_io
-from pyiceberg.manifest import ManifestContent, ManifestEntryStatus
-from pyiceberg.partitioning import PartitionSpec
-from pyiceberg.schema import Schema
-from pyiceberg.table import Table
-from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRefType
-from pyiceberg.transforms import Transform
-from pyiceberg.types import IcebergType
-from sqlalchemy import text
-from sqlalchemy.exc import IntegrityError, OperationalError
 
+from dbt.adapters.s3tables.catalogs.base import file_io_module
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.embedded.files import is_lock_error
 from dbt.adapters.s3tables.catalogs.metadata_changes import (
     ColumnChange,
     MetadataChange,
@@ -57,6 +47,17 @@ from dbt.adapters.s3tables.sql.like_patterns import ilike
 from dbt.adapters.s3tables.sql.partitioning import partition_spec_text
 from dbt.adapters.s3tables.sql.text import table_identifier
 from dbt.adapters.s3tables.sql.types import spark_type_name
+
+# PyIceberg's catalog, table and type modules (pydantic, SQLAlchemy, pyarrow: a third of a
+# second) are imported where first used, so `dbt parse` and `dbt ls` never load them.
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.partitioning import PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.table import Table
+    from pyiceberg.transforms import Transform
+    from pyiceberg.types import IcebergType
 
 logger = AdapterLogger("s3tables")
 # Format v3's row lineage columns, as the data files hold them.
@@ -153,10 +154,6 @@ class TableStats:
     unapplied_deletes: int = 0
 
 
-def is_lock_error(error: BaseException) -> bool:
-    return isinstance(error, OperationalError) and "locked" in str(error).lower()
-
-
 def is_retryable(error: BaseException) -> bool:
     """A lock; two processes creating the same thing at once (a new catalog's tables, a
     namespace: the loser's retry finds it there); or a PyIceberg commit that lost to
@@ -164,6 +161,8 @@ def is_retryable(error: BaseException) -> bool:
     state)."""
     if isinstance(error, CommitFailedException):
         return True
+    from sqlalchemy.exc import IntegrityError, OperationalError
+
     if isinstance(error, IntegrityError):
         return "unique constraint" in str(error).lower()
     return isinstance(error, OperationalError) and (
@@ -182,7 +181,7 @@ def retry_on_lock(operation: Callable[[], T], what: str, budget_seconds: float |
     for attempt in range(LOCK_RETRY_ATTEMPTS):
         try:
             return operation()
-        except (OperationalError, IntegrityError, CommitFailedException) as error:
+        except Exception as error:
             out_of_time = budget_seconds is not None and (
                 time.monotonic() - started >= budget_seconds
             )
@@ -237,6 +236,8 @@ def schema_columns(schema: Schema) -> list[ColumnInfo]:
 
 def view_schema_from_metadata(metadata: dict[str, Any]) -> Schema:
     """Current schema of an Iceberg view metadata document."""
+    from pyiceberg.schema import Schema
+
     current = metadata["current-version-id"]
     version = next(v for v in metadata["versions"] if v["version-id"] == current)
     schema = next(s for s in metadata["schemas"] if s["schema-id"] == version["schema-id"])
@@ -288,11 +289,12 @@ class IcebergCatalog:
     def catalog(self) -> Catalog:
         with self._lock:
             if self._catalog is None:
-                # PyIceberg imports its Arrow FileIO (pyarrow.dataset, pandas) lazily, at
-                # the first table load, which can land anywhere in a run; import it here.
-                import pyiceberg.io.pyarrow  # noqa: F401
+                from pyiceberg.catalog import load_catalog
 
                 properties = self.config.pyiceberg_properties()
+                # PyIceberg imports a table's FileIO at its first load, which can land
+                # anywhere in a run (pyarrow's takes half a second); import it here.
+                importlib.import_module(file_io_module(properties))
 
                 def load() -> Catalog:
                     return self.call(
@@ -496,6 +498,9 @@ class IcebergCatalog:
         of the commit's own files are read, not the table. None when a file was written
         without them (by a writer that does not keep row lineage)."""
 
+        import pyarrow.parquet as pq
+        from pyiceberg.manifest import ManifestContent, ManifestEntryStatus
+
         def read() -> tuple[int, int, int] | None:
             table = self.load_table(namespace, name)
             snapshot = table.snapshot_by_id(snapshot_id)
@@ -586,6 +591,7 @@ class IcebergCatalog:
 
     def branches(self, namespace: str, name: str) -> Branches:
         """The table's branches other than main, with its properties, from one load."""
+        from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRefType
 
         def load() -> Branches:
             table = self.load_table(namespace, name)
@@ -629,6 +635,7 @@ class IcebergCatalog:
     def holds_files_of_other_specs(self, namespace: str, name: str) -> bool:
         """Whether the table's current snapshot has live data files written under a
         partition spec other than the current one; from its manifest list alone."""
+        from pyiceberg.manifest import ManifestContent
 
         def read() -> bool:
             table = self.load_table(namespace, name)
@@ -779,13 +786,22 @@ class IcebergCatalog:
 
     # PyIceberg's SqlCatalog has no view support (list_views raises NotImplementedError),
     # but the JDBC catalog schema V1 keeps views as rows with iceberg_type = 'VIEW'.
+    def _embedded(self) -> SqlCatalog | None:
+        """The catalog, when it is the embedded (SQL) catalog."""
+        from pyiceberg.catalog.sql import SqlCatalog
+
+        return self.catalog if isinstance(self.catalog, SqlCatalog) else None
+
     def _list_view_names(self, namespace: str) -> list[str]:
-        if not isinstance(self.catalog, SqlCatalog):
+        if self._embedded() is None:
             return [v[-1] for v in self.catalog.list_views(namespace)]
         return [row[0] for row in self._sql_view_rows(namespace)]
 
     def _sql_view_rows(self, namespace: str, name: str | None = None) -> list[Any]:
-        assert isinstance(self.catalog, SqlCatalog)
+        from sqlalchemy import text
+
+        embedded = self._embedded()
+        assert embedded is not None
         query = (
             "SELECT table_name, metadata_location FROM iceberg_tables "
             "WHERE catalog_name = :catalog AND table_namespace = :namespace "
@@ -795,16 +811,18 @@ class IcebergCatalog:
         if name is not None:
             query += " AND table_name = :name"
             params["name"] = name
-        with self.catalog.engine.connect() as connection:
+        with embedded.engine.connect() as connection:
             return list(connection.execute(text(query), params))
 
     def _view_metadata(self, namespace: str, name: str) -> dict[str, Any]:
         """The view's Iceberg metadata document."""
-        if not isinstance(self.catalog, SqlCatalog):
+        if self._embedded() is None:
             return self.catalog.load_view((namespace, name)).metadata.model_dump(by_alias=True)
         rows = self._sql_view_rows(namespace, name)
         if not rows:
             raise LookupError(f"view {namespace}.{name} not found in the catalog")
+        from pyiceberg.io import load_file_io
+
         location = rows[0][1]
         io = load_file_io(self.catalog.properties, location)
         with io.new_input(location).open() as stream:
@@ -818,10 +836,13 @@ class IcebergCatalog:
         return view_schema_from_metadata(self._view_metadata(namespace, name))
 
     def _drop_view(self, identifier: tuple[str, str]) -> None:
-        if not isinstance(self.catalog, SqlCatalog):
+        embedded = self._embedded()
+        if embedded is None:
             self.catalog.drop_view(identifier)
             return
-        with self.catalog.engine.begin() as connection:
+        from sqlalchemy import text
+
+        with embedded.engine.begin() as connection:
             connection.execute(
                 text(
                     "DELETE FROM iceberg_tables WHERE catalog_name = :catalog "

@@ -11,25 +11,16 @@ catalog (S3 Tables) writes metadata on the server, so PyIceberg's commit works t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
-from pyiceberg.table import Table
-from pyiceberg.table.update.spec import UpdateSpec
-from pyiceberg.transforms import (
-    BucketTransform,
-    DayTransform,
-    HourTransform,
-    IdentityTransform,
-    MonthTransform,
-    Transform,
-    TruncateTransform,
-    YearTransform,
-)
-from pyiceberg.types import IcebergType
+from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.s3tables.keys.format_version import FORMAT_VERSION_PROPERTY
 from dbt.adapters.s3tables.sql.text import quote, sql_string
 from dbt.adapters.s3tables.sql.types import spark_type_name
+
+if TYPE_CHECKING:
+    from pyiceberg.table import Table
+    from pyiceberg.transforms import Transform
+    from pyiceberg.types import IcebergType
 
 # The first format version whose metadata PyIceberg 0.12 cannot write.
 FIRST_UNWRITABLE_FORMAT_VERSION = 3
@@ -86,6 +77,8 @@ class MetadataChange:
 
 def apply_with_pyiceberg(table: Table, change: MetadataChange) -> None:
     """The change as one PyIceberg transaction (one commit)."""
+    from pyiceberg.table.update.spec import UpdateSpec
+
     with table.transaction() as transaction:
         if change.set_properties:
             transaction.set_properties(change.set_properties)
@@ -123,6 +116,16 @@ def column_path(path: tuple[str, ...]) -> str:
 
 def transform_sql(source: str, transform: Transform[Any, Any]) -> str:
     """A partition field in Spark SQL's spelling (`bucket(16, id)`, `days(ts)`)."""
+    from pyiceberg.transforms import (
+        BucketTransform,
+        DayTransform,
+        HourTransform,
+        IdentityTransform,
+        MonthTransform,
+        TruncateTransform,
+        YearTransform,
+    )
+
     column = quote(source)
     if isinstance(transform, IdentityTransform):
         return column

@@ -13,53 +13,63 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-from pyiceberg.partitioning import PartitionSpec
-from pyiceberg.schema import Schema
-from pyiceberg.transforms import (
-    BucketTransform,
-    DayTransform,
-    HourTransform,
-    IdentityTransform,
-    MonthTransform,
-    TimeTransform,
-    Transform,
-    TruncateTransform,
-    YearTransform,
-)
-from pyiceberg.types import IcebergType
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.sql.partitioning import live_partition_fields, partition_field_text
 
-# The transform names Iceberg's Spark integration accepts in PARTITIONED BY (what CREATE
-# TABLE takes), each with its transform: first those of one column,
-ONE_COLUMN_TRANSFORMS: dict[str, Transform[Any, Any]] = {
-    "identity": IdentityTransform(),
-    "year": YearTransform(),
-    "years": YearTransform(),
-    "month": MonthTransform(),
-    "months": MonthTransform(),
-    "day": DayTransform(),
-    "days": DayTransform(),
-    "date": DayTransform(),
-    "hour": HourTransform(),
-    "hours": HourTransform(),
-}
-# then those of a bucket count or width and a column, in either order.
-SIZED_TRANSFORMS: dict[str, Callable[[int], Transform[Any, Any]]] = {
-    "bucket": BucketTransform,
-    "truncate": TruncateTransform,
-}
+if TYPE_CHECKING:
+    from pyiceberg.partitioning import PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.transforms import Transform
+    from pyiceberg.types import IcebergType
+
+
+@cache
+def one_column_transforms() -> dict[str, Transform[Any, Any]]:
+    """The transform names Iceberg's Spark integration accepts in PARTITIONED BY (what
+    CREATE TABLE takes) for a transform of one column."""
+    # PyIceberg's transforms load pydantic: imported when a model's partitioning is read,
+    # not when dbt loads the plugin.
+    from pyiceberg.transforms import (
+        DayTransform,
+        HourTransform,
+        IdentityTransform,
+        MonthTransform,
+        YearTransform,
+    )
+
+    return {
+        "identity": IdentityTransform(),
+        "year": YearTransform(),
+        "years": YearTransform(),
+        "month": MonthTransform(),
+        "months": MonthTransform(),
+        "day": DayTransform(),
+        "days": DayTransform(),
+        "date": DayTransform(),
+        "hour": HourTransform(),
+        "hours": HourTransform(),
+    }
+
+
+@cache
+def sized_transforms() -> dict[str, Callable[[int], Transform[Any, Any]]]:
+    """Those of a bucket count or width and a column, in either order."""
+    from pyiceberg.transforms import BucketTransform, TruncateTransform
+
+    return {"bucket": BucketTransform, "truncate": TruncateTransform}
+
+
 # The Iceberg Spark function computing each transform's value (`<catalog>.system.<name>`).
-SPARK_FUNCTIONS: dict[type, str] = {
-    YearTransform: "years",
-    MonthTransform: "months",
-    DayTransform: "days",
-    HourTransform: "hours",
-    BucketTransform: "bucket",
-    TruncateTransform: "truncate",
+SPARK_FUNCTIONS = {
+    "YearTransform": "years",
+    "MonthTransform": "months",
+    "DayTransform": "days",
+    "HourTransform": "hours",
+    "BucketTransform": "bucket",
+    "TruncateTransform": "truncate",
 }
 SUPPORTED = (
     "a column, or identity(c), years(c), months(c), days(c), hours(c), bucket(N, c), truncate(W, c)"
@@ -89,10 +99,12 @@ class PartitionTerm:
     def spark_sql(self, column: str, catalog: str) -> str:
         """The Spark SQL expression of this field's value for `column` (an SQL column
         reference), with the Iceberg functions of `catalog` (a quoted catalog name)."""
+        from pyiceberg.transforms import BucketTransform, IdentityTransform, TruncateTransform
+
         transform = self.transform
         if isinstance(transform, IdentityTransform):
             return column
-        function = f"{catalog}.system.{SPARK_FUNCTIONS[type(transform)]}"
+        function = f"{catalog}.system.{SPARK_FUNCTIONS[type(transform).__name__]}"
         if isinstance(transform, BucketTransform):
             return f"{function}({transform.num_buckets}, {column})"
         if isinstance(transform, TruncateTransform):
@@ -127,6 +139,8 @@ def _split_commas(text: str) -> list[str]:
 def parse_partition_term(model_name: str, entry: str) -> PartitionTerm:
     """One `partition_by` entry as a partition field, or an error naming the model, the
     key, the entry and what to write instead."""
+    from pyiceberg.transforms import IdentityTransform
+
     call = _CALL.match(entry)
     if call is None:
         source = _unquote(entry)
@@ -135,13 +149,14 @@ def parse_partition_term(model_name: str, entry: str) -> PartitionTerm:
             return PartitionTerm(source, IdentityTransform(), entry)
     else:
         name, arguments = call.group(1).lower(), [a.strip() for a in _split_commas(call.group(2))]
-        if name in ONE_COLUMN_TRANSFORMS and len(arguments) == 1 and arguments[0]:
-            return PartitionTerm(_unquote(arguments[0]), ONE_COLUMN_TRANSFORMS[name], entry)
-        if name in SIZED_TRANSFORMS and len(arguments) == 2:
+        one_column, sized = one_column_transforms(), sized_transforms()
+        if name in one_column and len(arguments) == 1 and arguments[0]:
+            return PartitionTerm(_unquote(arguments[0]), one_column[name], entry)
+        if name in sized and len(arguments) == 2:
             sizes = [a for a in arguments if a.isdigit()]
             columns = [a for a in arguments if not a.isdigit()]
             if len(sizes) == 1 and len(columns) == 1 and int(sizes[0]) > 0:
-                transform = SIZED_TRANSFORMS[name](int(sizes[0]))
+                transform = sized[name](int(sizes[0]))
                 return PartitionTerm(_unquote(columns[0]), transform, entry)
     raise ModelConfigError(
         model_name,
@@ -155,6 +170,8 @@ def parse_partition_term(model_name: str, entry: str) -> PartitionTerm:
 def parse_partition_by(model_name: str, entries: Sequence[str]) -> tuple[PartitionTerm, ...]:
     """Every entry's partition field; an entry listing several (`'day, bucket(4, id)'`,
     which CREATE TABLE's `PARTITIONED BY (...)` takes as written) gives each of them."""
+    from pyiceberg.transforms import TimeTransform
+
     terms = tuple(
         parse_partition_term(model_name, part.strip())
         for entry in entries

@@ -8,17 +8,16 @@ in the table and receives NULL in new rows.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from pyiceberg.schema import Schema
-from pyiceberg.types import (
-    IcebergType,
-    NestedField,
-    StructType,
-)
 from pyspark.sql import types as spark
 
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.sql.types import iceberg_type, is_widening, same_type, spark_type_name
+
+if TYPE_CHECKING:
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import IcebergType, NestedField
 
 # Modes that replace the table when the model adds a column or changes a type.
 REPLACING_MODES = ("full_refresh", "recreate_empty", "full_incremental_refresh")
@@ -76,6 +75,8 @@ def _diff_fields(
     prefix: tuple[str, ...],
     diff: SchemaDiff,
 ) -> None:
+    from pyiceberg.types import StructType
+
     by_name = {f.name.lower(): f for f in table_fields}
     seen = set()
     for model_field in model_fields:

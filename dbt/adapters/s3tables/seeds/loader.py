@@ -7,10 +7,12 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dbt.adapters.s3tables.seeds.csv import SeedText, read_seed_csv
 from dbt.adapters.s3tables.seeds.values import SeedColumn, seed_select_sql
+
+if TYPE_CHECKING:
+    from dbt.adapters.s3tables.seeds.csv import SeedText
 
 
 class SeedLoader:
@@ -28,6 +30,9 @@ class SeedLoader:
         """Read the seed's CSV with Arrow: its columns, the types dbt's agate loader would
         infer, its cells as text in a temporary Parquet file, and a preview of its first
         rows for `dbt seed --show`."""
+        # pyarrow: imported by the first seed, not when dbt loads the plugin.
+        from dbt.adapters.s3tables.seeds.csv import read_seed_csv
+
         config = model["config"]
         return read_seed_csv(
             os.path.join(model["root_path"], model["original_file_path"]),

@@ -4,21 +4,18 @@ catalog (pure functions)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pyiceberg.partitioning import PartitionSpec
-from pyiceberg.schema import Schema
-from pyiceberg.transforms import (
-    BucketTransform,
-    IdentityTransform,
-    Transform,
-    TruncateTransform,
-    VoidTransform,
-)
+if TYPE_CHECKING:
+    from pyiceberg.partitioning import PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.transforms import Transform
 
 
 def partition_field_text(transform: Transform[Any, Any], source: str) -> str:
     """One field: `ts`, `day(ts)`, `bucket(4, id)`, `truncate(8, s)`."""
+    from pyiceberg.transforms import BucketTransform, IdentityTransform, TruncateTransform
+
     if isinstance(transform, IdentityTransform):
         return source
     if isinstance(transform, BucketTransform):
@@ -31,6 +28,8 @@ def partition_field_text(transform: Transform[Any, Any], source: str) -> str:
 def live_partition_fields(spec: PartitionSpec, schema: Schema) -> list[tuple[str, str, Any]]:
     """The spec's fields as (field name, source column, transform); the void fields a
     format-1 table keeps in place of removed ones partition nothing and are left out."""
+    from pyiceberg.transforms import VoidTransform
+
     return [
         (
             spec_field.name,

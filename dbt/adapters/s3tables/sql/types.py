@@ -6,59 +6,51 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, timezone, tzinfo
-from typing import overload
+from functools import cache
+from typing import TYPE_CHECKING, overload
 from zoneinfo import ZoneInfo
 
 from dbt.adapters.events.logging import AdapterLogger
-from pyiceberg.types import (
-    BinaryType,
-    BooleanType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FixedType,
-    FloatType,
-    IcebergType,
-    IntegerType,
-    ListType,
-    LongType,
-    MapType,
-    NestedField,
-    StringType,
-    StructType,
-    TimestampType,
-    TimestamptzType,
-    TimeType,
-    UUIDType,
-)
 from pyspark.sql import types as spark
 
 from dbt.adapters.s3tables.errors import UnsupportedTypeError
 from dbt.adapters.s3tables.sql.text import quote
 
+if TYPE_CHECKING:
+    from pyiceberg.types import IcebergType
+
 logger = AdapterLogger("s3tables")
 
-_PRIMITIVES: dict[type, str] = {
-    BooleanType: "boolean",
-    IntegerType: "int",
-    LongType: "bigint",
-    FloatType: "float",
-    DoubleType: "double",
-    DateType: "date",
-    # Spark's TIMESTAMP is instant semantics (Iceberg timestamptz); TIMESTAMP_NTZ is local.
-    TimestamptzType: "timestamp",
-    TimestampType: "timestamp_ntz",
-    StringType: "string",
-    # Spark reads Iceberg uuid as string, fixed and binary as binary, time is unsupported.
-    UUIDType: "string",
-    FixedType: "binary",
-    BinaryType: "binary",
-    TimeType: "string",
-}
+
+@cache
+def _primitive_names() -> dict[type, str]:
+    # PyIceberg's types load pydantic: imported when a type is first rendered, not when
+    # dbt loads the plugin (`dbt parse` and `dbt ls` never need them).
+    from pyiceberg import types as iceberg
+
+    return {
+        iceberg.BooleanType: "boolean",
+        iceberg.IntegerType: "int",
+        iceberg.LongType: "bigint",
+        iceberg.FloatType: "float",
+        iceberg.DoubleType: "double",
+        iceberg.DateType: "date",
+        # Spark's TIMESTAMP is instant semantics (Iceberg timestamptz); TIMESTAMP_NTZ is local.
+        iceberg.TimestamptzType: "timestamp",
+        iceberg.TimestampType: "timestamp_ntz",
+        iceberg.StringType: "string",
+        # Spark reads Iceberg uuid as string, fixed and binary as binary, time is unsupported.
+        iceberg.UUIDType: "string",
+        iceberg.FixedType: "binary",
+        iceberg.BinaryType: "binary",
+        iceberg.TimeType: "string",
+    }
 
 
 def spark_type_name(iceberg_type: IcebergType) -> str:
     """Spark SQL spelling of an Iceberg type, as `DESCRIBE` would print it."""
+    from pyiceberg.types import DecimalType, ListType, MapType, StructType
+
     if isinstance(iceberg_type, DecimalType):
         return f"decimal({iceberg_type.precision},{iceberg_type.scale})"
     if isinstance(iceberg_type, ListType):
@@ -69,7 +61,7 @@ def spark_type_name(iceberg_type: IcebergType) -> str:
     if isinstance(iceberg_type, StructType):
         fields = ",".join(f"{f.name}:{spark_type_name(f.field_type)}" for f in iceberg_type.fields)
         return f"struct<{fields}>"
-    for cls, name in _PRIMITIVES.items():
+    for cls, name in _primitive_names().items():
         if isinstance(iceberg_type, cls):
             return name
     return str(iceberg_type)
@@ -247,6 +239,24 @@ def iceberg_type(data_type: spark.DataType, path: str) -> IcebergType:
     Field ids of nested types are placeholders: PyIceberg assigns real ids when the
     type is added to a table.
     """
+    from pyiceberg.types import (
+        BinaryType,
+        BooleanType,
+        DateType,
+        DecimalType,
+        DoubleType,
+        FloatType,
+        IntegerType,
+        ListType,
+        LongType,
+        MapType,
+        NestedField,
+        StringType,
+        StructType,
+        TimestampType,
+        TimestamptzType,
+    )
+
     simple: list[tuple[type, IcebergType]] = [
         (spark.BooleanType, BooleanType()),
         (spark.ByteType, IntegerType()),
@@ -292,6 +302,8 @@ def iceberg_type(data_type: spark.DataType, path: str) -> IcebergType:
 def is_widening(old: IcebergType, new: IcebergType) -> bool:
     """Type changes Iceberg applies in place: int to long, float to double, and a decimal
     precision increase at the same scale."""
+    from pyiceberg.types import DecimalType, DoubleType, FloatType, IntegerType, LongType
+
     if isinstance(old, IntegerType) and isinstance(new, LongType):
         return True
     if isinstance(old, FloatType) and isinstance(new, DoubleType):

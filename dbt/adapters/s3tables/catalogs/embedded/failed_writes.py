@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-
-from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
-from pyiceberg.table import Table
+from typing import TYPE_CHECKING
 
 from dbt.adapters.s3tables.catalogs.base import Leftovers, OpenedCatalog
 from dbt.adapters.s3tables.catalogs.embedded.files import (
@@ -28,6 +26,9 @@ from dbt.adapters.s3tables.catalogs.embedded.files import (
     other_processes_running,
     relation_folders,
 )
+
+if TYPE_CHECKING:
+    from pyiceberg.table import Table
 
 # File times come from the kernel's coarse clock, a few milliseconds behind time.time().
 COARSE_CLOCK_SECONDS = 0.1
@@ -92,6 +93,8 @@ def find_leftovers(iceberg: OpenedCatalog, since: float) -> list[Path]:
 def referenced_in(iceberg: OpenedCatalog, folder: Path) -> set[str] | None:
     """The files the table of `folder` references: none for a table no catalog entry
     ever committed; None for a view (its files are its metadata, left alone)."""
+    from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+
     try:
         return referenced_files(iceberg.load_table(folder.parent.name, folder.name))
     except (NoSuchTableError, NoSuchNamespaceError):

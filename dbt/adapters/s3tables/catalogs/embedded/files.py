@@ -232,3 +232,10 @@ def other_processes_running(warehouse: str) -> bool:
         finally:
             os.close(descriptor)
     return running
+
+
+def is_lock_error(error: BaseException) -> bool:
+    """Whether SQLAlchemy's error is SQLite's "database is locked"."""
+    from sqlalchemy.exc import OperationalError
+
+    return isinstance(error, OperationalError) and "locked" in str(error).lower()

@@ -94,6 +94,7 @@ bench: setup spark41
 	$(PYTHON) bench/merge_dedup.py
 	$(PYTHON) bench/add_column.py
 	$(PYTHON) bench/first_model.py
+	$(PYTHON) bench/parse_ls.py
 	$(PYTHON) bench/growth.py
 	$(PYTHON) bench/statements_per_run.py
 	$(PYTHON) bench/maintenance.py

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 from dbt.tests.util import run_dbt
@@ -59,6 +60,10 @@ class TestAppend:
         # Append never deduplicates: (1, 'a') is there twice.
         assert query_rows(project, query) == sort_rows([(1, "a"), (2, "b"), (3, "c"), (1, "a")])
         assert snapshot_count(project, table) == count + 1
+        # target/run holds what the appending run executed, as dbt-spark's does.
+        executed = next(Path(project.project_root, "target", "run").rglob("append_model.sql"))
+        executed_sql = executed.read_text().lower()
+        assert "insert into" in executed_sql and "values (3, 'c')" in executed_sql, executed_sql
 
         assert_all_passed(run_dbt(["run", *run_vars(batch=3)]), 1)
         assert query_rows(project, query) == sort_rows(

@@ -228,12 +228,11 @@ class Apply:
         as a query over the cached view: emptiness is then known without evaluating the
         model twice. Dropping the view drops its cache too."""
         view = quote(f"dbt_source_{uuid.uuid4().hex}")
-        execute = self.run.table.warehouse.execute
-        execute(f"CACHE TABLE {view} AS {self.run.model.sql}")
+        self.run.execute_write(f"CACHE TABLE {view} AS {self.run.model.sql}")
         try:
             yield f"SELECT * FROM {view}"
         finally:
-            execute(f"DROP VIEW IF EXISTS {view}")
+            self.run.table.warehouse.execute(f"DROP VIEW IF EXISTS {view}")
 
     def _is_empty(self, rows_sql: str) -> bool:
         return not self.run.table.warehouse.fetch(f"SELECT 1 FROM ({rows_sql}) LIMIT 1")
@@ -285,7 +284,7 @@ class Apply:
         statement = self._statement(write)
         with run.table.warehouse.engine.settings(statement.settings):
             try:
-                run.table.warehouse.execute(statement.sql)
+                run.execute_write(statement.sql)
             except Exception as error:
                 if write.source_unique and is_cardinality_violation(error):
                     raise DbtRuntimeError(

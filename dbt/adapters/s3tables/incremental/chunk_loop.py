@@ -62,7 +62,7 @@ def write_chunks(run: RunContext, whole_history: AnalysedQuery) -> IncrementalRe
         )
         started = time.monotonic()
         try:
-            table.warehouse.execute(append_sql(write))
+            run.execute_write(append_sql(write))
         except Exception as error:
             raise DbtRuntimeError(
                 f"{run.name}: full_incremental_refresh stopped in chunk {number}/"

@@ -6,7 +6,7 @@ queries a table is created from, and the count of the model's rows per key.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -44,10 +44,18 @@ class RunContext:
     # A microbatch run's window.
     batch_start: str | None = None
     batch_end: str | None = None
+    # The statements the run's own writes executed, in order: what dbt's target/run file
+    # of the model shows (a create statement writes its own, as dbt's `main` statement).
+    written_statements: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:
         return self.settings.model_name
+
+    def execute_write(self, sql: str) -> None:
+        """Run one of the run's writing statements, recorded for target/run."""
+        self.written_statements.append(sql)
+        self.table.warehouse.execute(sql)
 
     def count_keys(self, rows_sql: str, first_build: bool) -> KeyCounts:
         """How the rows spread over `unique_key` values (only the key columns are read);

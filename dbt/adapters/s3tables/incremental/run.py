@@ -173,6 +173,11 @@ class IncrementalRun:
         instead of the create statement's, or None."""
         return self._executor.write()
 
+    @property
+    def written_sql(self) -> str:
+        """The statements `write()` executed (empty: none), for dbt's target/run file."""
+        return ";\n\n".join(self._context.written_statements)
+
     @cached_property
     def _executor(self) -> Executor:
         """The plan's executor, once the whole-history query is known (when needed)."""

@@ -46,6 +46,11 @@
   {% if response is not none %}
     {% do store_result('main', response=response) %}
   {% endif %}
+  {#-- target/run shows what ran: the create statement wrote its own; the run's writes
+       (a strategy's statement, chunks) are executed in Python and written here. --#}
+  {% if run.written_sql %}
+    {% do write(run.written_sql) %}
+  {% endif %}
 
   {{ return(s3tables_finish_build(model_config, target_relation, audit, existing_relation, full_refresh_mode=full_refresh)) }}
 {% endmaterialization %}

@@ -1,5 +1,5 @@
 """`method: connect`: a small project on a Spark Connect server that the test starts
-(`scripts/spark_services.py connect`, the embedded catalog, 127.0.0.1): a seed, a table, an
+(`dbt-s3tables-engine start connect`, the embedded catalog): a seed, a table, an
 incremental merge run twice, a Python model (DataFrame API over Connect), `dbt debug`; the
 results are read back with PyIceberg. An unreachable server fails in one sentence.
 """

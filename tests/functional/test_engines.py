@@ -2,7 +2,7 @@
 (`local[2]`: the `integration_builds` fixture's builds, which test_integration_project.py
 checks), the in-process driver on a standalone cluster (a master and two workers), and a
 Spark Thrift Server (`method: thrift`). The cluster and the server are started here
-from pyspark's own scripts and jars (`scripts/spark_services.py`) on 127.0.0.1; threads 8
+from pyspark's own scripts and jars (`dbt-s3tables-engine start`) on 127.0.0.1; threads 8
 over thrift with 30+ models loses and duplicates nothing.
 
 Over thrift the Python model is left out: it needs `method: session` by design, and a

@@ -7,11 +7,13 @@
   `make emulators` puts in `.emulator-jars/iceberg-rest-fixture`;
 - Spark's own services (a standalone cluster, a Thrift server, a Spark Connect server),
   started and stopped by the installed `dbt-s3tables-engine` (`engine_command`,
-  `services`, `services_alive`).
+  `services`, `services_alive`), and the addresses a port is listened on
+  (`listening_addresses`).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import socket
@@ -189,3 +191,23 @@ def services(action: str, service: str, run_dir: Path, *extra: str) -> dict:
 
 def services_alive(run_dir: Path, service: str) -> bool:
     return engine_command("status", service, run_dir).returncode == 0
+
+
+def listening_addresses(port: int) -> set[str]:
+    """The addresses this machine listens on at TCP `port` (the kernel's socket tables): `::`
+    or `0.0.0.0` is every interface; an IPv4 address on an IPv6 socket is given as IPv4."""
+    found = set()
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, hex_port = local.split(":")
+            if state != "0A" or int(hex_port, 16) != port:  # 0A: LISTEN
+                continue
+            raw = bytes.fromhex(address)
+            # Each 32-bit word of the address is printed in the machine's byte order.
+            if sys.byteorder == "little":
+                raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+            ip = ipaddress.ip_address(raw)
+            mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+            found.add(str(mapped or ip))
+    return found

@@ -212,23 +212,28 @@ def profile_block(service: str, state: State) -> str:
 
 
 def address_text(service: str, state: State) -> str:
-    """Where the service answers, what it listens on, and its pids."""
+    """Where the service answers, its Spark and its pids."""
     where = state["master"] if service == "cluster" else f"{state['host']}:{state['port']}"
-    listens = "every interface" if every_interface(state["bind"]) else state["bind"]
     pids = ", ".join(str(pid) for pid in state["pids"])
-    return f"{where} (Spark {state['spark']}, listening on {listens}; pid {pids})"
+    return f"{where} (Spark {state['spark']}; pid {pids})"
+
+
+def listens_text(state: State) -> str:
+    """The address the service listens on, in words."""
+    return "every interface" if every_interface(state["bind"]) else state["bind"]
 
 
 def started_text(service: str, state: State, run_dir: Path, already: bool) -> str:
     """What `start` prints: where the service answers, its logs, how to stop it, and its
     profiles.yml output."""
-    verb = "was already running" if already else "answers"
-    lines = [f"The {SERVICE_TITLES[service]} {verb} at {address_text(service, state)}."]
     if service == "cluster":
-        lines.append(f"The master's web UI: http://{state['host']}:{state['web_port']}")
+        detail = f"the master's web UI: http://{state['host']}:{state['web_port']}"
     else:
-        lines.append(f"Its catalog: the embedded catalog in {state['warehouse']}")
-    lines += [
+        detail = f"its catalog: the embedded catalog in {state['warehouse']}"
+    verb = "was already running" if already else "answers"
+    lines = [
+        f"The {SERVICE_TITLES[service]} {verb} at {address_text(service, state)}.",
+        f"It listens on {listens_text(state)}; {detail}.",
         f"Logs: {run_dir}/{service}-*.log",
         f"Stop it: {COMMAND} stop {service}{run_dir_option(run_dir)}",
         "",
@@ -249,7 +254,7 @@ def status_line(service: Service, run_dir: Path) -> str:
             f"{service.name}: broken, {alive} of {len(state['pids'])} processes alive (logs "
             f"in {run_dir}); end it with `{COMMAND} stop {service.name}{run_dir_option(run_dir)}`"
         )
-    where = address_text(service.name, state)
+    where = f"{address_text(service.name, state)}, listening on {listens_text(state)}"
     warehouse = f", warehouse {state['warehouse']}" if "warehouse" in state else ""
     return f"{service.name}: running at {where}{warehouse}; logs in {run_dir}"
 
@@ -282,10 +287,11 @@ def start(arguments: argparse.Namespace, run_dir: Path) -> int:
     # 0: a free port (the cluster's master).
     port: int = arguments.port or SERVER_PORTS.get(service.name, 0)
     if port and port_taken(listen, port):
+        on = "" if every_interface(listen) else f" on {listen}"
         raise ServiceError(
-            f"Port {port} on {listen} is taken (by another {service.title}, or another "
-            "program): stop that, or choose another port with `--port N` (and set the "
-            "profile's `port` to it)"
+            f"Port {port}{on} is taken (by another {service.title}, or another program): "
+            "stop that, or choose another port with `--port N` (and set the profile's `port` "
+            "to it)"
         )
     warning = exposure_warning(service.name, listen, port, connect_binds)
     if warning:

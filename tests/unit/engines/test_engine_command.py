@@ -213,3 +213,13 @@ def test_status_and_stop_with_nothing_running(
     assert capsys.readouterr().out == "No Spark Connect server was running.\n"
     assert main(["status", "thrift", "--run-dir", run_dir, "--json"]) == 1
     assert capsys.readouterr().out == '{"running": false}\n'
+
+
+def test_without_java_the_start_fails_in_the_sentence_that_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-java"))
+    assert main(["start", "cluster", "--run-dir", str(tmp_path / "run")]) == 1
+    error = capsys.readouterr().err
+    assert error.startswith(f"Cannot start Spark: JAVA_HOME is {tmp_path / 'no-java'}")
+    assert "Runtime Error" not in error and not (tmp_path / "run" / "cluster.json").exists()

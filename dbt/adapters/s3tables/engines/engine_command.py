@@ -38,6 +38,7 @@ from dbt.adapters.s3tables.engines.local_services import (
     start_connect,
     start_thrift,
 )
+from dbt.adapters.s3tables.errors import MissingDependencyError
 
 COMMAND = "dbt-s3tables-engine"
 SERVICES = tuple(SERVICE_TITLES)
@@ -346,6 +347,9 @@ def main(argv: list[str] | None = None) -> int:
         command.error(str(error))
     except ServiceError as error:
         print(error, file=sys.stderr)
+        return 1
+    except MissingDependencyError as error:  # no Java, or a jar that cannot be fetched
+        print(error.msg, file=sys.stderr)  # the sentence, without dbt's "Runtime Error"
         return 1
 
 

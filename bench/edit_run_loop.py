@@ -3,7 +3,7 @@ process each time, wall clock, median of several runs, on three engines side by 
 
 - cold: this adapter in-process (`method: session`, the default): every run starts Spark;
 - warm: this adapter on a warm local Spark Connect server (`method: connect`, started here
-  with `scripts/spark_services.py connect start`);
+  with `dbt-s3tables-engine start connect`);
 - dbt-spark: `method: session`, the same catalog settings, cold like ours.
 
 Then, against the warm engine, where the time of one run goes (`--breakdown` child runs:
@@ -30,12 +30,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from engines import engine
 from machine import write_csv
 from profiles import write_profiles
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 
-REPO = Path(__file__).resolve().parents[1]
 DBT = str(Path(sys.executable).parent / "dbt")
 MASTER = "local[2]"
 SCHEMA = "loop"
@@ -166,26 +166,6 @@ def breakdown_run(root: Path, target: str) -> dict[str, float]:
     return phases
 
 
-def connect_server(action: str, run_dir: Path, *extra: str) -> dict:
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "scripts" / "spark_services.py"),
-            "connect",
-            action,
-            "--run-dir",
-            str(run_dir),
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if result.returncode != 0:
-        raise SystemExit(f"connect {action} failed: {result.stdout}{result.stderr}")
-    return json.loads(result.stdout) if result.stdout.strip() else {}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5)
@@ -199,7 +179,7 @@ def main() -> None:
     try:
         write_project(root)
         write_profiles(root, catalog, MASTER, SCHEMA, threads=1)
-        server = connect_server("start", run_dir, "--warehouse", warm_warehouse)
+        server = engine("start", "connect", run_dir, "--warehouse", warm_warehouse)
         add_warm_target(root, server["host"], server["port"], warm_warehouse)
         for target in TARGETS:  # untimed: creates the schema and the partial-parse file
             timed_run(root, target)
@@ -250,7 +230,7 @@ def main() -> None:
             print(f"  {name:48s} {statistics.median(p[name] for p in phases):6.2f} s")
         print(f"raw numbers: {write_csv('edit_run_loop', rows)}")
     finally:
-        connect_server("stop", run_dir)
+        engine("stop", "connect", run_dir)
         shutil.rmtree(root, ignore_errors=True)
 
 

@@ -3,7 +3,7 @@ many of them are analyses of a query (`DESCRIBE QUERY`), per kind of run.
 
 Over thrift each statement is a round trip, so these counts are what a remote engine pays
 per model on top of the writes themselves. The server is a local one on the embedded
-catalog (scripts/spark_services.py); dbt runs in this process with PyHive's cursor
+catalog (`dbt-s3tables-engine start thrift`); dbt runs in this process with PyHive's cursor
 wrapped to record what it sends.
 
     .venv/bin/python bench/statements_per_run.py
@@ -13,16 +13,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-PYTHON = sys.executable
+from engines import engine
 
 MODEL = """
 {{ config(materialized='incremental', unique_key='id', on_schema_change=var('mode', 'ignore')) }}
@@ -44,26 +41,6 @@ RUNS = [
         ["--vars", "{mode: full_refresh, extra: [a, b]}"],
     ),
 ]
-
-
-def services(action: str, run_dir: Path, *extra: str) -> dict[str, Any]:
-    result = subprocess.run(
-        [
-            PYTHON,
-            str(REPO / "scripts" / "spark_services.py"),
-            "thrift",
-            action,
-            "--run-dir",
-            str(run_dir),
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=300,
-        check=True,
-    )
-    return json.loads(result.stdout) if result.stdout.strip() else {}
 
 
 @contextmanager
@@ -91,7 +68,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as temp:
         root = Path(temp)
         warehouse = root / "warehouse"
-        state = services("start", root / "run", "--warehouse", str(warehouse))
+        state = engine("start", "thrift", root / "run", "--warehouse", str(warehouse))
         try:
             project = root / "project"
             (project / "models").mkdir(parents=True)
@@ -136,7 +113,7 @@ def main() -> None:
                     print("    " + text[:110], flush=True)
             print(json.dumps(rows))
         finally:
-            services("stop", root / "run")
+            engine("stop", "thrift", root / "run")
 
 
 if __name__ == "__main__":

@@ -6,11 +6,14 @@
 - Apache Iceberg's REST catalog test server (`iceberg_rest_server`), from Maven jars that
   `make emulators` puts in `.emulator-jars/iceberg-rest-fixture`;
 - Spark's own services (a standalone cluster, a Thrift server, a Spark Connect server),
-  started and stopped by `scripts/spark_services.py` (`services`, `services_alive`).
+  started and stopped by the installed `dbt-s3tables-engine` (`engine_command`,
+  `services`, `services_alive`), and the addresses a port is listened on
+  (`listening_addresses`).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import socket
@@ -159,39 +162,52 @@ def iceberg_rest_server(warehouse: Path, log_path: Path) -> Iterator[str]:
         _stop(process)
 
 
-def services(action: str, service: str, run_dir: Path, *extra: str) -> dict:
-    """`scripts/spark_services.py <service> <action>` (start, stop); the state it prints."""
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "scripts" / "spark_services.py"),
-            service,
-            action,
-            "--run-dir",
-            str(run_dir),
-            *extra,
-        ],
+# The console script installed with the adapter, beside this interpreter.
+ENGINE_COMMAND = str(Path(sys.executable).parent / "dbt-s3tables-engine")
+
+
+def engine_command(
+    action: str, service: str, run_dir: Path, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    """`dbt-s3tables-engine <action> <service> --run-dir run_dir extra`, waited for."""
+    return subprocess.run(
+        [ENGINE_COMMAND, action, service, "--run-dir", str(run_dir), *extra],
         capture_output=True,
         text=True,
-        cwd=REPO,
         timeout=300,
     )
+
+
+def services(action: str, service: str, run_dir: Path, *extra: str) -> dict:
+    """`dbt-s3tables-engine <action> <service> --json` (start, stop); the state it prints.
+    A server starts on a free port unless `extra` names one: other test processes, and
+    other checkouts' tests on this machine, may hold the default ports."""
+    if action == "start" and service != "cluster" and "--port" not in extra:
+        extra = ("--port", str(free_port()), *extra)
+    result = engine_command(action, service, run_dir, "--json", *extra)
     assert result.returncode == 0, result.stdout + result.stderr
-    return json.loads(result.stdout) if result.stdout.strip() else {}
+    return json.loads(result.stdout)
 
 
 def services_alive(run_dir: Path, service: str) -> bool:
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "scripts" / "spark_services.py"),
-            service,
-            "status",
-            "--run-dir",
-            str(run_dir),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
-    return result.returncode == 0
+    return engine_command("status", service, run_dir).returncode == 0
+
+
+def listening_addresses(port: int) -> set[str]:
+    """The addresses this machine listens on at TCP `port` (the kernel's socket tables): `::`
+    or `0.0.0.0` is every interface; an IPv4 address on an IPv6 socket is given as IPv4."""
+    found = set()
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, hex_port = local.split(":")
+            if state != "0A" or int(hex_port, 16) != port:  # 0A: LISTEN
+                continue
+            raw = bytes.fromhex(address)
+            # Each 32-bit word of the address is printed in the machine's byte order.
+            if sys.byteorder == "little":
+                raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+            ip = ipaddress.ip_address(raw)
+            mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+            found.add(str(mapped or ip))
+    return found

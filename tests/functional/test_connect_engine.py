@@ -1,19 +1,30 @@
 """`method: connect`: a small project on a Spark Connect server that the test starts
-(`scripts/spark_services.py connect`, the embedded catalog, 127.0.0.1): a seed, a table, an
+(`dbt-s3tables-engine start connect`, the embedded catalog): a seed, a table, an
 incremental merge run twice, a Python model (DataFrame API over Connect), `dbt debug`; the
-results are read back with PyIceberg. An unreachable server fails in one sentence.
+results are read back with PyIceberg. An unreachable server fails in one sentence, and
+pyspark 3.5's client warnings go to dbt's log file, not the console. The command reports
+the server it started, listens where it says, and refuses a taken port.
 """
 
 from __future__ import annotations
 
 import re
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyspark
 import pytest
 
-from tests.functional.emulators import services, services_alive
+from dbt.adapters.s3tables.catalogs.jars import installed_spark_line
+from dbt.adapters.s3tables.engines.local_services import connect_binds_an_address
+from tests.functional.emulators import (
+    engine_command,
+    listening_addresses,
+    services,
+    services_alive,
+)
 from tests.functional.harness import (
     conf_probe_project,
     dbt_in,
@@ -42,12 +53,16 @@ SEED = "code,amount,day\na,1.50,2024-01-02\nb,20.25,2024-03-04\n"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
-    run_dir = tmp_path_factory.mktemp("connect-run")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("connect-run")
+
+
+@pytest.fixture(scope="module")
+def server(run_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     warehouse = tmp_path_factory.mktemp("connect-warehouse")
     state = services("start", "connect", run_dir, "--warehouse", str(warehouse))
     yield state
-    services("stop", "connect", run_dir)
+    assert services("stop", "connect", run_dir) == {"stopped": state["pids"]}
     assert not services_alive(run_dir, "connect")
 
 
@@ -84,11 +99,22 @@ def rows(warehouse: str, table: str) -> list[dict]:
     return iceberg_rows(local_catalog(warehouse), "analytics", table, sort=True)
 
 
-def test_project_builds_over_spark_connect(tmp_path: Path, server: dict) -> None:
-    project = write_connect_project(tmp_path, connect_output(server))
-    first = dbt_in(tmp_path, project, "build", "--vars", "{}")
+@pytest.fixture(scope="module")
+def first_build(
+    server: dict, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
+    """The project's first `dbt build`: its folder, project and result."""
+    folder = tmp_path_factory.mktemp("connect-build")
+    project = write_connect_project(folder, connect_output(server))
+    return folder, project, dbt_in(folder, project, "build", "--vars", "{}")
+
+
+def test_project_builds_over_spark_connect(
+    server: dict, first_build: tuple[Path, Path, subprocess.CompletedProcess[str]]
+) -> None:
+    folder, project, first = first_build
     assert first.returncode == 0, first.stdout[-6000:]
-    second = dbt_in(tmp_path, project, "run", "--select", "merged")
+    second = dbt_in(folder, project, "run", "--select", "merged")
     assert second.returncode == 0, second.stdout[-6000:]
 
     warehouse = server["warehouse"]
@@ -102,6 +128,53 @@ def test_project_builds_over_spark_connect(tmp_path: Path, server: dict) -> None
     prices = [(r["code"], float(r["amount"]), str(r["day"])) for r in rows(warehouse, "prices")]
     assert prices == [("a", 1.5, "2024-01-02"), ("b", 20.25, "2024-03-04")]
     assert len(rows(warehouse, "seed_copy")) == 2
+
+
+def test_client_release_warnings_go_to_the_log_file_not_the_console(
+    first_build: tuple[Path, Path, subprocess.CompletedProcess[str]],
+) -> None:
+    folder, _, build = first_build
+    assert build.returncode == 0, build.stdout[-6000:]
+    assert "ReleaseExecute failed" not in build.stdout + build.stderr
+    if pyspark.__version__.startswith("3."):
+        # pyspark 3.5's client warns at every build here, as dbt closes each connection's
+        # channel (pyspark 4 logs it to its own logger, off by default).
+        log = (folder / "logs" / "dbt.log").read_text()
+        assert "Spark Connect client (harmless): ReleaseExecute failed" in log
+
+
+def test_the_server_listens_where_the_command_says(run_dir: Path, server: dict) -> None:
+    listening = listening_addresses(server["port"])
+    if connect_binds_an_address(installed_spark_line()):
+        assert server["bind"] == "127.0.0.1" and listening == {"127.0.0.1"}
+    else:  # Spark 3.5's server: every interface, as the command's warning says
+        assert server["bind"] == "0.0.0.0" and listening == {"::"}
+    status = engine_command("status", "connect", run_dir)
+    assert status.returncode == 0
+    where = "127.0.0.1" if server["bind"] == "127.0.0.1" else "every interface"
+    assert status.stdout == (
+        f"connect: running at 127.0.0.1:{server['port']} (Spark {pyspark.__version__}; pid "
+        f"{server['pids'][0]}), listening on {where}, warehouse {server['warehouse']}; logs "
+        f"in {run_dir}\n"
+    )
+
+
+def test_a_second_start_reports_the_running_server_or_refuses_its_port(
+    tmp_path: Path, run_dir: Path, server: dict
+) -> None:
+    port = server["port"]
+    again = engine_command("start", "connect", run_dir, "--warehouse", server["warehouse"])
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith(
+        f"The Spark Connect server was already running at 127.0.0.1:{port}"
+    )
+    assert f"      method: connect\n      host: 127.0.0.1\n      port: {port}\n" in again.stdout
+    elsewhere = ("--warehouse", str(tmp_path / "wh"), "--port", str(port))
+    taken = engine_command("start", "connect", tmp_path / "run", *elsewhere)
+    assert taken.returncode == 1 and taken.stdout == ""
+    on = "" if server["bind"] == "0.0.0.0" else " on 127.0.0.1"
+    assert taken.stderr.startswith(f"Port {port}{on} is taken (by another Spark Connect server")
+    assert "choose another port with `--port N`" in taken.stderr
 
 
 def test_dbt_debug_names_the_server(tmp_path: Path, server: dict) -> None:

@@ -2,8 +2,8 @@
 (`local[2]`: the `integration_builds` fixture's builds, which test_integration_project.py
 checks), the in-process driver on a standalone cluster (a master and two workers), and a
 Spark Thrift Server (`method: thrift`). The cluster and the server are started here
-from pyspark's own scripts and jars (`scripts/spark_services.py`) on 127.0.0.1; threads 8
-over thrift with 30+ models loses and duplicates nothing.
+from pyspark's own scripts and jars by `dbt-s3tables-engine start`, and listen on 127.0.0.1
+only; threads 8 over thrift with 30+ models loses and duplicates nothing.
 
 Over thrift the Python model is left out: it needs `method: session` by design, and a
 test below checks that it fails at compile time saying so.
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
-from tests.functional.emulators import services, services_alive
+from tests.functional.emulators import listening_addresses, services, services_alive
 from tests.functional.harness import (
     IntegrationBuilds,
     conf_probe_project,
@@ -143,6 +143,14 @@ def test_same_results_on_three_engines(
     build_twice(tmp_path / "thrift", *without_python)
     expected = {k: v for k, v in local[1].items() if k != PYTHON_MODEL}
     assert table_contents(warehouse_tables(thrift["warehouse"])) == expected
+
+
+def test_the_cluster_and_the_thrift_server_listen_on_loopback_only(
+    cluster: dict, thrift: dict
+) -> None:
+    assert cluster["master"] == f"spark://127.0.0.1:{cluster['port']}"
+    for port in (cluster["port"], cluster["web_port"], thrift["port"]):
+        assert listening_addresses(port) == {"127.0.0.1"}, port
 
 
 def test_python_model_over_thrift_fails_at_compile_time(tmp_path: Path, thrift: dict) -> None:

@@ -1,9 +1,11 @@
 """The two distributions: `dbt-s3tables` (packaging/dbt-s3tables/, what users install) is
 `dbt-s3tables-core` (the repository root, the code) on the default Spark line, and each
-Spark line jars.py supports has the extra that installs its pyspark."""
+Spark line jars.py supports has the extra that installs its pyspark; the console commands
+the code installs."""
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 
@@ -58,3 +60,13 @@ def test_the_code_allows_exactly_the_supported_lines() -> None:
 def test_each_supported_line_has_its_extra(spark_line: str) -> None:
     extra = CORE["optional-dependencies"][f"spark{spark_line.replace('.', '')}"]
     assert {line(r) for r in pyspark_releases(extra)} == {spark_line}
+
+
+def test_the_console_commands_are_installed_and_name_a_function() -> None:
+    scripts = CORE["scripts"]
+    assert set(scripts) == {"dbt-s3tables-jars", "dbt-s3tables-recover", "dbt-s3tables-engine"}
+    for name, target in scripts.items():
+        module, function = target.split(":")
+        assert callable(getattr(importlib.import_module(module), function)), name
+        # Installed beside the interpreter, as pip installs them for a user.
+        assert (Path(sys.executable).parent / name).is_file(), name

@@ -20,7 +20,7 @@ from dbt.adapters.s3tables.catalogs.config import is_secret
 from dbt.adapters.s3tables.catalogs.jars import FETCH_COMMAND, MAVEN_CENTRAL, JarSources
 from dbt.adapters.s3tables.catalogs.keys import CatalogKeys
 from dbt.adapters.s3tables.engines import ENGINES
-from dbt.adapters.s3tables.engines.base import EngineSettings
+from dbt.adapters.s3tables.engines.base import SERVER_PORTS, EngineSettings
 from dbt.adapters.s3tables.engines.progress import DEFAULT_PROGRESS_SECONDS
 from dbt.adapters.s3tables.errors import ProfileError
 from dbt.adapters.s3tables.keys.scalars import scalar_mapping
@@ -29,8 +29,6 @@ from dbt.adapters.s3tables.keys.spelling import nearest_key
 # Every `method` an engine is registered for (engines/__init__.py).
 SUPPORTED_METHODS = tuple(ENGINES)
 DEFAULT_MASTER = "local[*]"
-# The default port of each server `method`.
-SERVER_PORTS = {"thrift": 10000, "connect": 15002}
 
 # dbt-spark's keys of its `odbc` and `http` methods, which this adapter does not have
 # (nothing here reads them), with dbt-spark's defaults, which a serialized profile holds.

@@ -119,9 +119,9 @@ S3TABLES_CATALOG_RUNTIME = Artifact(
 
 
 def spark_connect_server(line: str | None = None) -> tuple[Artifact, ...]:
-    """Spark Connect's server jar (`scripts/spark-connect`), run on pyspark's own Spark
-    jars: pyspark 4 ships it; for 3.5, the newest 3.5 release on Maven Central (3.5 patch
-    releases keep the server's interfaces)."""
+    """Spark Connect's server jar (`dbt-s3tables-engine start connect`), run on pyspark's
+    own Spark jars: pyspark 4 ships it; for 3.5, the newest 3.5 release on Maven Central
+    (3.5 patch releases keep the server's interfaces)."""
     line = spark_line(line or installed_spark_line())
     if line != "3.5":
         return ()
@@ -130,7 +130,7 @@ def spark_connect_server(line: str | None = None) -> tuple[Artifact, ...]:
             "org.apache.spark",
             f"spark-connect_{scala_version(line)}",
             "3.5.7",
-            "Spark Connect's server (scripts/spark-connect)",
+            "Spark Connect's server (dbt-s3tables-engine start connect)",
         ),
     )
 

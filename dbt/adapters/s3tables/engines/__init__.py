@@ -12,6 +12,8 @@ the other, independent axis.
   `class_archive.py` keeps its class-data-sharing archives.
 - `thrift.py`: `method: thrift`, a Spark Thrift Server over dbt-spark's PyHive connection.
 - `connect.py`: `method: connect`, a Spark Connect server (the DataFrame API over gRPC).
+- `local_services.py`: local servers and a cluster for those methods, which the
+  `dbt-s3tables-engine` command (`engine_command.py`) starts, reports and stops.
 
 To add an engine: one module with a class implementing `Engine` and its `EngineOpener`,
 registered in `ENGINES` under its `method` (the profile accepts every registered method;

@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 # or a Spark core config such as `spark.executor.memory`).
 LAUNCH_ONLY_REFUSAL = "Cannot modify the value of"
 
+# The default port of each server `method` (the profile's `port`, and where
+# `dbt-s3tables-engine start` runs each server).
+SERVER_PORTS = {"thrift": 10000, "connect": 15002}
+
 # A DB-API column description: name, type name, four unused fields, nullability.
 ColumnDescription = tuple[str, Any, int | None, int | None, int | None, int | None, bool]
 

@@ -51,10 +51,11 @@ MAX_ATTEMPTS = 3
 STALE_SECONDS = 3600
 
 
-def cache_folder() -> Path:
-    """Where archives live: `$XDG_CACHE_HOME/dbt-s3tables/jvm`, else `~/.cache/...`."""
+def cache_folder(kind: str) -> Path:
+    """The user's cache folder of one kind of state: `$XDG_CACHE_HOME/dbt-s3tables/<kind>`,
+    else `~/.cache/...`; class archives live in `jvm`."""
     root = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(root) / "dbt-s3tables" / "jvm"
+    return Path(root) / "dbt-s3tables" / kind
 
 
 def java_feature_version(java: str) -> int | None:
@@ -266,5 +267,5 @@ def class_archive_for(
     if version is None or version < 13:
         return None
     return ClassArchive(
-        folder or cache_folder(), configuration_key(java, spark_version, class_path)
+        folder or cache_folder("jvm"), configuration_key(java, spark_version, class_path)
     )

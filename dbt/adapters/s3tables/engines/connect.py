@@ -1,12 +1,14 @@
 """`method: connect`: SQL and Python models run on a Spark Connect server (Spark 3.5's
-DataFrame API over gRPC), such as the warm local one `scripts/spark-connect` starts.
+DataFrame API over gRPC), such as the warm local one `dbt-s3tables-engine start connect`
+starts.
 
 Each dbt connection opens its own server session, so settings (the profile's `spark_conf`,
 set when it opens) and temporary views stay with the connection, as in-process. What needs
 the driver's JVM is not reachable over Connect and degrades explicitly: commits are not
 tagged with the dbt run (run-level undo says so, as for thrift), cancel interrupts the
 session's operations instead of a job group, and a stopped server is reported as
-unreachable, not with a JVM post-mortem.
+unreachable, not with a JVM post-mortem. pyspark 3.5's client warnings that it could not
+release a finished result go to dbt's log file, not the console.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from __future__ import annotations
 import os
 import re
 import sys
+import warnings
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
@@ -40,6 +43,12 @@ logger = AdapterLogger("s3tables")
 
 SERVER = "Spark Connect server"
 RPC_RETRIES = 4
+# pyspark 3.5's client tells the server in a background thread that it may drop a finished
+# result, and warns (on stderr) when that fails because dbt closed the connection's channel
+# first: harmless (the server drops abandoned results itself), so it goes to the log file.
+# pyspark 4 logs it to its own Connect logger, off by default.
+RELEASE_WARNING = "ReleaseExecute failed"
+RELEASE_WARNING_FILE = os.path.join("pyspark", "sql", "connect", "client", "reattach.py")
 
 
 def connect_url(host: str, port: int, token: str | None) -> str:
@@ -138,6 +147,34 @@ class ConnectEngine(SessionEngine):
         )
 
 
+class ReleaseWarningRoute:
+    """`warnings.showwarning` sending pyspark's release warnings to dbt's log file (debug
+    level: the file, not the console) and every other warning where it went before."""
+
+    def __init__(self, previous: Any) -> None:
+        self.previous = previous
+
+    def __call__(
+        self,
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        if str(message).startswith(RELEASE_WARNING) and filename.endswith(RELEASE_WARNING_FILE):
+            logger.debug(f"Spark Connect client (harmless): {message}")
+        else:
+            self.previous(message, category, filename, lineno, file, line)
+
+
+def route_release_warnings() -> None:
+    """Route pyspark's release warnings to the log file, once per process."""
+    if not isinstance(warnings.showwarning, ReleaseWarningRoute):
+        warnings.showwarning = ReleaseWarningRoute(warnings.showwarning)
+
+
 def open_connect_session(settings: EngineSettings) -> ConnectSession:
     """A new server session, after checking (within the profile's retries) that the server
     answers: gRPC would otherwise retry for minutes before failing."""
@@ -151,6 +188,7 @@ def open_connect_session(settings: EngineSettings) -> ConnectSession:
     # gRPC's C core logs each failed TLS handshake to the console; its errors reach the
     # user as the one message below.
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    route_release_warnings()
     from pyspark.sql.connect.session import SparkSession
 
     # Not `SparkSession.builder...create()`: it sends the builder's options to the server
@@ -187,7 +225,7 @@ def session_refused_message(host: str, port: int, token: str | None, error: Exce
         return (
             f"{message}: with a `token`, Spark Connect's client speaks TLS, and the server "
             f"did not ({reason}). Fix: remove `token` for a server without TLS (such as "
-            "`scripts/spark-connect`), or serve TLS in front of it"
+            "`dbt-s3tables-engine start connect`'s), or serve TLS in front of it"
         )
     return f"{message} ({reason}). Fix: check that the port is the Spark Connect server's"
 

@@ -259,8 +259,9 @@ def connect_error(error: BaseException) -> DbtDatabaseError:
         return DbtDatabaseError(
             "The Spark Connect server does not answer (gRPC UNAVAILABLE); Iceberg commits are "
             "atomic, so each table holds either the running statement's whole commit or none "
-            "of it. Fix: start the server (`scripts/spark-connect start`), or, with a profile "
-            "`token`, serve it over TLS (the client sends tokens over TLS only); then rerun."
+            "of it. Fix: start the server (`dbt-s3tables-engine start connect`), or, with a "
+            "profile `token`, serve it over TLS (the client sends tokens over TLS only); then "
+            "rerun."
         )
     refused = type(error).__name__ in ("AnalysisException", "ParseException")
     message = explain(f"{type(error).__name__}: {text}", clean_message(text))

@@ -59,8 +59,9 @@ warns about every time (and another --bind than 0.0.0.0 is refused); Spark 4.1's
 on {LOOPBACK}.
 
 Ports: connect {SERVER_PORTS["connect"]} and thrift {SERVER_PORTS["thrift"]} (the \
-profile's defaults for `port`); the cluster's master takes a free port. A port in use
-fails the start: choose another with --port.
+profile's defaults for `port`);
+the cluster's master takes a free port. A port in use fails the start: choose another
+with --port.
 
 `start` returns once the service answers and prints a profiles.yml output for it. State
 and logs: $XDG_CACHE_HOME/dbt-s3tables/engines (else ~/.cache/dbt-s3tables/engines), or

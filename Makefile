@@ -17,9 +17,10 @@ jars: $(STAMP)
 system-deps:
 	@scripts/install-system-deps
 
-# Test-only: the S3 Tables emulator (own virtualenv) and Apache Iceberg's REST catalog
-# test server (jars from Maven Central).
+# Test-only: the S3 Tables emulator (own virtualenv), Apache Iceberg's REST catalog
+# test server (jars from Maven Central) and Chromium (the docs-site test).
 emulators:
+	@scripts/install-system-deps --browser
 	@scripts/install-emulators .venv-ministack
 	@scripts/install-rest-fixture .emulator-jars/iceberg-rest-fixture
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from engines import engine
 from machine import write_csv
-from profiles import write_profiles
+from profiles import project_arguments, write_profiles
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 
@@ -104,19 +104,7 @@ def add_warm_target(root: Path, host: str, port: int, warehouse: str) -> None:
 
 
 def dbt_arguments(root: Path, target: str) -> list[str]:
-    return [
-        "run",
-        "-s",
-        "one_model",
-        "--target",
-        target,
-        "--profiles-dir",
-        str(root),
-        "--project-dir",
-        str(root),
-        "--target-path",
-        str(root / f"target-{target}"),
-    ]
+    return ["run", "-s", "one_model", *project_arguments(root, target)]
 
 
 def timed_run(root: Path, target: str) -> float:

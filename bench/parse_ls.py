@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from machine import write_csv
-from profiles import write_profiles
+from profiles import project_arguments, write_profiles
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 
@@ -76,18 +76,7 @@ def write_project(root: Path) -> None:
 
 def timed(root: Path, target: str, arguments: list[str]) -> float:
     """Wall seconds of one dbt command in a fresh process."""
-    command = [
-        DBT,
-        *arguments,
-        "--target",
-        target,
-        "--profiles-dir",
-        str(root),
-        "--project-dir",
-        str(root),
-        "--target-path",
-        str(root / f"target-{target}"),
-    ]
+    command = [DBT, *arguments, *project_arguments(root, target)]
     started = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True, cwd=root, env=DBT_ENV)
     seconds = time.perf_counter() - started

@@ -40,3 +40,18 @@ def write_profiles(
     (root / "profiles.yml").write_text(
         json.dumps({"bench": {"target": "s3tables", "outputs": outputs}})
     )
+
+
+def project_arguments(root: Path, target: str) -> list[str]:
+    """A dbt command's options for the project in `root` on `target`, each target with its
+    own target folder (so partial parsing stays on across runs of one target)."""
+    return [
+        "--target",
+        target,
+        "--profiles-dir",
+        str(root),
+        "--project-dir",
+        str(root),
+        "--target-path",
+        str(root / f"target-{target}"),
+    ]

@@ -3,7 +3,7 @@ a page rendered by headless Chromium (its DOM after dbt docs' scripts ran, and a
 screenshot), and what a person reads on a node's page (the Details figures, the
 Description).
 
-Chromium comes from `scripts/install-system-deps` (Debian's `chromium` package)."""
+Chromium comes from `scripts/install-system-deps --browser` (Debian's `chromium` package)."""
 
 from __future__ import annotations
 
@@ -42,10 +42,13 @@ WINDOW_SIZE = "1920,1200"
 
 def chromium() -> str:
     """The Chromium on PATH; the test fails (it is not skipped) without one, as
-    `make setup` installs it."""
+    `make test` installs it (`make emulators`)."""
     found = shutil.which("chromium")
     if found is None:
-        pytest.fail("No `chromium` on PATH: `make setup` (scripts/install-system-deps) installs it")
+        pytest.fail(
+            "No `chromium` on PATH: `make emulators` (`scripts/install-system-deps --browser`, "
+            "part of `make test`) installs it"
+        )
     return found
 
 

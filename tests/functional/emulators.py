@@ -25,6 +25,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from dbt.adapters.s3tables.catalogs.jars import installed_spark_line
+from dbt.adapters.s3tables.engines.local_services import connect_binds_an_address
+
 REPO = Path(__file__).resolve().parents[2]
 MINISTACK_PYTHON = REPO / ".venv-ministack" / "bin" / "python"
 EMULATOR_JARS = REPO / ".emulator-jars"
@@ -178,12 +181,20 @@ def engine_command(
     )
 
 
+def connect_bind() -> tuple[str, ...]:
+    """The `--bind` a Connect server's start needs here: Spark 3.5's cannot listen on one
+    address, so its start must accept every interface (`--bind 0.0.0.0`)."""
+    return () if connect_binds_an_address(installed_spark_line()) else ("--bind", "0.0.0.0")
+
+
 def services(action: str, service: str, run_dir: Path, *extra: str) -> dict:
     """`dbt-s3tables-engine <action> <service> --json` (start, stop); the state it prints.
     A server starts on a free port unless `extra` names one: other test processes, and
     other checkouts' tests on this machine, may hold the default ports."""
     if action == "start" and service != "cluster" and "--port" not in extra:
         extra = ("--port", str(free_port()), *extra)
+    if action == "start" and service == "connect" and "--bind" not in extra:
+        extra = (*connect_bind(), *extra)
     result = engine_command(action, service, run_dir, "--json", *extra)
     assert result.returncode == 0, result.stdout + result.stderr
     return json.loads(result.stdout)

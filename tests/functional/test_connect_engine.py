@@ -20,6 +20,7 @@ import pytest
 from dbt.adapters.s3tables.catalogs.jars import installed_spark_line
 from dbt.adapters.s3tables.engines.local_services import connect_binds_an_address
 from tests.functional.emulators import (
+    connect_bind,
     engine_command,
     listening_addresses,
     services,
@@ -169,7 +170,7 @@ def test_a_second_start_reports_the_running_server_or_refuses_its_port(
         f"The Spark Connect server was already running at 127.0.0.1:{port}"
     )
     assert f"      method: connect\n      host: 127.0.0.1\n      port: {port}\n" in again.stdout
-    elsewhere = ("--warehouse", str(tmp_path / "wh"), "--port", str(port))
+    elsewhere = ("--warehouse", str(tmp_path / "wh"), "--port", str(port), *connect_bind())
     taken = engine_command("start", "connect", tmp_path / "run", *elsewhere)
     assert taken.returncode == 1 and taken.stdout == ""
     on = "" if server["bind"] == "0.0.0.0" else " on 127.0.0.1"

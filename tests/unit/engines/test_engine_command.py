@@ -93,13 +93,13 @@ def test_a_service_listens_on_loopback_unless_bind_says_otherwise() -> None:
         listen_address("cluster", "0.0.0.0", connect_binds=True)
 
 
-def test_spark_35s_connect_server_listens_on_every_interface_and_says_so() -> None:
-    assert listen_address("connect", None, connect_binds=False) == "0.0.0.0"
+def test_spark_35s_connect_server_listens_on_every_interface_only_when_asked() -> None:
     assert listen_address("connect", "0.0.0.0", connect_binds=False) == "0.0.0.0"
-    with pytest.raises(UsageError) as refused:
-        listen_address("connect", "127.0.0.1", connect_binds=False)
-    assert "Spark 3.5's Connect server has no binding address setting" in str(refused.value)
-    assert "omit --bind" in str(refused.value)
+    for bind in (None, "127.0.0.1"):
+        with pytest.raises(UsageError) as refused:
+            listen_address("connect", bind, connect_binds=False)
+        assert "Spark 3.5's Connect server cannot listen on one address" in str(refused.value)
+        assert "`--bind 0.0.0.0`" in str(refused.value)
 
 
 def test_a_service_other_machines_can_reach_gets_a_one_line_warning() -> None:

@@ -54,9 +54,9 @@ a Spark Connect server (`method: connect`, the warm engine), a Spark Thrift Serv
 
 Address: a service listens on {LOOPBACK} only, unless --bind names another address (a
 warning then says so: these services have no authentication). Spark 3.5's Connect server
-cannot: it has no binding address setting and listens on every interface, which `start`
-warns about every time (and another --bind than 0.0.0.0 is refused); Spark 4.1's listens
-on {LOOPBACK}.
+cannot listen on one address (it has no binding address setting): on Spark 3.5, `start
+connect` needs `--bind 0.0.0.0`, accepting every interface, and warns each time; Spark
+4.1's listens on {LOOPBACK}.
 
 Ports: connect {SERVER_PORTS["connect"]} and thrift {SERVER_PORTS["thrift"]} (the \
 profile's defaults for `port`);
@@ -135,13 +135,17 @@ def listen_address(service: str, bind: str | None, connect_binds: bool) -> str:
             f"such as {LOOPBACK}, or 0.0.0.0 for every interface"
         ) from None
     if service == "connect" and not connect_binds:
-        if bind is not None and not every_interface(chosen):
+        # Spark 3.5's server cannot listen on one address: every interface, only when asked.
+        if bind is None or not every_interface(chosen):
+            given = "no --bind" if bind is None else f"`--bind {bind}`"
             raise UsageError(
-                f"`--bind {bind}`: Spark 3.5's Connect server has no binding address setting "
-                "and listens on every interface; omit --bind, or install Spark 4.1 "
-                "(`pip install 'dbt-s3tables-core[spark41]'`) for a server on one address"
+                f"{given}: Spark 3.5's Connect server cannot listen on one address (it has no "
+                "binding address setting) and would listen on every interface, with no "
+                "authentication; start it with `--bind 0.0.0.0` to accept that, or install "
+                "Spark 4.1 (`pip install 'dbt-s3tables-core[spark41]'`), whose server "
+                f"listens on {LOOPBACK}"
             )
-        return "0.0.0.0"
+        return chosen
     if service == "cluster" and every_interface(chosen):
         raise UsageError(
             f"`--bind {bind}`: the cluster's master and workers tell each other their address, "

@@ -20,7 +20,7 @@ UUID = "0b6e2c1e-0000-4000-8000-000000000001"
 def lineage(*operations: str, known: tuple[int, ...] = (), expired_before: bool = False) -> Lineage:
     """A history of snapshots 1, 2, ... with these operations (the last is current)."""
     ancestors = tuple(
-        Ancestor(n, n - 1 if n > 1 or expired_before else None, op, 0, {})
+        Ancestor(n, n - 1 if n > 1 or expired_before else None, op, 0, op != "empty", {})
         for n, op in reversed(list(enumerate(operations, start=1)))
     )
     ids = {a.snapshot_id for a in ancestors}
@@ -45,6 +45,19 @@ def test_an_incremental_run_reads_the_commits_after_the_last_read() -> None:
     assert (planned.kind, planned.start, planned.end) == (RangeKind.CHANGES, 1, 4)
     assert planned.operations == ("append", "replace", "append")
     assert planned.describe() == "u: snapshots after 1 up to 4 (3 commits: append, replace, append)"
+
+
+def test_a_commit_that_changed_no_file_is_read_past() -> None:
+    # An empty MERGE upstream commits an `overwrite` without a file: nothing to read.
+    history = Lineage(
+        UUID,
+        0,
+        (Ancestor(2, 1, "overwrite", 0, False, {}), Ancestor(1, None, "append", 0, True, {})),
+        frozenset({1, 2}),
+        {},
+    )
+    planned = plan_range("m", "u", history, ReadMark(UUID, 1), True)
+    assert (planned.kind, planned.operations) == (RangeKind.CHANGES, ("overwrite",))
 
 
 def test_nothing_new_reads_nothing() -> None:
@@ -80,9 +93,9 @@ def test_the_last_read_is_the_newest_tagged_snapshot_then_the_property() -> None
         UUID,
         0,
         (
-            Ancestor(3, 2, "replace", 0, {}),
-            Ancestor(2, 1, "append", 0, {key: f"{UUID}@20"}),
-            Ancestor(1, None, "append", 0, {key: f"{UUID}@10"}),
+            Ancestor(3, 2, "replace", 0, True, {}),
+            Ancestor(2, 1, "append", 0, True, {key: f"{UUID}@20"}),
+            Ancestor(1, None, "append", 0, True, {key: f"{UUID}@10"}),
         ),
         frozenset({1, 2, 3}),
         {key: f"{UUID}@5"},

@@ -66,6 +66,13 @@ if TYPE_CHECKING:
     from pyiceberg.types import IcebergType
 
 logger = AdapterLogger("s3tables")
+# The snapshot summary's counts of files a commit added or removed.
+FILE_CHANGE_KEYS = (
+    "added-data-files",
+    "deleted-data-files",
+    "added-delete-files",
+    "removed-delete-files",
+)
 # Format v3's row lineage columns, as the data files hold them.
 ROW_ID_COLUMN = "_row_id"
 LAST_UPDATED_COLUMN = "_last_updated_sequence_number"
@@ -721,12 +728,14 @@ class IcebergCatalog:
             ancestors = []
             while head is not None:
                 summary = head.summary
+                counts = summary.additional_properties if summary is not None else {}
                 ancestors.append(
                     Ancestor(
                         head.snapshot_id,
                         head.parent_snapshot_id,
                         summary.operation.value if summary is not None else None,
                         head.schema_id,
+                        any(int(counts.get(key) or 0) for key in FILE_CHANGE_KEYS),
                         {
                             key: value
                             for key, value in (

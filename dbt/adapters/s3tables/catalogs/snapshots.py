@@ -49,6 +49,9 @@ class Ancestor:
     # The commit's Iceberg operation (append, overwrite, delete, replace).
     operation: str | None
     schema_id: int | None
+    # Whether the commit added or removed any data or delete file (an empty MERGE commits
+    # an `overwrite` that changes nothing).
+    files_changed: bool
     # The summary's entries under a prefix the reader asked for (upstream reads recorded
     # by the commit, see `incremental/upstream_reads.py`).
     tagged: dict[str, str]

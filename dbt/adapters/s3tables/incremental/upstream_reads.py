@@ -150,13 +150,21 @@ def plan_range(
         raise refusal(model, upstream, problem)
     in_range = lineage.ancestors[: ids.index(mark.snapshot_id)]
     operations = tuple(a.operation or "unknown" for a in reversed(in_range))
-    changing = sorted(set(operations) - APPENDING - ROWS_UNCHANGED)
+    # Iceberg's incremental read takes `append` commits only and skips the others
+    # silently: any other commit that added or removed a file would be lost.
+    changing = sorted(
+        {
+            a.operation or "unknown"
+            for a in in_range
+            if a.operation not in APPENDING | ROWS_UNCHANGED and a.files_changed
+        }
+    )
     if changing:
         raise refusal(
             model,
             upstream,
             f"commits after snapshot {mark.snapshot_id} changed or deleted rows "
-            f"({', '.join(changing)}), which a read of appended rows would miss",
+            f"({', '.join(changing)}), which Iceberg's read of appended rows skips",
         )
     return UpstreamRange(
         upstream, lineage.table_uuid, RangeKind.CHANGES, mark.snapshot_id, end, operations

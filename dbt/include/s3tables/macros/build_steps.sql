@@ -118,6 +118,7 @@
     {{ s3tables_post_hooks() }}
   {% endif %}
 
+  {% do adapter.record_upstream_reads(model, target_relation, audit) %}
   {% do adapter.maintenance().after_build(target_relation, model_config, audit) %}
   {{ return(core_result if core_result is not none else {'relations': [target_relation]}) }}
 {% endmacro %}

@@ -8,6 +8,7 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from tests.functional.harness import (
+    adapter_responses,
     assert_all_passed,
     batch_model,
     latest_snapshot_summary,
@@ -67,6 +68,18 @@ class TestUpstreamChanges:
 
         assert_all_passed(run_dbt(["run", *run_vars(batch=2)]), 3)
         assert ids(project, "orders_copy") == [1, 2, 3]
+        reads = adapter_responses(project)["orders_copy"]["upstream_reads"]
+        first, second = snapshot_ids(project, upstream)[-2:]
+        assert reads == [
+            {
+                "upstream": f"local.{project.test_schema}.orders",
+                "read": "changes",
+                "after_snapshot": first,
+                "up_to_snapshot": second,
+                "commits": ["append"],
+                "rows": 1,
+            }
+        ]
         # Nothing new upstream: nothing read, nothing duplicated.
         assert_all_passed(run_dbt(["run", "-s", "orders_copy"]), 1)
         assert ids(project, "orders_copy") == [1, 2, 3]

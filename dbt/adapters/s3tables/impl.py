@@ -46,6 +46,7 @@ from dbt.adapters.s3tables.catalogs.s3tables.rules import check_namespace, check
 from dbt.adapters.s3tables.column import S3TablesColumn
 from dbt.adapters.s3tables.connections import S3TablesConnectionManager
 from dbt.adapters.s3tables.engines.python_models import python_model_view_sql
+from dbt.adapters.s3tables.incremental.commit_counts import with_upstream_reads
 from dbt.adapters.s3tables.incremental.table import IncrementalTable
 from dbt.adapters.s3tables.incremental.upstream_changes import UpstreamChanges
 from dbt.adapters.s3tables.incremental.upstream_reads import read_tag
@@ -513,16 +514,26 @@ class S3TablesAdapter(SparkAdapter):
         )
 
     @available
-    def record_upstream_reads(self, model: Any, target: BaseRelation, audit: object) -> None:
+    def record_upstream_reads(
+        self, model: Any, target: BaseRelation, audit: object
+    ) -> list[dict[str, Any]]:
         """After a build that read upstream changes: what it read, as table properties
         too (for engines that cannot tag the commit, and for when the tagged snapshot
-        has expired). Not for an audited build, whose rows are not on main yet."""
+        has expired; not for an audited build, whose rows are not on main yet), and as
+        its adapter response lists it ([]: it read none)."""
         planned = self._upstream_changes.planned(model["unique_id"])
         properties = {read_tag(p.upstream): p.mark.text() for p in planned if p.mark}
         if properties and not audit:
             self.iceberg_for(target).set_properties_if_changed(
                 str(target.schema), str(target.identifier), properties
             )
+        return [p.as_response() for p in planned]
+
+    @available
+    def with_upstream_reads(
+        self, response: AdapterResponse | None, reads: list[dict[str, Any]]
+    ) -> AdapterResponse:
+        return with_upstream_reads(response, reads)
 
     @available
     def resolved_strategy(self, model: Any) -> str | None:

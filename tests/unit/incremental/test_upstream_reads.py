@@ -20,7 +20,7 @@ UUID = "0b6e2c1e-0000-4000-8000-000000000001"
 def lineage(*operations: str, known: tuple[int, ...] = (), expired_before: bool = False) -> Lineage:
     """A history of snapshots 1, 2, ... with these operations (the last is current)."""
     ancestors = tuple(
-        Ancestor(n, n - 1 if n > 1 or expired_before else None, op, 0, op != "empty", {})
+        Ancestor(n, n - 1 if n > 1 or expired_before else None, op, 0, op != "empty", 10 * n, {})
         for n, op in reversed(list(enumerate(operations, start=1)))
     )
     ids = {a.snapshot_id for a in ancestors}
@@ -44,7 +44,18 @@ def test_an_incremental_run_reads_the_commits_after_the_last_read() -> None:
     planned = plan_range("m", "u", history, ReadMark(UUID, 1), True)
     assert (planned.kind, planned.start, planned.end) == (RangeKind.CHANGES, 1, 4)
     assert planned.operations == ("append", "replace", "append")
-    assert planned.describe() == "u: snapshots after 1 up to 4 (3 commits: append, replace, append)"
+    assert planned.rows == 20 + 40  # the appends' rows; the compaction adds none
+    assert planned.describe() == (
+        "u: 60 appended rows, snapshots after 1 up to 4 (3 commits: append, replace, append)"
+    )
+    assert planned.as_response() == {
+        "upstream": "u",
+        "read": "changes",
+        "after_snapshot": 1,
+        "up_to_snapshot": 4,
+        "commits": ["append", "replace", "append"],
+        "rows": 60,
+    }
 
 
 def test_a_commit_that_changed_no_file_is_read_past() -> None:
@@ -52,7 +63,7 @@ def test_a_commit_that_changed_no_file_is_read_past() -> None:
     history = Lineage(
         UUID,
         0,
-        (Ancestor(2, 1, "overwrite", 0, False, {}), Ancestor(1, None, "append", 0, True, {})),
+        (Ancestor(2, 1, "overwrite", 0, False, 0, {}), Ancestor(1, None, "append", 0, True, 5, {})),
         frozenset({1, 2}),
         {},
     )
@@ -87,20 +98,22 @@ def test_ranges_that_cannot_be_read_exactly_are_refused_naming_the_fix(
     assert "`dbt run -s events --full-refresh`" in message
 
 
-def test_the_last_read_is_the_newest_tagged_snapshot_then_the_property() -> None:
+def test_the_last_read_is_the_later_of_the_newest_tag_and_the_property() -> None:
     key = read_tag("u")
-    tagged = Lineage(
-        UUID,
-        0,
-        (
-            Ancestor(3, 2, "replace", 0, True, {}),
-            Ancestor(2, 1, "append", 0, True, {key: f"{UUID}@20"}),
-            Ancestor(1, None, "append", 0, True, {key: f"{UUID}@10"}),
-        ),
-        frozenset({1, 2, 3}),
-        {key: f"{UUID}@5"},
-    )
-    assert last_read(tagged, "u") == ReadMark(UUID, 20)
-    untagged = Lineage(UUID, 0, (), frozenset(), {key: f"{UUID}@5"})
-    assert last_read(untagged, "u") == ReadMark(UUID, 5)
-    assert last_read(Lineage(UUID, 0, (), frozenset(), {}), "u") is None
+    upstream = lineage("append", "append", "append")  # snapshots 3 (newest), 2, 1
+
+    def target(tags: tuple[int, ...], recorded: int | None) -> Lineage:
+        ancestors = tuple(
+            Ancestor(10 + n, None, "append", 0, True, 1, {key: f"{UUID}@{snapshot}"})
+            for n, snapshot in enumerate(tags)
+        )
+        properties = {key: f"{UUID}@{recorded}"} if recorded is not None else {}
+        return Lineage(UUID, 0, ancestors, frozenset(), properties)
+
+    # The newest tag wins over older tags; the property over an older tag (a build that
+    # committed nothing, or an engine that cannot tag); a newer tag over a stale property.
+    assert last_read(target((2, 1), None), "u", upstream) == ReadMark(UUID, 2)
+    assert last_read(target((1,), 3), "u", upstream) == ReadMark(UUID, 3)
+    assert last_read(target((3,), 2), "u", upstream) == ReadMark(UUID, 3)
+    assert last_read(target((), 2), "u", upstream) == ReadMark(UUID, 2)
+    assert last_read(target((), None), "u", upstream) is None

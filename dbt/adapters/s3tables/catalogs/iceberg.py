@@ -736,6 +736,7 @@ class IcebergCatalog:
                         summary.operation.value if summary is not None else None,
                         head.schema_id,
                         any(int(counts.get(key) or 0) for key in FILE_CHANGE_KEYS),
+                        int(counts.get("added-records") or 0),
                         {
                             key: value
                             for key, value in (

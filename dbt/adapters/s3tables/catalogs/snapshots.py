@@ -52,6 +52,8 @@ class Ancestor:
     # Whether the commit added or removed any data or delete file (an empty MERGE commits
     # an `overwrite` that changes nothing).
     files_changed: bool
+    # Rows the commit's new data files hold (`added-records`).
+    added_rows: int
     # The summary's entries under a prefix the reader asked for (upstream reads recorded
     # by the commit, see `incremental/upstream_reads.py`).
     tagged: dict[str, str]

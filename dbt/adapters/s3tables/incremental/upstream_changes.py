@@ -73,7 +73,7 @@ class UpstreamChanges:
             target_lineage = self._iceberg_for(target).lineage(
                 str(target.schema), str(target.identifier), READ_TAG_PREFIX
             )
-            mark = last_read(target_lineage, name)
+            mark = last_read(target_lineage, name, lineage)
         planned = plan_range(model_name, name, lineage, mark, incremental)
         with self._lock:
             self._planned.setdefault(model_id, {})[name] = planned

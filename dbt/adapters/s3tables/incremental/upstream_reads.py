@@ -52,16 +52,29 @@ class ReadMark:
         return cls(uuid, int(snapshot)) if uuid and snapshot.isdigit() else None
 
 
-def last_read(target: Lineage, upstream: str) -> ReadMark | None:
+def last_read(target: Lineage, upstream: str, upstream_lineage: Lineage) -> ReadMark | None:
     """What the target's last committed build read of `upstream`: the newest snapshot of
-    its history that records it, else its table property (engines that cannot tag a
-    commit, or the tagged snapshot expired)."""
+    its history that records it, or its table property, whichever is later in the
+    upstream's history. The property is written after each build: it alone records a
+    build over an engine that cannot tag a commit, a build that committed nothing (its
+    rows all filtered out), and a read whose tagged snapshot has expired; a tag is newer
+    only when the property's write failed after the commit."""
     key = read_tag(upstream)
-    for ancestor in target.ancestors:
-        if key in ancestor.tagged:
-            return ReadMark.parse(ancestor.tagged[key])
+    tagged = next(
+        (ReadMark.parse(a.tagged[key]) for a in target.ancestors if key in a.tagged), None
+    )
     recorded = target.properties.get(key)
-    return ReadMark.parse(recorded) if recorded else None
+    written = ReadMark.parse(recorded) if recorded else None
+    if tagged is None or written is None:
+        return tagged or written
+    order = [a.snapshot_id for a in upstream_lineage.ancestors]  # newest first
+    position = {snapshot: index for index, snapshot in enumerate(order)}
+    far = len(order)
+    return (
+        written
+        if position.get(written.snapshot_id, far) < position.get(tagged.snapshot_id, far)
+        else tagged
+    )
 
 
 class RangeKind(Enum):
@@ -83,6 +96,9 @@ class UpstreamRange:
     end: int | None
     # The operations of the commits in the range, oldest first (CHANGES).
     operations: tuple[str, ...] = ()
+    # The rows the range's appends added (CHANGES; what the run reads, exactly, since a
+    # range with any other change is refused).
+    rows: int = 0
 
     @property
     def mark(self) -> ReadMark | None:
@@ -98,9 +114,20 @@ class UpstreamRange:
             return f"{self.upstream}: nothing new since snapshot {self.start}"
         commits = f"{len(self.operations)} commit{'s' * (len(self.operations) != 1)}"
         return (
-            f"{self.upstream}: snapshots after {self.start} up to {self.end} "
-            f"({commits}: {', '.join(self.operations)})"
+            f"{self.upstream}: {self.rows} appended rows, snapshots after {self.start} up "
+            f"to {self.end} ({commits}: {', '.join(self.operations)})"
         )
+
+    def as_response(self) -> dict[str, object]:
+        """The read as run_results.json's adapter response lists it."""
+        return {
+            "upstream": self.upstream,
+            "read": self.kind.value,
+            "after_snapshot": self.start,
+            "up_to_snapshot": self.end,
+            "commits": list(self.operations),
+            "rows": self.rows if self.kind is not RangeKind.WHOLE else None,
+        }
 
 
 def refusal(model: str, upstream: str, problem: str) -> DbtRuntimeError:
@@ -166,6 +193,7 @@ def plan_range(
             f"commits after snapshot {mark.snapshot_id} changed or deleted rows "
             f"({', '.join(changing)}), which Iceberg's read of appended rows skips",
         )
+    rows = sum(a.added_rows for a in in_range if a.operation in APPENDING)
     return UpstreamRange(
-        upstream, lineage.table_uuid, RangeKind.CHANGES, mark.snapshot_id, end, operations
+        upstream, lineage.table_uuid, RangeKind.CHANGES, mark.snapshot_id, end, operations, rows
     )

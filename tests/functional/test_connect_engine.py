@@ -46,6 +46,13 @@ MODELS = {
     "select code, amount, day from {{ ref('prices') }}",
     # `df.id` (a column of the referenced frame) is what Spark 3.5's server cannot resolve
     # on a `session.table` frame; the adapter reads relations through SQL over Connect.
+    # upstream_changes() over Connect: its appends, read once each (the read is recorded
+    # in a table property after the commit: at least once, see the docs).
+    "appended.sql": "{{ config(materialized='incremental', incremental_strategy='append') }}\n"
+    "select id from range({{ var('start', 0) }}, {{ var('start', 0) }} + 3)",
+    "appended_copy.sql": "{{ config(materialized='incremental', "
+    "incremental_strategy='append') }}\n"
+    "select id from {{ upstream_changes(ref('appended')) }}",
     "tripled.py": "def model(dbt, session):\n"
     "    df = dbt.ref('numbers')\n"
     "    return df.filter(df.id <= 5).withColumn('tripled', df.id * 3)\n",
@@ -108,6 +115,27 @@ def first_build(
     folder = tmp_path_factory.mktemp("connect-build")
     project = write_connect_project(folder, connect_output(server))
     return folder, project, dbt_in(folder, project, "build", "--vars", "{}")
+
+
+def test_upstream_changes_reads_each_append_once_over_connect(
+    server: dict, first_build: tuple[Path, Path, subprocess.CompletedProcess[str]]
+) -> None:
+    folder, project, first = first_build
+    assert first.returncode == 0, first.stdout[-6000:]
+    warehouse = server["warehouse"]
+    added = dbt_in(folder, project, "run", "-s", "appended", "--vars", "{start: 3}")
+    assert added.returncode == 0, added.stdout[-6000:]
+    for _ in range(2):  # the second run finds nothing new
+        copied = dbt_in(folder, project, "run", "-s", "appended_copy", "--vars", "{}")
+        assert copied.returncode == 0, copied.stdout[-6000:]
+        assert sorted(r["id"] for r in rows(warehouse, "appended_copy")) == list(range(6))
+    assert "cannot record the read in the model's commit" in copied.stdout
+    properties = local_catalog(warehouse).load_table("analytics", "appended_copy").properties
+    upstream = local_catalog(warehouse).load_table("analytics", "appended")
+    snapshot = upstream.current_snapshot()
+    assert snapshot is not None
+    recorded = properties["dbt.read.local.analytics.appended"]
+    assert recorded == f"{upstream.metadata.table_uuid}@{snapshot.snapshot_id}"
 
 
 def test_project_builds_over_spark_connect(

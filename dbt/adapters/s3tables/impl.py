@@ -25,6 +25,7 @@ from dbt_common.contracts.constraints import (
 from dbt_common.contracts.metadata import (
     CatalogTable,
 )
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs import catalog_type_named
 from dbt.adapters.s3tables.catalogs.catalog_set import CatalogSet
@@ -45,7 +46,10 @@ from dbt.adapters.s3tables.catalogs.s3tables.rules import check_namespace, check
 from dbt.adapters.s3tables.column import S3TablesColumn
 from dbt.adapters.s3tables.connections import S3TablesConnectionManager
 from dbt.adapters.s3tables.engines.python_models import python_model_view_sql
+from dbt.adapters.s3tables.incremental.commit_counts import with_upstream_reads
 from dbt.adapters.s3tables.incremental.table import IncrementalTable
+from dbt.adapters.s3tables.incremental.upstream_changes import UpstreamChanges
+from dbt.adapters.s3tables.incremental.upstream_reads import read_tag
 from dbt.adapters.s3tables.incremental.warehouse import Warehouse
 from dbt.adapters.s3tables.keys.config_keys import FAIL_FLAG, FAIL_FLAG_SPEC, ConfigKeyCheck
 from dbt.adapters.s3tables.lifecycle.audit import LEDGER
@@ -100,6 +104,11 @@ class S3TablesAdapter(SparkAdapter):
         # and `retry` must know the same catalogs.
         for integration in active_catalog_integrations(config):
             self.add_catalog_integration(integration)
+        self._upstream_changes = UpstreamChanges(
+            self.iceberg_for,
+            lambda: self.engine,
+            lambda relation: self.catalogs.named(relation.database, relation=relation).name,
+        )
         self._maintenance = TableMaintainer(self._warehouse, self._query_rows)
         self._audits = WriteAuditPublish(self._warehouse, self._connection_name)
         self._undo = RunUndo(
@@ -480,6 +489,51 @@ class S3TablesAdapter(SparkAdapter):
             lambda: self._warehouse(target),
             self.get_relation,
         )
+
+    @available
+    def upstream_changes(
+        self, model: Any, target: BaseRelation, upstream: Any, incremental: bool
+    ) -> str:
+        """`upstream_changes(relation)`: the rows of the upstream Iceberg table `upstream`
+        this run of `model` reads (see incremental/upstream_changes.py)."""
+        if not isinstance(upstream, BaseRelation):
+            raise DbtRuntimeError(
+                f"Model `{model['name']}`: upstream_changes() takes a relation, as ref() or "
+                f"source() gives it, not `{upstream}`"
+            )
+        found = self.get_relation(upstream.database, upstream.schema, upstream.identifier)
+        if found is None or not found.is_table:
+            what = "does not exist" if found is None else "is a view"
+            raise DbtRuntimeError(
+                f"Model `{model['name']}`: upstream_changes({upstream}) reads an Iceberg "
+                f"table's commits, and {upstream} {what}. Fix: build it first, or read it "
+                "with ref()"
+            )
+        return self._upstream_changes.read_sql(
+            model["unique_id"], model["name"], target, found, incremental
+        )
+
+    @available
+    def record_upstream_reads(
+        self, model: Any, target: BaseRelation, audit: object
+    ) -> list[dict[str, Any]]:
+        """After a build that read upstream changes: what it read, as table properties
+        too (for engines that cannot tag the commit, and for when the tagged snapshot
+        has expired; not for an audited build, whose rows are not on main yet), and as
+        its adapter response lists it ([]: it read none)."""
+        planned = self._upstream_changes.planned(model["unique_id"])
+        properties = {read_tag(p.upstream): p.mark.text() for p in planned if p.mark}
+        if properties and not audit:
+            self.iceberg_for(target).set_properties_if_changed(
+                str(target.schema), str(target.identifier), properties
+            )
+        return [p.as_response() for p in planned]
+
+    @available
+    def with_upstream_reads(
+        self, response: AdapterResponse | None, reads: list[dict[str, Any]]
+    ) -> AdapterResponse:
+        return with_upstream_reads(response, reads)
 
     @available
     def resolved_strategy(self, model: Any) -> str | None:

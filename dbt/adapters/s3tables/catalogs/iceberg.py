@@ -41,7 +41,13 @@ from dbt.adapters.s3tables.catalogs.metadata_changes import (
     spark_sql,
     upgrade_sql,
 )
-from dbt.adapters.s3tables.catalogs.snapshots import INVOCATION_KEY, SnapshotEntry, TableHealth
+from dbt.adapters.s3tables.catalogs.snapshots import (
+    INVOCATION_KEY,
+    Ancestor,
+    Lineage,
+    SnapshotEntry,
+    TableHealth,
+)
 from dbt.adapters.s3tables.errors import CatalogError
 from dbt.adapters.s3tables.sql.like_patterns import ilike
 from dbt.adapters.s3tables.sql.partitioning import partition_spec_text
@@ -60,6 +66,13 @@ if TYPE_CHECKING:
     from pyiceberg.types import IcebergType
 
 logger = AdapterLogger("s3tables")
+# The snapshot summary's counts of files a commit added or removed.
+FILE_CHANGE_KEYS = (
+    "added-data-files",
+    "deleted-data-files",
+    "added-delete-files",
+    "removed-delete-files",
+)
 # Format v3's row lineage columns, as the data files hold them.
 ROW_ID_COLUMN = "_row_id"
 LAST_UPDATED_COLUMN = "_last_updated_sequence_number"
@@ -702,6 +715,48 @@ class IcebergCatalog:
             return entries, current.snapshot_id if current else None
 
         return self.call(read, f"snapshot log of {namespace}.{name}")
+
+    def lineage(
+        self, namespace: str, name: str, tag_prefix: str, branch: str | None = None
+    ) -> Lineage:
+        """The table's uuid, schema and history from one load: main's ancestors (or
+        `branch`'s), each with its summary entries under `tag_prefix`."""
+
+        def read() -> Lineage:
+            table = self.load_table(namespace, name)
+            head = table.snapshot_by_name(branch) if branch else table.current_snapshot()
+            ancestors = []
+            while head is not None:
+                summary = head.summary
+                counts = summary.additional_properties if summary is not None else {}
+                ancestors.append(
+                    Ancestor(
+                        head.snapshot_id,
+                        head.parent_snapshot_id,
+                        summary.operation.value if summary is not None else None,
+                        head.schema_id,
+                        any(int(counts.get(key) or 0) for key in FILE_CHANGE_KEYS),
+                        int(counts.get("added-records") or 0),
+                        {
+                            key: value
+                            for key, value in (
+                                summary.additional_properties if summary else {}
+                            ).items()
+                            if key.startswith(tag_prefix)
+                        },
+                    )
+                )
+                parent = head.parent_snapshot_id
+                head = table.snapshot_by_id(parent) if parent is not None else None
+            return Lineage(
+                str(table.metadata.table_uuid),
+                table.metadata.current_schema_id,
+                tuple(ancestors),
+                frozenset(s.snapshot_id for s in table.metadata.snapshots),
+                dict(table.properties),
+            )
+
+        return self.call(read, f"history of {namespace}.{name}")
 
     def table_health(self, namespace: str, name: str) -> TableHealth:
         """Live data and delete files, their bytes and the snapshots kept, from the current

@@ -38,3 +38,41 @@ class TableHealth:
     delete_files: int
     bytes: int
     snapshots: int
+
+
+@dataclass(frozen=True)
+class Ancestor:
+    """One snapshot in a table's current history (main's, or a branch's)."""
+
+    snapshot_id: int
+    parent_id: int | None
+    # The commit's Iceberg operation (append, overwrite, delete, replace).
+    operation: str | None
+    schema_id: int | None
+    # Whether the commit added or removed any data or delete file (an empty MERGE commits
+    # an `overwrite` that changes nothing).
+    files_changed: bool
+    # Rows the commit's new data files hold (`added-records`).
+    added_rows: int
+    # The summary's entries under a prefix the reader asked for (upstream reads recorded
+    # by the commit, see `incremental/upstream_reads.py`).
+    tagged: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """A table's identity and history as one metadata read: what an incremental read of
+    its changes checks before it reads anything."""
+
+    table_uuid: str
+    current_schema_id: int
+    # The current snapshot first, then its parent, back to the oldest one the metadata
+    # still holds (an expired parent ends the chain). Empty: the table has no snapshot.
+    ancestors: tuple[Ancestor, ...]
+    # Every snapshot id the metadata holds, ancestors or not (expired ones are gone).
+    known: frozenset[int]
+    properties: dict[str, str]
+
+    @property
+    def current(self) -> int | None:
+        return self.ancestors[0].snapshot_id if self.ancestors else None

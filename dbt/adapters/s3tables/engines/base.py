@@ -88,6 +88,18 @@ class Engine(Protocol):
         """Whether Iceberg's SQL extensions (MERGE INTO and row-level writes) are on."""
         ...
 
+    def create_appended_rows_view(self, view_name: str, table: str, start: int, end: int) -> None:
+        """A temporary view of the rows `table` (an Iceberg table's SQL name) appended by
+        its commits after snapshot `start` up to snapshot `end`: Iceberg's incremental
+        append scan, which reads only those commits' data files."""
+        ...
+
+    def tag_node_commits(self, tags: dict[str, str]) -> bool:
+        """Put `tags` in the snapshot summary of every Iceberg commit the node running now
+        makes on this connection (beside the run's own tags); False where this engine
+        cannot tag a commit."""
+        ...
+
     def create_text_view(self, view_name: str, seed: SeedText) -> None:
         """A temporary view of a seed's cells: text columns `c0..c{width-1}` and the row's
         number (`seeds.ROW_COLUMN`), for the seed's load query to cast; `seed` has them

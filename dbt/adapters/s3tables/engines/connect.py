@@ -101,6 +101,9 @@ class ConnectEngine(SessionEngine):
         except Exception as error:
             raise database_error(error) from None
 
+    def tag_node_commits(self, tags: dict[str, str]) -> bool:
+        return False  # commit_tags needs the server's JVM
+
     def execute(self, sql: str, bindings: list[Any] | None = None) -> None:
         if bindings:
             raise DbtRuntimeError("s3tables runs plain SQL: query bindings are not supported")

@@ -82,6 +82,8 @@ class SessionEngine(SparkConnectionWrapper):
         self.after_conflict = after_conflict
         self._df: DataFrame | None = None
         self._rows: list[Row] | None = None
+        # The node whose commits carry more tags, and those tags (`tag_node_commits`).
+        self._node_tags: tuple[str, dict[str, str]] = ("", {})
         silence_pyspark_error_logs()
 
     def cursor(self) -> SessionEngine:
@@ -136,6 +138,23 @@ class SessionEngine(SparkConnectionWrapper):
     def drop_temp_view(self, view_name: str) -> None:
         self.spark.catalog.dropTempView(view_name)
 
+    def create_appended_rows_view(self, view_name: str, table: str, start: int, end: int) -> None:
+        # Spark SQL has no syntax for the incremental scan's options: the reader has.
+        try:
+            # `table()`, not `format("iceberg").load()`: the source would look the catalog
+            # up in the thread's active session, which need not be this one.
+            reader = self.spark.read.option("start-snapshot-id", str(start))
+            reader = reader.option("end-snapshot-id", str(end))
+            reader.table(table).createOrReplaceTempView(view_name)
+        except Exception as error:
+            raise database_error(error) from None
+
+    def tag_node_commits(self, tags: dict[str, str]) -> bool:
+        node, earlier = self._node_tags
+        kept = earlier if node == self.node() else {}
+        self._node_tags = (self.node(), {**kept, **tags})
+        return True
+
     def session(self, model_name: str) -> SparkSession:
         """The SparkSession Python models run in."""
         return self.spark
@@ -152,8 +171,14 @@ class SessionEngine(SparkConnectionWrapper):
         self._df = None
         self._rows = None
         # A model's sql_header (`SET ...;`) arrives in front of its statement.
-        # Every commit carries the run and node (see commit_tags).
-        tags = {INVOCATION_KEY: get_invocation_id(), NODE_KEY: self.node()}
+        # Every commit carries the run and node (see commit_tags), and the node's own tags.
+        node = self.node()
+        tagged_node, node_tags = self._node_tags
+        tags = {
+            **(node_tags if tagged_node == node else {}),
+            INVOCATION_KEY: get_invocation_id(),
+            NODE_KEY: node,
+        }
         for statement in split_statements(sql):
             self.spark.sparkContext.setJobGroup(
                 self.job_group, statement[:120], interruptOnCancel=True

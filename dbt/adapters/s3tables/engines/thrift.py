@@ -148,6 +148,17 @@ class ThriftEngine(PyhiveConnectionWrapper):
     def drop_temp_view(self, view_name: str) -> None:
         self._run(f"DROP VIEW IF EXISTS {view_name}")
 
+    def create_appended_rows_view(self, view_name: str, table: str, start: int, end: int) -> None:
+        raise DbtRuntimeError(
+            f"upstream_changes({table}): reading only the commits after a snapshot takes "
+            "Spark's DataFrame reader, which a thrift connection does not have. Fix: run "
+            "this model with `method: session` or `method: connect`, or read the upstream "
+            "with ref()"
+        )
+
+    def tag_node_commits(self, tags: dict[str, str]) -> bool:
+        return False  # the server's JVM is out of reach
+
     def session(self, model_name: str) -> SparkSession:
         raise DbtRuntimeError(
             f"Python model `{model_name}` needs `method: session`: a Spark Thrift Server "

@@ -1,4 +1,5 @@
-"""Logical row counts of one incremental commit, read from its Iceberg snapshot summary.
+"""Logical row counts of one incremental commit, read from its Iceberg snapshot summary,
+and the adapter response that reports them (with what the build read of its upstreams).
 
 With merge-on-read (the default write mode) a MERGE writes one position delete per
 target row it updates or deletes and one data row per row it writes, so the summary
@@ -10,7 +11,8 @@ reported as unknown (None). A format v3 table's row lineage gives it (`lineage_c
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from dbt.adapters.contracts.connection import AdapterResponse
 
@@ -21,6 +23,26 @@ class IncrementalResponse(AdapterResponse):
     rows_updated: int | None = None
     rows_deleted: int | None = None
     snapshot_id: int | None = None
+    # What the build read of each upstream through upstream_changes() (see
+    # UpstreamRange.as_response).
+    upstream_reads: list[dict[str, Any]] | None = None
+
+
+def with_upstream_reads(
+    response: AdapterResponse | None, reads: list[dict[str, Any]]
+) -> IncrementalResponse:
+    """`response` (a build's, or None) carrying what the build read of its upstreams."""
+    if isinstance(response, IncrementalResponse):
+        return replace(response, upstream_reads=reads)
+    if response is None:
+        return IncrementalResponse(_message="OK", upstream_reads=reads)
+    return IncrementalResponse(
+        _message=response._message,
+        code=response.code,
+        rows_affected=response.rows_affected,
+        query_id=response.query_id,
+        upstream_reads=reads,
+    )
 
 
 @dataclass(frozen=True)

@@ -118,6 +118,12 @@
     {{ s3tables_post_hooks() }}
   {% endif %}
 
+  {#-- upstream_changes(): what the build read, recorded and in its adapter response. --#}
+  {% set upstream_reads = adapter.record_upstream_reads(model, target_relation, audit) %}
+  {% if upstream_reads %}
+    {% set main_result = load_result('main') %}
+    {% do store_result('main', response=adapter.with_upstream_reads(main_result.response if main_result else none, upstream_reads)) %}
+  {% endif %}
   {% do adapter.maintenance().after_build(target_relation, model_config, audit) %}
   {{ return(core_result if core_result is not none else {'relations': [target_relation]}) }}
 {% endmacro %}

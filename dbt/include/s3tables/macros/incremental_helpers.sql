@@ -40,6 +40,18 @@
             and not should_full_refresh()) }}
 {%- endmacro %}
 
+{#-- An upstream Iceberg table's rows this run has not read yet, in place of ref() or
+     source(): `select * from {{ upstream_changes(ref('orders')) }}`. A first build (and
+     --full-refresh) reads the whole upstream; an incremental run reads only the rows
+     appended since the snapshot the table's last build read, up to the upstream's
+     snapshot when the run started. See incremental/upstream_reads.py. --#}
+{% macro upstream_changes(relation) -%}
+  {%- if not execute -%}
+    {{ return(relation) }}
+  {%- endif -%}
+  {{ return(adapter.upstream_changes(model, this, relation, is_incremental())) }}
+{%- endmacro %}
+
 {#-- The model's SQL as on a first build (is_incremental() false). --#}
 {% macro s3tables_first_build_sql() -%}
   {{ return(adapter.incremental(this).render_as_first_build(render, model['raw_code'])) }}

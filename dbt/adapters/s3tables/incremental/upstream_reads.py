@@ -1,0 +1,199 @@
+"""Reads of an upstream Iceberg table's changes (`upstream_changes()` in a model): which
+snapshot range a run reads, checked against the upstream's history before anything is
+read, and the record of what a run read (pure functions).
+
+A run reads the upstream as of its snapshot current when the model's SQL is rendered
+(pinned for the run). A first build, or `--full-refresh`, reads the whole upstream there;
+an incremental run reads only the commits after the snapshot the table's last build read.
+That snapshot is recorded in the build's own commit, in its snapshot summary
+(`dbt.read.<upstream>` = `<upstream's table uuid>@<snapshot id>`), so the record and the
+rows it describes land together or not at all; a table property repeats it for engines
+that cannot tag a commit, and for a table whose tagged snapshot has expired.
+
+Every range that cannot be read exactly is refused, naming the upstream and the fix,
+never read approximately: a record that is missing, an upstream replaced, rolled back or
+expired past the recorded snapshot, and (for now) commits that changed or deleted rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.s3tables.catalogs.snapshots import Lineage
+
+READ_TAG_PREFIX = "dbt.read."
+# Iceberg operations that add rows and change none: their rows are the range's rows.
+APPENDING = frozenset({"append"})
+# Operations that rewrite files without changing the table's rows (compaction).
+ROWS_UNCHANGED = frozenset({"replace"})
+
+
+def read_tag(upstream: str) -> str:
+    """The summary key (and table property) recording a read of `upstream`."""
+    return READ_TAG_PREFIX + upstream
+
+
+@dataclass(frozen=True)
+class ReadMark:
+    """What a build read of an upstream: the upstream table (its uuid) and its snapshot."""
+
+    table_uuid: str
+    snapshot_id: int
+
+    def text(self) -> str:
+        return f"{self.table_uuid}@{self.snapshot_id}"
+
+    @classmethod
+    def parse(cls, text: str) -> ReadMark | None:
+        uuid, _, snapshot = text.rpartition("@")
+        return cls(uuid, int(snapshot)) if uuid and snapshot.isdigit() else None
+
+
+def last_read(target: Lineage, upstream: str, upstream_lineage: Lineage) -> ReadMark | None:
+    """What the target's last committed build read of `upstream`: the newest snapshot of
+    its history that records it, or its table property, whichever is later in the
+    upstream's history. The property is written after each build: it alone records a
+    build over an engine that cannot tag a commit, a build that committed nothing (its
+    rows all filtered out), and a read whose tagged snapshot has expired; a tag is newer
+    only when the property's write failed after the commit."""
+    key = read_tag(upstream)
+    tagged = next(
+        (ReadMark.parse(a.tagged[key]) for a in target.ancestors if key in a.tagged), None
+    )
+    recorded = target.properties.get(key)
+    written = ReadMark.parse(recorded) if recorded else None
+    if tagged is None or written is None:
+        return tagged or written
+    order = [a.snapshot_id for a in upstream_lineage.ancestors]  # newest first
+    position = {snapshot: index for index, snapshot in enumerate(order)}
+    far = len(order)
+    return (
+        written
+        if position.get(written.snapshot_id, far) < position.get(tagged.snapshot_id, far)
+        else tagged
+    )
+
+
+class RangeKind(Enum):
+    WHOLE = "whole"  # the whole upstream at `end`
+    CHANGES = "changes"  # the commits after `start`, up to `end`
+    NOTHING = "nothing"  # no commit since the last read
+
+
+@dataclass(frozen=True)
+class UpstreamRange:
+    """What one run reads of one upstream."""
+
+    upstream: str
+    table_uuid: str
+    kind: RangeKind
+    # Exclusive: the snapshot the last build read (CHANGES and NOTHING).
+    start: int | None
+    # Inclusive: the upstream's snapshot pinned for the run (None: it has none yet).
+    end: int | None
+    # The operations of the commits in the range, oldest first (CHANGES).
+    operations: tuple[str, ...] = ()
+    # The rows the range's appends added (CHANGES; what the run reads, exactly, since a
+    # range with any other change is refused).
+    rows: int = 0
+
+    @property
+    def mark(self) -> ReadMark | None:
+        """What a build that read this range records (None: the upstream has no snapshot)."""
+        return ReadMark(self.table_uuid, self.end) if self.end is not None else None
+
+    def describe(self) -> str:
+        """`orders: snapshots after 12 up to 34 (2 commits: append, append)`."""
+        if self.kind is RangeKind.WHOLE:
+            at = f"snapshot {self.end}" if self.end is not None else "no snapshot yet"
+            return f"{self.upstream}: the whole table at {at}"
+        if self.kind is RangeKind.NOTHING:
+            return f"{self.upstream}: nothing new since snapshot {self.start}"
+        commits = f"{len(self.operations)} commit{'s' * (len(self.operations) != 1)}"
+        return (
+            f"{self.upstream}: {self.rows} appended rows, snapshots after {self.start} up "
+            f"to {self.end} ({commits}: {', '.join(self.operations)})"
+        )
+
+    def as_response(self) -> dict[str, object]:
+        """The read as run_results.json's adapter response lists it."""
+        return {
+            "upstream": self.upstream,
+            "read": self.kind.value,
+            "after_snapshot": self.start,
+            "up_to_snapshot": self.end,
+            "commits": list(self.operations),
+            "rows": self.rows if self.kind is not RangeKind.WHOLE else None,
+        }
+
+
+def refusal(model: str, upstream: str, problem: str) -> DbtRuntimeError:
+    return DbtRuntimeError(
+        f"Model `{model}`, upstream_changes({upstream}): {problem}; nothing was read or "
+        f"written. Fix: rebuild the model from the whole upstream (`dbt run -s {model} "
+        "--full-refresh`)"
+    )
+
+
+def plan_range(
+    model: str, upstream: str, lineage: Lineage, mark: ReadMark | None, incremental: bool
+) -> UpstreamRange:
+    """The range a run of `model` reads of `upstream` (whose history is `lineage`), given
+    what its table's last build read (`mark`) and whether the run is incremental."""
+    end = lineage.current
+    if not incremental:
+        return UpstreamRange(upstream, lineage.table_uuid, RangeKind.WHOLE, None, end)
+    if mark is None:
+        raise refusal(
+            model,
+            upstream,
+            "the model's table holds no record of what it last read of this upstream (it "
+            "was built without upstream_changes(), or by a build whose record is gone)",
+        )
+    if mark.table_uuid != lineage.table_uuid:
+        raise refusal(
+            model,
+            upstream,
+            "the upstream is another table than the one the model last read (it was "
+            "dropped and created again)",
+        )
+    if mark.snapshot_id == end:
+        return UpstreamRange(upstream, lineage.table_uuid, RangeKind.NOTHING, mark.snapshot_id, end)
+    ids = [a.snapshot_id for a in lineage.ancestors]
+    if mark.snapshot_id not in ids:
+        if mark.snapshot_id in lineage.known:
+            problem = (
+                f"snapshot {mark.snapshot_id}, which the model last read, is no longer in "
+                "the upstream's history (the upstream was replaced, or rolled back)"
+            )
+        else:
+            problem = (
+                f"snapshot {mark.snapshot_id}, which the model last read, has expired, so "
+                "the commits after it cannot be told apart"
+            )
+        raise refusal(model, upstream, problem)
+    in_range = lineage.ancestors[: ids.index(mark.snapshot_id)]
+    operations = tuple(a.operation or "unknown" for a in reversed(in_range))
+    # Iceberg's incremental read takes `append` commits only and skips the others
+    # silently: any other commit that added or removed a file would be lost.
+    changing = sorted(
+        {
+            a.operation or "unknown"
+            for a in in_range
+            if a.operation not in APPENDING | ROWS_UNCHANGED and a.files_changed
+        }
+    )
+    if changing:
+        raise refusal(
+            model,
+            upstream,
+            f"commits after snapshot {mark.snapshot_id} changed or deleted rows "
+            f"({', '.join(changing)}), which Iceberg's read of appended rows skips",
+        )
+    rows = sum(a.added_rows for a in in_range if a.operation in APPENDING)
+    return UpstreamRange(
+        upstream, lineage.table_uuid, RangeKind.CHANGES, mark.snapshot_id, end, operations, rows
+    )

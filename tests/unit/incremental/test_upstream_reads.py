@@ -1,0 +1,119 @@
+"""The range an `upstream_changes()` read covers, and every range it refuses."""
+
+from __future__ import annotations
+
+import pytest
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.s3tables.catalogs.snapshots import Ancestor, Lineage
+from dbt.adapters.s3tables.incremental.upstream_reads import (
+    RangeKind,
+    ReadMark,
+    last_read,
+    plan_range,
+    read_tag,
+)
+
+UUID = "0b6e2c1e-0000-4000-8000-000000000001"
+
+
+def lineage(*operations: str, known: tuple[int, ...] = (), expired_before: bool = False) -> Lineage:
+    """A history of snapshots 1, 2, ... with these operations (the last is current)."""
+    ancestors = tuple(
+        Ancestor(n, n - 1 if n > 1 or expired_before else None, op, 0, op != "empty", 10 * n, {})
+        for n, op in reversed(list(enumerate(operations, start=1)))
+    )
+    ids = {a.snapshot_id for a in ancestors}
+    return Lineage(UUID, 0, ancestors, frozenset(ids | set(known)), {})
+
+
+def test_a_first_build_reads_the_whole_upstream_at_its_current_snapshot() -> None:
+    planned = plan_range("m", "local.s.orders", lineage("append", "append"), None, False)
+    assert (planned.kind, planned.start, planned.end) == (RangeKind.WHOLE, None, 2)
+    assert planned.mark == ReadMark(UUID, 2)
+    assert planned.describe() == "local.s.orders: the whole table at snapshot 2"
+
+
+def test_an_upstream_without_snapshot_is_read_whole_and_records_nothing() -> None:
+    planned = plan_range("m", "u", Lineage(UUID, 0, (), frozenset(), {}), None, False)
+    assert planned.end is None and planned.mark is None
+
+
+def test_an_incremental_run_reads_the_commits_after_the_last_read() -> None:
+    history = lineage("append", "append", "replace", "append")
+    planned = plan_range("m", "u", history, ReadMark(UUID, 1), True)
+    assert (planned.kind, planned.start, planned.end) == (RangeKind.CHANGES, 1, 4)
+    assert planned.operations == ("append", "replace", "append")
+    assert planned.rows == 20 + 40  # the appends' rows; the compaction adds none
+    assert planned.describe() == (
+        "u: 60 appended rows, snapshots after 1 up to 4 (3 commits: append, replace, append)"
+    )
+    assert planned.as_response() == {
+        "upstream": "u",
+        "read": "changes",
+        "after_snapshot": 1,
+        "up_to_snapshot": 4,
+        "commits": ["append", "replace", "append"],
+        "rows": 60,
+    }
+
+
+def test_a_commit_that_changed_no_file_is_read_past() -> None:
+    # An empty MERGE upstream commits an `overwrite` without a file: nothing to read.
+    history = Lineage(
+        UUID,
+        0,
+        (Ancestor(2, 1, "overwrite", 0, False, 0, {}), Ancestor(1, None, "append", 0, True, 5, {})),
+        frozenset({1, 2}),
+        {},
+    )
+    planned = plan_range("m", "u", history, ReadMark(UUID, 1), True)
+    assert (planned.kind, planned.operations) == (RangeKind.CHANGES, ("overwrite",))
+
+
+def test_nothing_new_reads_nothing() -> None:
+    planned = plan_range("m", "u", lineage("append", "append"), ReadMark(UUID, 2), True)
+    assert planned.kind is RangeKind.NOTHING
+    assert planned.describe() == "u: nothing new since snapshot 2"
+
+
+@pytest.mark.parametrize(
+    ("history", "mark", "problem"),
+    [
+        (lineage("append"), None, "holds no record of what it last read"),
+        (lineage("append"), ReadMark("another-uuid", 1), "dropped and created again"),
+        (lineage("append", "append", known=(7,)), ReadMark(UUID, 7), "replaced, or rolled back"),
+        (lineage("append", "append", expired_before=True), ReadMark(UUID, 0), "has expired"),
+        (lineage("append", "overwrite", "delete"), ReadMark(UUID, 1), "(delete, overwrite)"),
+    ],
+)
+def test_ranges_that_cannot_be_read_exactly_are_refused_naming_the_fix(
+    history: Lineage, mark: ReadMark | None, problem: str
+) -> None:
+    with pytest.raises(DbtRuntimeError) as refused:
+        plan_range("events", "local.s.orders", history, mark, True)
+    message = str(refused.value)
+    assert problem in message
+    assert "Model `events`, upstream_changes(local.s.orders)" in message
+    assert "`dbt run -s events --full-refresh`" in message
+
+
+def test_the_last_read_is_the_later_of_the_newest_tag_and_the_property() -> None:
+    key = read_tag("u")
+    upstream = lineage("append", "append", "append")  # snapshots 3 (newest), 2, 1
+
+    def target(tags: tuple[int, ...], recorded: int | None) -> Lineage:
+        ancestors = tuple(
+            Ancestor(10 + n, None, "append", 0, True, 1, {key: f"{UUID}@{snapshot}"})
+            for n, snapshot in enumerate(tags)
+        )
+        properties = {key: f"{UUID}@{recorded}"} if recorded is not None else {}
+        return Lineage(UUID, 0, ancestors, frozenset(), properties)
+
+    # The newest tag wins over older tags; the property over an older tag (a build that
+    # committed nothing, or an engine that cannot tag); a newer tag over a stale property.
+    assert last_read(target((2, 1), None), "u", upstream) == ReadMark(UUID, 2)
+    assert last_read(target((1,), 3), "u", upstream) == ReadMark(UUID, 3)
+    assert last_read(target((3,), 2), "u", upstream) == ReadMark(UUID, 3)
+    assert last_read(target((), 2), "u", upstream) == ReadMark(UUID, 2)
+    assert last_read(target((), None), "u", upstream) is None

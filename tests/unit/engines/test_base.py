@@ -26,6 +26,7 @@ MEMBERS = sorted(
 EXPECTED_MEMBERS = [
     "cancel",
     "close",
+    "create_appended_rows_view",
     "create_text_view",
     "cursor",
     "description",
@@ -39,6 +40,7 @@ EXPECTED_MEMBERS = [
     "rollback",
     "session",
     "settings",
+    "tag_node_commits",
 ]
 
 VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)

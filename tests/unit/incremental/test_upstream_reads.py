@@ -20,11 +20,11 @@ UUID = "0b6e2c1e-0000-4000-8000-000000000001"
 def lineage(*operations: str, known: tuple[int, ...] = (), expired_before: bool = False) -> Lineage:
     """A history of snapshots 1, 2, ... with these operations (the last is current)."""
     ancestors = tuple(
-        Ancestor(n, n - 1 if n > 1 or expired_before else None, op, 0, op != "empty", 10 * n, {})
+        Ancestor(n, n - 1 if n > 1 or expired_before else None, op, op != "empty", 10 * n, {})
         for n, op in reversed(list(enumerate(operations, start=1)))
     )
     ids = {a.snapshot_id for a in ancestors}
-    return Lineage(UUID, 0, ancestors, frozenset(ids | set(known)), {})
+    return Lineage(UUID, ancestors, frozenset(ids | set(known)), {})
 
 
 def test_a_first_build_reads_the_whole_upstream_at_its_current_snapshot() -> None:
@@ -35,7 +35,7 @@ def test_a_first_build_reads_the_whole_upstream_at_its_current_snapshot() -> Non
 
 
 def test_an_upstream_without_snapshot_is_read_whole_and_records_nothing() -> None:
-    planned = plan_range("m", "u", Lineage(UUID, 0, (), frozenset(), {}), None, False)
+    planned = plan_range("m", "u", Lineage(UUID, (), frozenset(), {}), None, False)
     assert planned.end is None and planned.mark is None
 
 
@@ -62,8 +62,7 @@ def test_a_commit_that_changed_no_file_is_read_past() -> None:
     # An empty MERGE upstream commits an `overwrite` without a file: nothing to read.
     history = Lineage(
         UUID,
-        0,
-        (Ancestor(2, 1, "overwrite", 0, False, 0, {}), Ancestor(1, None, "append", 0, True, 5, {})),
+        (Ancestor(2, 1, "overwrite", False, 0, {}), Ancestor(1, None, "append", True, 5, {})),
         frozenset({1, 2}),
         {},
     )
@@ -104,11 +103,11 @@ def test_the_last_read_is_the_later_of_the_newest_tag_and_the_property() -> None
 
     def target(tags: tuple[int, ...], recorded: int | None) -> Lineage:
         ancestors = tuple(
-            Ancestor(10 + n, None, "append", 0, True, 1, {key: f"{UUID}@{snapshot}"})
+            Ancestor(10 + n, None, "append", True, 1, {key: f"{UUID}@{snapshot}"})
             for n, snapshot in enumerate(tags)
         )
         properties = {key: f"{UUID}@{recorded}"} if recorded is not None else {}
-        return Lineage(UUID, 0, ancestors, frozenset(), properties)
+        return Lineage(UUID, ancestors, frozenset(), properties)
 
     # The newest tag wins over older tags; the property over an older tag (a build that
     # committed nothing, or an engine that cannot tag); a newer tag over a stale property.

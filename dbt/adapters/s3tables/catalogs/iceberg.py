@@ -716,15 +716,13 @@ class IcebergCatalog:
 
         return self.call(read, f"snapshot log of {namespace}.{name}")
 
-    def lineage(
-        self, namespace: str, name: str, tag_prefix: str, branch: str | None = None
-    ) -> Lineage:
-        """The table's uuid, schema and history from one load: main's ancestors (or
-        `branch`'s), each with its summary entries under `tag_prefix`."""
+    def lineage(self, namespace: str, name: str, tag_prefix: str) -> Lineage:
+        """The table's uuid and history from one load: main's ancestors, each with its
+        summary entries under `tag_prefix`."""
 
         def read() -> Lineage:
             table = self.load_table(namespace, name)
-            head = table.snapshot_by_name(branch) if branch else table.current_snapshot()
+            head = table.current_snapshot()
             ancestors = []
             while head is not None:
                 summary = head.summary
@@ -734,7 +732,6 @@ class IcebergCatalog:
                         head.snapshot_id,
                         head.parent_snapshot_id,
                         summary.operation.value if summary is not None else None,
-                        head.schema_id,
                         any(int(counts.get(key) or 0) for key in FILE_CHANGE_KEYS),
                         int(counts.get("added-records") or 0),
                         {
@@ -750,7 +747,6 @@ class IcebergCatalog:
                 head = table.snapshot_by_id(parent) if parent is not None else None
             return Lineage(
                 str(table.metadata.table_uuid),
-                table.metadata.current_schema_id,
                 tuple(ancestors),
                 frozenset(s.snapshot_id for s in table.metadata.snapshots),
                 dict(table.properties),

@@ -42,13 +42,12 @@ class TableHealth:
 
 @dataclass(frozen=True)
 class Ancestor:
-    """One snapshot in a table's current history (main's, or a branch's)."""
+    """One snapshot in a table's current history (main's)."""
 
     snapshot_id: int
     parent_id: int | None
     # The commit's Iceberg operation (append, overwrite, delete, replace).
     operation: str | None
-    schema_id: int | None
     # Whether the commit added or removed any data or delete file (an empty MERGE commits
     # an `overwrite` that changes nothing).
     files_changed: bool
@@ -65,7 +64,6 @@ class Lineage:
     its changes checks before it reads anything."""
 
     table_uuid: str
-    current_schema_id: int
     # The current snapshot first, then its parent, back to the oldest one the metadata
     # still holds (an expired parent ends the chain). Empty: the table has no snapshot.
     ancestors: tuple[Ancestor, ...]

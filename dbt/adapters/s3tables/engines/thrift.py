@@ -150,7 +150,8 @@ class ThriftEngine(PyhiveConnectionWrapper):
 
     def create_appended_rows_view(self, view_name: str, table: str, start: int, end: int) -> None:
         raise DbtRuntimeError(
-            f"upstream_changes({table}): reading only the commits after a snapshot takes "
+            f"Model `{node_label(self.node())}`, upstream_changes({table}): reading only the "
+            "commits after a snapshot takes "
             "Spark's DataFrame reader, which a thrift connection does not have. Fix: run "
             "this model with `method: session` or `method: connect`, or read the upstream "
             "with ref()"

@@ -115,6 +115,7 @@ class UpstreamChanges:
         assert planned.start is not None
         view = f"dbt_upstream_changes_{uuid.uuid4().hex}"
         # Three parts: Iceberg's reader resolves a two-part name in a catalog of its own.
-        table = ".".join(quote(part) for part in planned.upstream.split(".", 2))
+        parts = (self._catalog_name(upstream), str(upstream.schema), str(upstream.identifier))
+        table = ".".join(quote(part) for part in parts)
         self._engine().create_appended_rows_view(view, table, planned.start, planned.end)
         return f"(SELECT * FROM {quote(view)})"

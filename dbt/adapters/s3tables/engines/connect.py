@@ -79,10 +79,8 @@ class ConnectEngine(SessionEngine):
 
     def close(self) -> None:
         super().close()
-        # Only this connection's channel: `SparkSession.stop()` also shuts pyspark's
-        # process-wide pool that releases finished operations, under the feet of the other
-        # dbt threads ("Pool not running"). Spark 3.5 has no call to end a server session.
-        self.spark.client._channel.close()
+        # Spark 3.5 has no call to end a server session: closing the channel is all.
+        self.spark.client.close()
 
     def engine_description(self) -> str:
         # Iceberg's version is a JVM call, which Connect does not offer.
@@ -198,12 +196,29 @@ def open_connect_session(settings: EngineSettings) -> ConnectSession:
     # before the retries can be bounded, and a server that never answers holds it there
     # for about ten minutes.
     session = SparkSession(connection=connect_url(host, port, settings.token))
+    close_only_own_channel(session.client)
     bound_retries(session.client)
     try:
         _ = session.version  # the first call: it opens the channel
     except Exception as error:
         raise DbtRuntimeError(session_refused_message(host, port, settings.token, error)) from None
     return session
+
+
+def close_only_own_channel(client: Any) -> None:
+    """Make closing this client close its own channel only.
+
+    pyspark's `close()`, called by `SparkSession.stop()` and by the session's `__del__`
+    when it is collected, also shuts the process-wide pool that releases finished
+    operations. That pool is shared by every dbt thread's session: the others then fail
+    ("Pool not running"), or wait forever on a release that never runs.
+    """
+
+    def close() -> None:
+        client._channel.close()
+        client._closed = True
+
+    client.close = close
 
 
 def bound_retries(client: Any) -> None:

@@ -492,10 +492,15 @@ class S3TablesAdapter(SparkAdapter):
 
     @available
     def upstream_changes(
-        self, model: Any, target: BaseRelation, upstream: Any, incremental: bool
+        self,
+        model: Any,
+        target: BaseRelation,
+        upstream: Any,
+        incremental: bool,
+        unique_key: str | list[str] | None = None,
     ) -> str:
-        """`upstream_changes(relation)`: the rows of the upstream Iceberg table `upstream`
-        this run of `model` reads (see incremental/upstream_changes.py)."""
+        """`upstream_changes(relation, unique_key=...)`: the rows of the upstream Iceberg
+        table `upstream` this run of `model` reads (see incremental/upstream_changes.py)."""
         if not isinstance(upstream, BaseRelation):
             raise DbtRuntimeError(
                 f"Model `{model['name']}`: upstream_changes() takes a relation, as ref() or "
@@ -509,8 +514,9 @@ class S3TablesAdapter(SparkAdapter):
                 f"table's commits, and {upstream} {what}. Fix: build it first, or read it "
                 "with ref()"
             )
+        keys = [unique_key] if isinstance(unique_key, str) else list(unique_key or [])
         return self._upstream_changes.read_sql(
-            model["unique_id"], model["name"], target, found, incremental
+            model["unique_id"], model["name"], target, found, incremental, keys
         )
 
     @available

@@ -128,3 +128,14 @@ def test_a_predicate_escaping_its_parentheses_is_refused() -> None:
 def test_balanced_predicates_are_kept_in_order() -> None:
     config = {"unique_key": "id", "predicates": "DBT_INTERNAL_DEST.day in ('a', 'b')"}
     assert incremental_config("m", config).predicates == ["DBT_INTERNAL_DEST.day in ('a', 'b')"]
+
+
+def test_merge_delete_when_is_one_condition_for_a_merge() -> None:
+    config = {"unique_key": "id", "merge_delete_when": " _change_type = 'DELETE' "}
+    assert incremental_config("m", config).delete_when == "_change_type = 'DELETE'"
+    with pytest.raises(ModelConfigError, match=r"`m`.*merge_delete_when.*`append`"):
+        incremental_config("m", {"merge_delete_when": "x", "incremental_strategy": "append"})
+    with pytest.raises(ModelConfigError, match="merge_delete_when.*one boolean expression"):
+        incremental_config("m", {"unique_key": "id", "merge_delete_when": "a) OR (b"})
+    with pytest.raises(ModelConfigError, match="merge_delete_when.*is not a condition"):
+        incremental_config("m", {"unique_key": "id", "merge_delete_when": ["x"]})

@@ -13,6 +13,7 @@ from dbt.adapters.s3tables.incremental.strategies import (
     merge_fallback_sql,
     merge_sql,
     scd2_sql,
+    without_deleted_rows,
 )
 from dbt.adapters.s3tables.sql.text import quote
 
@@ -192,3 +193,25 @@ def test_scd2_does_not_compare_a_column_the_model_no_longer_returns() -> None:
 def test_unqualified_predicate_columns_are_the_targets() -> None:
     on = on_clause(delete_insert_sql(write(unique_key=["id"], predicates=["id != 2"])))
     assert on.endswith("AND (DBT_INTERNAL_DEST.`id` != 2)")
+
+
+def test_merge_delete_when_deletes_matched_rows_and_never_inserts_them() -> None:
+    sql = merge_sql(write(unique_key=["id"], delete_when="status = 'DELETE'"))
+    deletes = "coalesce((DBT_INTERNAL_SOURCE.`status` = 'DELETE'), false)"
+    clauses = [line for line in sql.splitlines() if line.startswith("WHEN")]
+    assert clauses[0] == f"WHEN MATCHED AND {deletes} THEN DELETE"
+    assert clauses[1].startswith("WHEN MATCHED THEN UPDATE SET")
+    assert clauses[2].startswith(f"WHEN NOT MATCHED AND NOT {deletes} THEN INSERT")
+
+
+def test_merge_fallback_leaves_out_the_rows_delete_when_deletes() -> None:
+    sql = merge_fallback_sql(write(unique_key=["id"], delete_when="status = 'DELETE'"))
+    assert "WHERE NOT coalesce((DBT_INTERNAL_SOURCE.`status` = 'DELETE'), false)" in sql
+
+
+def test_a_created_table_leaves_out_the_rows_delete_when_deletes() -> None:
+    sql = without_deleted_rows(SOURCE_SQL, ["id", "status"], "status = 'DELETE'")
+    assert sql == (
+        f"SELECT * FROM ({SOURCE_SQL}) AS DBT_INTERNAL_SOURCE\n"
+        "WHERE NOT coalesce((DBT_INTERNAL_SOURCE.`status` = 'DELETE'), false)"
+    )

@@ -17,14 +17,28 @@ from dbt.adapters.s3tables.incremental.upstream_reads import (
 UUID = "0b6e2c1e-0000-4000-8000-000000000001"
 
 
-def lineage(*operations: str, known: tuple[int, ...] = (), expired_before: bool = False) -> Lineage:
-    """A history of snapshots 1, 2, ... with these operations (the last is current)."""
+def lineage(
+    *operations: str,
+    known: tuple[int, ...] = (),
+    expired_before: bool = False,
+    schema_from: int | None = None,
+) -> Lineage:
+    """A history of snapshots 1, 2, ... with these operations (the last is current);
+    from snapshot `schema_from` on, written with a second schema."""
     ancestors = tuple(
-        Ancestor(n, n - 1 if n > 1 or expired_before else None, op, op != "empty", 10 * n, {})
+        Ancestor(
+            n,
+            n - 1 if n > 1 or expired_before else None,
+            op,
+            op != "empty",
+            10 * n,
+            {},
+            1 if schema_from is not None and n >= schema_from else 0,
+        )
         for n, op in reversed(list(enumerate(operations, start=1)))
     )
     ids = {a.snapshot_id for a in ancestors}
-    return Lineage(UUID, ancestors, frozenset(ids | set(known)), {})
+    return Lineage(UUID, ancestors, frozenset(ids | set(known)), {}, ("id", "amount"))
 
 
 def test_a_first_build_reads_the_whole_upstream_at_its_current_snapshot() -> None:
@@ -55,6 +69,7 @@ def test_an_incremental_run_reads_the_commits_after_the_last_read() -> None:
         "up_to_snapshot": 4,
         "commits": ["append", "replace", "append"],
         "rows": 60,
+        "unique_key": None,
     }
 
 
@@ -116,3 +131,45 @@ def test_the_last_read_is_the_later_of_the_newest_tag_and_the_property() -> None
     assert last_read(target((3,), 2), "u", upstream) == ReadMark(UUID, 3)
     assert last_read(target((), 2), "u", upstream) == ReadMark(UUID, 2)
     assert last_read(target((), None), "u", upstream) is None
+
+
+def test_a_keyed_range_with_updates_and_deletes_is_read_as_a_difference() -> None:
+    history = lineage("append", "overwrite", "append", "delete")
+    planned = plan_range("m", "u", history, ReadMark(UUID, 1), True, ["id"])
+    assert (planned.kind, planned.start, planned.end) == (RangeKind.CHANGES, 1, 4)
+    assert planned.by_difference and planned.keys == ("id",)
+    assert planned.describe() == (
+        "u: row changes per id (INSERT, UPDATE, DELETE), snapshots after 1 up to 4 "
+        "(3 commits: overwrite, append, delete), read as the difference of the two snapshots"
+    )
+    response = planned.as_response()
+    assert (response["read"], response["rows"], response["unique_key"]) == (
+        "row_changes",
+        None,
+        ["id"],
+    )
+
+
+def test_a_keyed_range_of_appends_is_read_as_its_appended_rows() -> None:
+    planned = plan_range("m", "u", lineage("append", "append"), ReadMark(UUID, 1), True, ["id"])
+    assert not planned.by_difference and planned.rows == 20
+
+
+def test_row_changes_without_a_key_are_refused_naming_the_keyed_read() -> None:
+    with pytest.raises(DbtRuntimeError, match=r"unique_key='<key>'.*--full-refresh"):
+        plan_range("m", "u", lineage("append", "overwrite"), ReadMark(UUID, 1), True)
+
+
+def test_a_keyed_difference_across_a_schema_change_is_refused() -> None:
+    history = lineage("append", "append", "overwrite", schema_from=3)
+    with pytest.raises(DbtRuntimeError, match="columns changed after snapshot 1"):
+        plan_range("m", "u", history, ReadMark(UUID, 1), True, ["id"])
+    # Appends alone are read in the upstream's current columns, whatever they were.
+    appended = lineage("append", "append", "append", schema_from=3)
+    assert plan_range("m", "u", appended, ReadMark(UUID, 1), True, ["id"]).rows == 50
+    assert plan_range("m", "u", appended, ReadMark(UUID, 1), True).rows == 50
+
+
+def test_a_key_the_upstream_lacks_is_refused_on_every_build() -> None:
+    with pytest.raises(DbtRuntimeError, match=r"order_id not among the upstream's columns"):
+        plan_range("m", "u", lineage("append"), None, False, ["order_id"])

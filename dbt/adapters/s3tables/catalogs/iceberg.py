@@ -741,6 +741,7 @@ class IcebergCatalog:
                             ).items()
                             if key.startswith(tag_prefix)
                         },
+                        head.schema_id,
                     )
                 )
                 parent = head.parent_snapshot_id
@@ -750,6 +751,7 @@ class IcebergCatalog:
                 tuple(ancestors),
                 frozenset(s.snapshot_id for s in table.metadata.snapshots),
                 dict(table.properties),
+                tuple(field.name for field in table.schema().fields),
             )
 
         return self.call(read, f"history of {namespace}.{name}")

@@ -56,6 +56,8 @@ class Ancestor:
     # The summary's entries under a prefix the reader asked for (upstream reads recorded
     # by the commit, see `incremental/upstream_reads.py`).
     tagged: dict[str, str]
+    # The id of the table schema the snapshot was written with.
+    schema_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,8 @@ class Lineage:
     # Every snapshot id the metadata holds, ancestors or not (expired ones are gone).
     known: frozenset[int]
     properties: dict[str, str]
+    # The current schema's column names.
+    columns: tuple[str, ...] = ()
 
     @property
     def current(self) -> int | None:

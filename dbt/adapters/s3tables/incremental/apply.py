@@ -92,6 +92,7 @@ class Apply:
             predicates=settings.predicates,
             update_columns=merge_update_columns(settings, target_columns),
             watermark_column=settings.watermark_column,
+            delete_when=settings.delete_when,
             source_unique=source_unique,
             check_columns=settings.check_columns,
             valid_from=settings.valid_from,

@@ -34,6 +34,7 @@ HASHED_CONFIG_KEYS = (
     "incremental_predicates",
     "merge_update_columns",
     "merge_exclude_columns",
+    "merge_delete_when",
     "watermark_column",
     "scd_check_cols",
     "scd_valid_from",
@@ -145,6 +146,8 @@ class IncrementalConfig:
     chunk_plan: ChunkPlan | None = None
     write_mode: str = "merge_on_read"
     use_merge: str = "auto"
+    # `merge_delete_when`: the condition on a model row that deletes its key's row.
+    delete_when: str | None = None
     # `unique_key_is_unique`: true/false, or None (decided from the model's constraints).
     unique_key_is_unique: bool | None = None
     # A digest of the keys whose change alters what a run does (kept on the table).
@@ -221,9 +224,38 @@ def incremental_config(
         chunk_plan=chunk_plan(model_name, config) if mode == "full_incremental_refresh" else None,
         write_mode=write_mode_setting(model_name, config.get("write_mode")),
         use_merge=use_merge_setting(model_name, config.get("use_merge")),
+        delete_when=delete_when_setting(model_name, strategy, config.get("merge_delete_when")),
         unique_key_is_unique=uniqueness_setting(model_name, config.get(UNIQUENESS_KEY)),
         config_hash=digest({k: config.get(k) for k in HASHED_CONFIG_KEYS}),
     )
+
+
+def delete_when_setting(model_name: str, strategy: str, delete_when: object) -> str | None:
+    """`merge_delete_when`: one boolean expression over the model's columns, for `merge`."""
+    if delete_when is None:
+        return None
+    key = "merge_delete_when"
+    if not isinstance(delete_when, str) or not delete_when.strip():
+        raise ModelConfigError(
+            model_name,
+            key,
+            f"`{delete_when}` is not a condition",
+            "write a boolean expression over the model's columns, such as "
+            "`_change_type = 'DELETE'`",
+        )
+    if strategy != "merge":
+        raise ModelConfigError(
+            model_name,
+            key,
+            f"deletes rows in a merge, and the strategy is `{strategy}`",
+            "set `incremental_strategy: merge`, or remove `merge_delete_when`",
+        )
+    problem = expression_problem(delete_when)
+    if problem:
+        raise ModelConfigError(
+            model_name, key, f"`{delete_when}` {problem}", "write one boolean expression"
+        )
+    return delete_when.strip()
 
 
 def check_against_columns(settings: IncrementalConfig, source_columns: Sequence[str]) -> None:

@@ -11,7 +11,7 @@ create it, see `RunPlan.creates_table`) and makes the run's writes after that:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from dbt_common.exceptions import DbtInternalError
@@ -20,6 +20,7 @@ from dbt.adapters.s3tables.incremental.apply import Apply
 from dbt.adapters.s3tables.incremental.chunk_loop import write_chunks
 from dbt.adapters.s3tables.incremental.plan import Action, RunPlan
 from dbt.adapters.s3tables.incremental.state_record import record_state
+from dbt.adapters.s3tables.incremental.strategies import without_deleted_rows
 
 if TYPE_CHECKING:
     from pyiceberg.schema import Schema
@@ -53,11 +54,15 @@ class CreateTable:
     counts_keys: bool
 
     def create_sql(self) -> str:
+        rows = self.rows
+        delete_when = self.run.settings.delete_when
+        if delete_when is not None:
+            rows = replace(rows, sql=without_deleted_rows(rows.sql, rows.columns, delete_when))
         if self.counts_keys:
-            self.run.count_keys(self.rows.sql, first_build=True)
+            self.run.count_keys(rows.sql, first_build=True)
         if self.replaced is None:
-            return self.run.build_sql(self.run.typed(self.rows))
-        return self.run.replacement_sql(self.rows, self.replaced)
+            return self.run.build_sql(self.run.typed(rows))
+        return self.run.replacement_sql(rows, self.replaced)
 
     def write(self) -> None:
         record_state(self.run, self.run.model.sql)

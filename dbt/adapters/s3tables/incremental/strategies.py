@@ -47,6 +47,9 @@ class IncrementalWrite:
     update_columns: Sequence[str] | None = None
     # merge: keep, per key, the source row with the greatest value of this column.
     watermark_column: str | None = None
+    # merge (`merge_delete_when`): a condition on the model's rows; a matched row it holds
+    # for is deleted, an unmatched one is not inserted.
+    delete_when: str | None = None
     # merge, delete+insert: the source holds each key once (see key_uniqueness.py), so
     # it is used as it is, without dedup.
     source_unique: bool = False
@@ -119,6 +122,14 @@ class IncrementalWrite:
         """The model's rows, one per key: as they are when the source is unique."""
         return self.aligned_select() if self.source_unique else self.deduplicated_select()
 
+    @property
+    def source_deletes(self) -> str | None:
+        """`delete_when` on the model's rows (its bare column names are the source's), true
+        or false, never NULL."""
+        if self.delete_when is None:
+            return None
+        return deletes_row(self.delete_when, self.source_columns)
+
     def on_clause(self, condition: str) -> str:
         """`condition` and every incremental predicate; a predicate's bare column names are
         the target's (as in a `DELETE ... WHERE` on the target, where predicates written
@@ -136,6 +147,18 @@ class IncrementalWrite:
             )
             for term in self.partitioning
         ]
+
+
+def deletes_row(delete_when: str, columns: Sequence[str]) -> str:
+    """`merge_delete_when` on a model row aliased as the source: true or false, never NULL."""
+    condition = qualify_columns(delete_when, list(columns), SOURCE_ALIAS)
+    return f"coalesce(({condition}), false)"
+
+
+def without_deleted_rows(sql: str, columns: Sequence[str], delete_when: str) -> str:
+    """A created table's rows: the model's, less those `merge_delete_when` deletes (a row
+    deleted before the table exists is not inserted, as in the MERGE)."""
+    return f"SELECT * FROM ({sql}) AS {SOURCE_ALIAS}\nWHERE NOT {deletes_row(delete_when, columns)}"
 
 
 def append_sql(write: IncrementalWrite) -> str:
@@ -162,12 +185,16 @@ def merge_sql(write: IncrementalWrite) -> str:
         f"{TARGET_ALIAS}.{quote(c)} = {SOURCE_ALIAS}.{quote(c)}" for c in write.columns_to_update
     )
     update_clause = f"WHEN MATCHED THEN UPDATE SET {updates}\n" if updates else ""
+    deletes = write.source_deletes
+    delete_clause = f"WHEN MATCHED AND {deletes} THEN DELETE\n" if deletes else ""
+    insert_condition = f" AND NOT {deletes}" if deletes else ""
     return (
         f"MERGE INTO {write.target} AS {TARGET_ALIAS}\n"
         f"USING ({write.unique_select()}) AS {SOURCE_ALIAS}\n"
         f"ON {write.on_clause(null_safe_equal(write.keys, TARGET_ALIAS, SOURCE_ALIAS))}\n"
+        f"{delete_clause}"
         f"{update_clause}"
-        f"WHEN NOT MATCHED THEN {insert_values(write.target_columns)}"
+        f"WHEN NOT MATCHED{insert_condition} THEN {insert_values(write.target_columns)}"
     )
 
 
@@ -396,10 +423,12 @@ def merge_fallback_sql(write: IncrementalWrite) -> str:
         f"ELSE {SOURCE_ALIAS}.{quote(c)} END"
         for c in write.target_columns
     )
+    deletes = write.source_deletes
     merged = (
         f"SELECT {values} FROM ({source}) AS {SOURCE_ALIAS}\n"
         f"LEFT JOIN (SELECT *, true AS {MATCHED_COLUMN} FROM {write.target}) AS {TARGET_ALIAS} "
         f"ON {write.on_clause(null_safe_equal(write.keys, TARGET_ALIAS, SOURCE_ALIAS))}"
+        + (f"\nWHERE NOT {deletes}" if deletes else "")
     )
     return overwrite_table(write, f"{rows_without_source_keys(write, source)}\nUNION ALL\n{merged}")
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.s3tables.incremental.upstream_reads import (
+    CHANGE_TYPE_COLUMN,
     READ_TAG_PREFIX,
     RangeKind,
     UpstreamRange,
@@ -64,8 +65,10 @@ class UpstreamChanges:
         target: BaseRelation,
         upstream: BaseRelation,
         incremental: bool,
+        keys: Sequence[str] = (),
     ) -> str:
-        """A parenthesised query of the upstream's rows this run reads."""
+        """A parenthesised query of the upstream's rows this run reads (with `keys`, its
+        row changes, each with its `_change_type`)."""
         name = self.upstream_name(upstream)
         lineage = self._lineage(model_id, name, upstream)
         mark = None
@@ -74,7 +77,7 @@ class UpstreamChanges:
                 str(target.schema), str(target.identifier), READ_TAG_PREFIX
             )
             mark = last_read(target_lineage, name, lineage)
-        planned = plan_range(model_name, name, lineage, mark, incremental)
+        planned = plan_range(model_name, name, lineage, mark, incremental, keys)
         with self._lock:
             self._planned.setdefault(model_id, {})[name] = planned
         logger.info(f"{model_name}: reads {planned.describe()}")
@@ -105,17 +108,47 @@ class UpstreamChanges:
         return pinned
 
     def _sql(self, planned: UpstreamRange, upstream: BaseRelation) -> str:
+        # A keyed read's rows all carry `_change_type`; whole tables and appends are INSERT.
+        label = f", 'INSERT' AS {CHANGE_TYPE_COLUMN}" if planned.keys else ""
         if planned.end is None:
-            return f"(SELECT * FROM {upstream})"
+            return f"(SELECT *{label} FROM {upstream})"
         at = f"{upstream} VERSION AS OF {planned.end}"
         if planned.kind is RangeKind.WHOLE:
-            return f"(SELECT * FROM {at})"
+            return f"(SELECT *{label} FROM {at})"
         if planned.kind is RangeKind.NOTHING:
-            return f"(SELECT * FROM {at} WHERE false)"
+            return f"(SELECT *{label} FROM {at} WHERE false)"
         assert planned.start is not None
+        if planned.by_difference:
+            before = f"{upstream} VERSION AS OF {planned.start}"
+            return f"({row_changes_sql(before, at, planned.keys)})"
         view = f"dbt_upstream_changes_{uuid.uuid4().hex}"
         # Three parts: Iceberg's reader resolves a two-part name in a catalog of its own.
         parts = (self._catalog_name(upstream), str(upstream.schema), str(upstream.identifier))
         table = ".".join(quote(part) for part in parts)
         self._engine().create_appended_rows_view(view, table, planned.start, planned.end)
-        return f"(SELECT * FROM {quote(view)})"
+        return f"(SELECT *{label} FROM {quote(view)})"
+
+
+def row_changes_sql(before: str, after: str, keys: Sequence[str]) -> str:
+    """One row per key whose rows differ between the tables `before` and `after`: the row
+    `after` holds, as INSERT (the key had no row before) or UPDATE; else the row `before`
+    held, as DELETE. Rows are compared whole, as multisets (EXCEPT ALL), so rewritten
+    files, delete files and deletion vectors make no difference."""
+    added = f"(SELECT * FROM {after} EXCEPT ALL SELECT * FROM {before})"
+    removed = f"(SELECT * FROM {before} EXCEPT ALL SELECT * FROM {after})"
+    key_list = ", ".join(quote(k) for k in keys)
+
+    def same_key(left: str, right: str) -> str:
+        return " AND ".join(f"{left}.{quote(k)} <=> {right}.{quote(k)}" for k in keys)
+
+    return (
+        f"SELECT dbt_added.*, CASE WHEN dbt_removed_keys.dbt_found IS NULL THEN 'INSERT' "
+        f"ELSE 'UPDATE' END AS {CHANGE_TYPE_COLUMN}\n"
+        f"FROM {added} AS dbt_added\n"
+        f"LEFT JOIN (SELECT DISTINCT {key_list}, true AS dbt_found FROM {removed} AS r) "
+        f"AS dbt_removed_keys ON {same_key('dbt_added', 'dbt_removed_keys')}\n"
+        "UNION ALL\n"
+        f"SELECT dbt_removed.*, 'DELETE' AS {CHANGE_TYPE_COLUMN}\n"
+        f"FROM {removed} AS dbt_removed\n"
+        f"LEFT ANTI JOIN {added} AS dbt_added ON {same_key('dbt_removed', 'dbt_added')}"
+    )

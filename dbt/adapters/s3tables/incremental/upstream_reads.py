@@ -10,13 +10,24 @@ That snapshot is recorded in the build's own commit, in its snapshot summary
 rows it describes land together or not at all; a table property repeats it for engines
 that cannot tag a commit, and for a table whose tagged snapshot has expired.
 
+Without a key, a range is its appended rows, and a range with a commit that changed or
+deleted rows is refused. With a key (`unique_key=`), a range is its row changes, one row
+per changed key with `_change_type`: INSERT (a new key), UPDATE (the key's row replaced)
+or DELETE (the key's last row removed), the values being the row at the range's end (at
+its start for DELETE). A range of appends alone is read as its appended rows, all
+INSERT; any other is read as the difference of the upstream at the range's two ends,
+which every kind of commit (copy-on-write, merge-on-read, deletion vectors, compaction)
+gives exactly.
+
 Every range that cannot be read exactly is refused, naming the upstream and the fix,
 never read approximately: a record that is missing, an upstream replaced, rolled back or
-expired past the recorded snapshot, and (for now) commits that changed or deleted rows.
+expired past the recorded snapshot, changed rows without a key, and (with a key) a range
+over which the upstream's columns changed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -25,6 +36,8 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.s3tables.catalogs.snapshots import Lineage
 
 READ_TAG_PREFIX = "dbt.read."
+# The column a keyed read adds: each row's change.
+CHANGE_TYPE_COLUMN = "_change_type"
 # Iceberg operations that add rows and change none: their rows are the range's rows.
 APPENDING = frozenset({"append"})
 # Operations that rewrite files without changing the table's rows (compaction).
@@ -96,9 +109,13 @@ class UpstreamRange:
     end: int | None
     # The operations of the commits in the range, oldest first (CHANGES).
     operations: tuple[str, ...] = ()
-    # The rows the range's appends added (CHANGES; what the run reads, exactly, since a
-    # range with any other change is refused).
+    # The rows the range's appends added (CHANGES of appends only: what the run reads).
     rows: int = 0
+    # The upstream's key columns (a keyed read of row changes; empty: of appended rows).
+    keys: tuple[str, ...] = ()
+    # CHANGES read as the difference of the upstream at `start` and at `end` (a keyed
+    # range with a commit other than an append).
+    by_difference: bool = False
 
     @property
     def mark(self) -> ReadMark | None:
@@ -113,39 +130,74 @@ class UpstreamRange:
         if self.kind is RangeKind.NOTHING:
             return f"{self.upstream}: nothing new since snapshot {self.start}"
         commits = f"{len(self.operations)} commit{'s' * (len(self.operations) != 1)}"
-        return (
-            f"{self.upstream}: {self.rows} appended rows, snapshots after {self.start} up "
-            f"to {self.end} ({commits}: {', '.join(self.operations)})"
+        span = f"snapshots after {self.start} up to {self.end} ({commits}: " + ", ".join(
+            self.operations
         )
+        if self.by_difference:
+            return (
+                f"{self.upstream}: row changes per {', '.join(self.keys)} (INSERT, UPDATE, "
+                f"DELETE), {span}), read as the difference of the two snapshots"
+            )
+        return f"{self.upstream}: {self.rows} appended rows, {span})"
 
     def as_response(self) -> dict[str, object]:
         """The read as run_results.json's adapter response lists it."""
         return {
             "upstream": self.upstream,
-            "read": self.kind.value,
+            "read": "row_changes" if self.by_difference else self.kind.value,
             "after_snapshot": self.start,
             "up_to_snapshot": self.end,
             "commits": list(self.operations),
-            "rows": self.rows if self.kind is not RangeKind.WHOLE else None,
+            "rows": self.rows
+            if self.kind is not RangeKind.WHOLE and not self.by_difference
+            else None,
+            "unique_key": list(self.keys) or None,
         }
 
 
-def refusal(model: str, upstream: str, problem: str) -> DbtRuntimeError:
+def refusal(model: str, upstream: str, problem: str, other_fix: str = "") -> DbtRuntimeError:
     return DbtRuntimeError(
         f"Model `{model}`, upstream_changes({upstream}): {problem}; nothing was read or "
-        f"written. Fix: rebuild the model from the whole upstream (`dbt run -s {model} "
-        "--full-refresh`)"
+        f"written. Fix: {other_fix}rebuild the model from the whole upstream (`dbt run -s "
+        f"{model} --full-refresh`)"
     )
 
 
+def check_keys(model: str, upstream: str, lineage: Lineage, keys: Sequence[str]) -> None:
+    """A keyed read's key columns are the upstream's, and its own column is not."""
+    known = {c.lower() for c in lineage.columns}
+    missing = [k for k in keys if k.lower() not in known]
+    if missing:
+        raise DbtRuntimeError(
+            f"Model `{model}`, upstream_changes({upstream}, unique_key=...): "
+            f"{', '.join(missing)} not among the upstream's columns "
+            f"({', '.join(lineage.columns)}). Fix: name the upstream's key column(s)"
+        )
+    if CHANGE_TYPE_COLUMN in known:
+        raise DbtRuntimeError(
+            f"Model `{model}`, upstream_changes({upstream}, unique_key=...): the upstream "
+            f"has a column named `{CHANGE_TYPE_COLUMN}`, the one a keyed read adds. Fix: "
+            "rename the upstream's column"
+        )
+
+
 def plan_range(
-    model: str, upstream: str, lineage: Lineage, mark: ReadMark | None, incremental: bool
+    model: str,
+    upstream: str,
+    lineage: Lineage,
+    mark: ReadMark | None,
+    incremental: bool,
+    keys: Sequence[str] = (),
 ) -> UpstreamRange:
     """The range a run of `model` reads of `upstream` (whose history is `lineage`), given
-    what its table's last build read (`mark`) and whether the run is incremental."""
+    what its table's last build read (`mark`), whether the run is incremental, and the
+    upstream's key columns (a keyed read of row changes)."""
     end = lineage.current
+    keyed = tuple(keys)
+    if keyed:
+        check_keys(model, upstream, lineage, keyed)
     if not incremental:
-        return UpstreamRange(upstream, lineage.table_uuid, RangeKind.WHOLE, None, end)
+        return UpstreamRange(upstream, lineage.table_uuid, RangeKind.WHOLE, None, end, keys=keyed)
     if mark is None:
         raise refusal(
             model,
@@ -161,7 +213,9 @@ def plan_range(
             "dropped and created again)",
         )
     if mark.snapshot_id == end:
-        return UpstreamRange(upstream, lineage.table_uuid, RangeKind.NOTHING, mark.snapshot_id, end)
+        return UpstreamRange(
+            upstream, lineage.table_uuid, RangeKind.NOTHING, mark.snapshot_id, end, keys=keyed
+        )
     ids = [a.snapshot_id for a in lineage.ancestors]
     if mark.snapshot_id not in ids:
         if mark.snapshot_id in lineage.known:
@@ -175,7 +229,8 @@ def plan_range(
                 "the commits after it cannot be told apart"
             )
         raise refusal(model, upstream, problem)
-    in_range = lineage.ancestors[: ids.index(mark.snapshot_id)]
+    start_index = ids.index(mark.snapshot_id)
+    in_range = lineage.ancestors[:start_index]
     operations = tuple(a.operation or "unknown" for a in reversed(in_range))
     # Iceberg's incremental read takes `append` commits only and skips the others
     # silently: any other commit that added or removed a file would be lost.
@@ -186,14 +241,33 @@ def plan_range(
             if a.operation not in APPENDING | ROWS_UNCHANGED and a.files_changed
         }
     )
-    if changing:
+    if changing and not keyed:
         raise refusal(
             model,
             upstream,
             f"commits after snapshot {mark.snapshot_id} changed or deleted rows "
-            f"({', '.join(changing)}), which Iceberg's read of appended rows skips",
+            f"({', '.join(changing)}), which a read of appended rows cannot give",
+            "read its row changes with `upstream_changes(..., unique_key='<key>')` and "
+            "`merge_delete_when`, or ",
         )
+    if changing:
+        schemas = {a.schema_id for a in lineage.ancestors[: start_index + 1]}
+        if len(schemas) > 1:
+            raise refusal(
+                model,
+                upstream,
+                f"the upstream's columns changed after snapshot {mark.snapshot_id}, so its "
+                "rows at the two ends of the range cannot be compared",
+            )
     rows = sum(a.added_rows for a in in_range if a.operation in APPENDING)
     return UpstreamRange(
-        upstream, lineage.table_uuid, RangeKind.CHANGES, mark.snapshot_id, end, operations, rows
+        upstream,
+        lineage.table_uuid,
+        RangeKind.CHANGES,
+        mark.snapshot_id,
+        end,
+        operations,
+        0 if changing else rows,
+        keyed,
+        by_difference=bool(changing),
     )

@@ -56,6 +56,7 @@ ADAPTER_CONFIG_KEYS = frozenset(
         "predicates",
         "merge_update_columns",
         "merge_exclude_columns",
+        "merge_delete_when",
         "watermark_column",
         "on_schema_change",
         "full_incremental_refresh",

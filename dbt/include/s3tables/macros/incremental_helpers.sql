@@ -44,12 +44,14 @@
      source(): `select * from {{ upstream_changes(ref('orders')) }}`. A first build (and
      --full-refresh) reads the whole upstream; an incremental run reads only the rows
      appended since the snapshot the table's last build read, up to the upstream's
-     snapshot when the run started. See incremental/upstream_reads.py. --#}
-{% macro upstream_changes(relation) -%}
+     snapshot when the run started. With `unique_key=`: its row changes per key since
+     then, each with `_change_type` (INSERT, UPDATE, DELETE), for a merge model whose
+     `merge_delete_when` deletes. See incremental/upstream_reads.py. --#}
+{% macro upstream_changes(relation, unique_key=none) -%}
   {%- if not execute -%}
     {{ return(relation) }}
   {%- endif -%}
-  {{ return(adapter.upstream_changes(model, this, relation, is_incremental())) }}
+  {{ return(adapter.upstream_changes(model, this, relation, is_incremental(), unique_key)) }}
 {%- endmacro %}
 
 {#-- The model's SQL as on a first build (is_incremental() false). --#}

@@ -4,13 +4,16 @@ read exactly is refused, naming the fix, before anything is written."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from dbt.tests.util import run_dbt
+from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from tests.functional.harness import (
     adapter_responses,
     assert_all_passed,
     batch_model,
+    last_invocation_id,
     latest_snapshot_summary,
     query_rows,
     relation,
@@ -78,6 +81,7 @@ class TestUpstreamChanges:
                 "up_to_snapshot": second,
                 "commits": ["append"],
                 "rows": 1,
+                "unique_key": None,
             }
         ]
         # Nothing new upstream: nothing read, nothing duplicated.
@@ -132,3 +136,94 @@ class TestUpstreamChanges:
         assert snapshot_ids(project, upstream) == [current]
         refused = run_dbt(["run", "-s", "orders_copy"], expect_pass=False)
         assert "has expired" in refused[0].message
+
+
+# An upstream that updates and deletes: a merge per batch (batch 3 only appends).
+CUSTOMERS = batch_model(
+    "materialized='incremental', unique_key='id'",
+    {
+        1: "select * from values (1, 'a'), (2, 'b'), (3, 'c') as t(id, name)",
+        2: "select * from values (2, 'B'), (4, 'd') as t(id, name)",
+        3: "select * from values (5, 'e') as t(id, name)",
+    },
+)
+# Applies the upstream's row changes: updates update, deletes delete, in one MERGE.
+CUSTOMERS_MIRROR = """
+{{ config(materialized='incremental', unique_key='id',
+          merge_delete_when="_change_type = 'DELETE'") }}
+select id, name, _change_type from {{ upstream_changes(ref('customers'), unique_key='id') }}
+"""
+
+
+def rows(project, table: str) -> list[tuple]:
+    return query_rows(project, f"select id, name from {relation(project, table)} order by id")
+
+
+class TestUpstreamRowChanges:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"customers.sql": CUSTOMERS, "customers_mirror.sql": CUSTOMERS_MIRROR}
+
+    def test_updates_and_deletes_reach_the_model_through_its_merge(self, project):
+        upstream, mirror = relation(project, "customers"), relation(project, "customers_mirror")
+        assert_all_passed(run_dbt(["run"]), 2)
+        assert rows(project, "customers_mirror") == [(1, "a"), (2, "b"), (3, "c")]
+
+        # Merge-on-read (the default): a merge, then a delete writing a delete file.
+        assert_all_passed(run_dbt(["run", "-s", "customers", *run_vars(batch=2)]), 1)
+        project.run_sql(f"delete from {upstream} where id = 3")
+        assert int(latest_snapshot_summary(project, upstream)["total-delete-files"]) > 0
+        assert_all_passed(run_dbt(["run", "-s", "customers_mirror"]), 1)
+        assert rows(project, "customers_mirror") == [(1, "a"), (2, "B"), (4, "d")]
+        changes = query_rows(project, f"select id, _change_type from {mirror} order by id")
+        assert changes == [(1, "INSERT"), (2, "UPDATE"), (4, "INSERT")]
+        (read,) = adapter_responses(project)["customers_mirror"]["upstream_reads"]
+        assert (read["read"], read["unique_key"]) == ("row_changes", ["id"])
+        assert read["commits"] == ["overwrite", "delete"]
+
+        # Copy-on-write: an update and a delete rewrite data files.
+        project.run_sql(
+            f"alter table {upstream} set tblproperties ('write.delete.mode'='copy-on-write', "
+            "'write.update.mode'='copy-on-write')"
+        )
+        project.run_sql(f"update {upstream} set name = 'A' where id = 1")
+        project.run_sql(f"delete from {upstream} where id = 4")
+        assert_all_passed(run_dbt(["run", "-s", "customers_mirror"]), 1)
+        assert rows(project, "customers_mirror") == [(1, "A"), (2, "B")]
+
+        # Read once: a second run with nothing new changes nothing.
+        before = snapshot_ids(project, mirror)
+        assert_all_passed(run_dbt(["run", "-s", "customers_mirror"]), 1)
+        assert rows(project, "customers_mirror") == [(1, "A"), (2, "B")]
+        assert len(snapshot_ids(project, mirror)) - len(before) <= 1
+
+    def test_a_schema_change_or_a_rollback_in_the_range_is_refused(self, project):
+        upstream, mirror = relation(project, "customers"), relation(project, "customers_mirror")
+        run_dbt(["run", "--full-refresh"])
+
+        # The upstream's columns change between the range's ends.
+        project.run_sql(f"alter table {upstream} add column email string")
+        project.run_sql(f"update {upstream} set email = 'x' where id = 1")
+        before = snapshot_ids(project, mirror)
+        refused = run_dbt(["run", "-s", "customers_mirror"], expect_pass=False)
+        assert "columns changed after snapshot" in refused[0].message
+        assert "dbt run -s customers_mirror --full-refresh" in refused[0].message
+        assert snapshot_ids(project, mirror) == before
+        assert_all_passed(run_dbt(["run", "-s", "customers_mirror", "--full-refresh"]), 1)
+
+        # The upstream's run undone after the model read it: a history it never read.
+        run_dbt(["run", "-s", "customers", *run_vars(batch=3)])
+        upstream_run = last_invocation_id(project)
+        assert_all_passed(run_dbt(["run", "-s", "customers_mirror"]), 1)
+        assert (5, "e") in rows(project, "customers_mirror")
+        _, output = run_dbt_and_capture(
+            [
+                "run-operation",
+                "s3tables_rollback",
+                "--args",
+                json.dumps({"invocation_id": upstream_run}),
+            ]
+        )
+        project.run_sql(f"update {upstream} set name = 'b2' where id = 2")
+        refused = run_dbt(["run", "-s", "customers_mirror"], expect_pass=False)
+        assert "no longer in the upstream's history" in refused[0].message, output

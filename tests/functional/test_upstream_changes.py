@@ -227,3 +227,51 @@ class TestUpstreamRowChanges:
         project.run_sql(f"update {upstream} set name = 'b2' where id = 2")
         refused = run_dbt(["run", "-s", "customers_mirror"], expect_pass=False)
         assert "no longer in the upstream's history" in refused[0].message, output
+
+
+# An audited upstream; the relationships test reads both models, so the copy is built
+# while the upstream's new commits are still staged on its audit branch.
+EVENTS = batch_model(
+    "materialized='incremental', incremental_strategy='append', audit_before_publish=true",
+    {
+        1: "select * from values (1), (2) as t(id)",
+        2: "select * from values (3) as t(id)",
+    },
+)
+EVENTS_COPY = """
+{{ config(materialized='incremental', incremental_strategy='append') }}
+select id from {{ upstream_changes(ref('events')) }}
+"""
+EVENTS_YML = """
+version: 2
+models:
+  - name: events_copy
+    columns:
+      - name: id
+        data_tests:
+          - relationships: {to: ref('events'), field: id}
+"""
+
+
+class TestUpstreamStagedForAudit:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"events.sql": EVENTS, "events_copy.sql": EVENTS_COPY, "schema.yml": EVENTS_YML}
+
+    def test_a_staged_upstream_is_read_on_its_branch_as_ref_reads_it(self, project):
+        upstream = relation(project, "events")
+        _, output = run_dbt_and_capture(["build"])
+        assert "events: staged on branch" in output
+        assert ids(project, "events_copy") == [1, 2]
+
+        _, output = run_dbt_and_capture(["build", *run_vars(batch=2)])
+        assert "events: staged on branch" in output
+        # The copy read the staged commit; published, it is main's newest snapshot.
+        (read,) = adapter_responses(project)["events_copy"]["upstream_reads"]
+        assert (read["read"], read["rows"]) == ("changes", 1)
+        assert read["up_to_snapshot"] == snapshot_ids(project, upstream)[-1]
+        assert ids(project, "events_copy") == [1, 2, 3]
+
+        # Read once: nothing new upstream, nothing read again.
+        assert_all_passed(run_dbt(["run", "-s", "events_copy"]), 1)
+        assert ids(project, "events_copy") == [1, 2, 3]

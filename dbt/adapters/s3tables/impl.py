@@ -516,7 +516,13 @@ class S3TablesAdapter(SparkAdapter):
             )
         keys = [unique_key] if isinstance(unique_key, str) else list(unique_key or [])
         return self._upstream_changes.read_sql(
-            model["unique_id"], model["name"], target, found, incremental, keys
+            model["unique_id"],
+            model["name"],
+            target,
+            found,
+            incremental,
+            keys,
+            getattr(upstream, "audit_branch", None),
         )
 
     @available

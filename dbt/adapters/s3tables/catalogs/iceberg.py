@@ -716,13 +716,15 @@ class IcebergCatalog:
 
         return self.call(read, f"snapshot log of {namespace}.{name}")
 
-    def lineage(self, namespace: str, name: str, tag_prefix: str) -> Lineage:
-        """The table's uuid and history from one load: main's ancestors, each with its
-        summary entries under `tag_prefix`."""
+    def lineage(
+        self, namespace: str, name: str, tag_prefix: str, branch: str | None = None
+    ) -> Lineage:
+        """The table's uuid and history from one load: main's ancestors (or `branch`'s),
+        each with its summary entries under `tag_prefix`."""
 
         def read() -> Lineage:
             table = self.load_table(namespace, name)
-            head = table.current_snapshot()
+            head = table.snapshot_by_name(branch) if branch else table.current_snapshot()
             ancestors = []
             while head is not None:
                 summary = head.summary

@@ -66,11 +66,13 @@ class UpstreamChanges:
         upstream: BaseRelation,
         incremental: bool,
         keys: Sequence[str] = (),
+        branch: str | None = None,
     ) -> str:
         """A parenthesised query of the upstream's rows this run reads (with `keys`, its
-        row changes, each with its `_change_type`)."""
+        row changes, each with its `_change_type`), on main or, while the upstream is
+        staged for an audit in this build, on its audit `branch`."""
         name = self.upstream_name(upstream)
-        lineage = self._lineage(model_id, name, upstream)
+        lineage = self._lineage(model_id, name, upstream, branch)
         mark = None
         if incremental:
             target_lineage = self._iceberg_for(target).lineage(
@@ -96,12 +98,19 @@ class UpstreamChanges:
         with self._lock:
             return list(self._planned.get(model_id, {}).values())
 
-    def _lineage(self, model_id: str, name: str, upstream: BaseRelation) -> Lineage:
+    def _lineage(
+        self, model_id: str, name: str, upstream: BaseRelation, branch: str | None
+    ) -> Lineage:
         with self._lock:
             pinned = self._pinned.get((model_id, name))
         if pinned is None:
+            # An upstream staged on its audit branch in this build is read there, as its
+            # ref() is (the branch's commits become main's when it is published).
             pinned = self._iceberg_for(upstream).lineage(
-                str(upstream.schema), str(upstream.identifier), READ_TAG_PREFIX
+                str(upstream.schema),
+                str(upstream.identifier),
+                READ_TAG_PREFIX,
+                branch,
             )
             with self._lock:
                 pinned = self._pinned.setdefault((model_id, name), pinned)

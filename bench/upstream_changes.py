@@ -11,13 +11,20 @@ in-process, order rotated each round):
 - `watermark`: `where ts > (select max(ts) from {{ this }})` over the whole upstream
   (Iceberg prunes data files by their `ts` bounds);
 - `dbt-spark watermark`: the same model on dbt-spark (`method: session`, same catalog).
+The second scenario, `row_changes`: a merge-on-read upstream (the adapter's default)
+receives per round one MERGE updating 0.5% of its rows (a new `ts`) and inserting 0.5%
+new ones, then a DELETE of 0.1%; each contender is a `merge` model on `id`:
+- `upstream_changes(key)`: `upstream_changes(..., unique_key='id')` with
+  `merge_delete_when` (the difference of the upstream's two snapshots);
+- `watermark`, `dbt-spark watermark`: `where ts > max(ts)` (sees the updates and inserts,
+  not the deletes).
+After the rounds, each copy is compared with the upstream: the rows it still holds that
+the upstream deleted are reported (`stale rows`).
+
 Measured per run: the model's execution time, and the rows Spark read (the input records
 of every stage the run's jobs ran, from Spark's status store), medians. The machine is
 shared: the 1-minute load average is recorded with every measurement. Raw numbers go to
 `bench/results/upstream_changes.csv`.
-
-(Updates and deletes upstream are not measured: `upstream_changes()` refuses ranges that
-hold them for now; see docs/incremental.md.)
 """
 
 from __future__ import annotations
@@ -48,7 +55,7 @@ WATERMARK = (
     "{{% endif %}}"
 )
 # Each contender: its model, target, and model SQL (`{source}`: the upstream's source()).
-CONTENDERS = {
+APPEND_CONTENDERS = {
     "upstream_changes()": (
         "by_changes",
         "s3tables",
@@ -65,6 +72,31 @@ CONTENDERS = {
         WATERMARK.format(source="{{ source('bench', 'events') }}"),
     ),
 }
+KEYED = "materialized='incremental', incremental_strategy='merge', unique_key='id'"
+ROW_CHANGE_CONTENDERS = {
+    "upstream_changes(key)": (
+        "changes_merged",
+        "s3tables",
+        "select id, ts, payload, _change_type from "
+        "{{ upstream_changes(source('bench', 'events'), unique_key='id') }}",
+    ),
+    "watermark": (
+        "watermark_merged",
+        "s3tables",
+        WATERMARK.format(source="{{ source('bench', 'events') }}"),
+    ),
+    "dbt-spark watermark": (
+        "watermark_merged_spark",
+        "spark",
+        WATERMARK.format(source="{{ source('bench', 'events') }}"),
+    ),
+}
+MODEL_CONFIGS = {
+    "changes_merged": KEYED + ", merge_delete_when=\"_change_type = 'DELETE'\"",
+    "watermark_merged": KEYED,
+    "watermark_merged_spark": KEYED + ", file_format='iceberg'",
+}
+SCENARIOS = {"appends": APPEND_CONTENDERS, "row_changes": ROW_CHANGE_CONTENDERS}
 
 
 def write_project(root: Path, catalog: CatalogConfig) -> None:
@@ -78,12 +110,12 @@ def write_project(root: Path, catalog: CatalogConfig) -> None:
         f"version: 2\nsources:\n  - name: bench\n    schema: {SCHEMA}\n    tables:\n"
         "      - name: events\n"
     )
-    for model, target, sql in CONTENDERS.values():
+    for model, target, sql in APPEND_CONTENDERS.values():
         file_format = ", file_format='iceberg'" if target == "spark" else ""
-        (models / f"{model}.sql").write_text(
-            "{{ config(materialized='incremental', incremental_strategy='append'"
-            f"{file_format}) }}}}\n{sql}\n"
-        )
+        config = f"materialized='incremental', incremental_strategy='append'{file_format}"
+        (models / f"{model}.sql").write_text(f"{{{{ config({config}) }}}}\n{sql}\n")
+    for model, _, sql in ROW_CHANGE_CONTENDERS.values():
+        (models / f"{model}.sql").write_text(f"{{{{ config({MODEL_CONFIGS[model]}) }}}}\n{sql}\n")
 
 
 def append_rows(spark: Any, start: int, count: int) -> None:
@@ -91,6 +123,23 @@ def append_rows(spark: Any, start: int, count: int) -> None:
         f"INSERT INTO {UPSTREAM} SELECT id, timestamp_seconds(id) AS ts, "
         f"concat('payload ', id) AS payload FROM range({start}, {start + count})"
     )
+
+
+def change_rows(spark: Any, size: int, run: int, step: int) -> None:
+    """One round of row changes: a MERGE updating every 200th original row (a different
+    set each round) and inserting as many new ones, all with the round's `ts` (later than
+    every earlier row's), then a DELETE of every 1000th original row (0.5%, 0.5% and 0.1%
+    of the original rows)."""
+    start = size + run * step
+    spark.sql(
+        f"MERGE INTO {UPSTREAM} AS t USING ("
+        f"SELECT id, timestamp_seconds({100 * size} + {run}) AS ts, "
+        f"concat('updated ', id) AS payload FROM range({run}, {size}, 200) "
+        f"UNION ALL SELECT id, timestamp_seconds({100 * size} + {run}), concat('payload ', id) "
+        f"FROM range({start}, {start + step // 2})) AS s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    )
+    spark.sql(f"DELETE FROM {UPSTREAM} WHERE id < {size} AND id % 1000 = {500 + run}")
 
 
 def stage_inputs(spark: Any) -> dict[int, int]:
@@ -120,57 +169,96 @@ def measured_run(spark: Any, root: Path, target: str, model: str) -> tuple[float
     return seconds, read
 
 
-def copied_rows(spark: Any, model: str) -> int:
-    return int(spark.sql(f"SELECT count(*) FROM {SCHEMA}.{model}").collect()[0][0])
+def count(spark: Any, sql: str) -> int:
+    return int(spark.sql(sql).collect()[0][0])
 
 
-def bench_size(spark: Any, root: Path, size: int, rounds: int, rows: list[dict]) -> None:
-    for table in [UPSTREAM, *(f"{SCHEMA}.{model}" for model, _, _ in CONTENDERS.values())]:
+def check_copy(spark: Any, scenario: str, label: str, model: str) -> int:
+    """The copy's rows the upstream no longer has (deleted upstream), after checking that
+    every upstream row is in it as it is now; `upstream_changes()` must have none."""
+    copy = f"{SCHEMA}.{model}"
+    missing = count(
+        spark,
+        f"SELECT count(*) FROM (SELECT id, ts, payload FROM {UPSTREAM} "
+        f"EXCEPT ALL SELECT id, ts, payload FROM {copy})",
+    )
+    stale = count(
+        spark,
+        f"SELECT count(*) FROM (SELECT id, ts, payload FROM {copy} "
+        f"EXCEPT ALL SELECT id, ts, payload FROM {UPSTREAM})",
+    )
+    if missing or (stale and label.startswith("upstream_changes")):
+        raise RuntimeError(f"{scenario}, {label}: {missing} rows missing, {stale} stale")
+    return stale
+
+
+def bench_size(
+    spark: Any, root: Path, scenario: str, size: int, rounds: int, rows: list[dict]
+) -> None:
+    contenders = SCENARIOS[scenario]
+    for table in [UPSTREAM, *(f"{SCHEMA}.{model}" for model, _, _ in contenders.values())]:
         spark.sql(f"DROP TABLE IF EXISTS {table}")
-    spark.sql(f"CREATE TABLE {UPSTREAM} (id bigint, ts timestamp, payload string) USING iceberg")
+    spark.sql(
+        f"CREATE TABLE {UPSTREAM} (id bigint, ts timestamp, payload string) USING iceberg "
+        "TBLPROPERTIES ('write.delete.mode'='merge-on-read', "
+        "'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read')"
+    )
     append_rows(spark, 0, size)
-    for model, target, _ in CONTENDERS.values():  # the first builds: untimed
+    for model, target, _ in contenders.values():  # the first builds: untimed
         measured_run(spark, root, target, model)
-    labels = list(CONTENDERS)
+    labels = list(contenders)
     step = size // 100
     for run in range(rounds):
-        append_rows(spark, size + run * step, step)
+        if scenario == "appends":
+            append_rows(spark, size + run * step, step)
+        else:
+            change_rows(spark, size, run, step)
         order = labels[run % len(labels) :] + labels[: run % len(labels)]
         for label in order:
-            model, target, _ = CONTENDERS[label]
+            model, target, _ = contenders[label]
             load = os.getloadavg()[0]
             seconds, read = measured_run(spark, root, target, model)
             rows.append(
                 {
+                    "scenario": scenario,
                     "rows": size,
                     "contender": label,
                     "round": run + 1,
                     "model_s": round(seconds, 4),
                     "rows_read": read,
+                    "stale_rows": None,
                     "load_1m": load,
                 }
             )
-    expected = size + rounds * step
-    for label, (model, _, _) in CONTENDERS.items():
-        copied = copied_rows(spark, model)
-        if copied != expected:
-            raise RuntimeError(f"{label} copied {copied} rows, not {expected}")
+    for label, (model, _, _) in contenders.items():
+        stale = check_copy(spark, scenario, label, model)
+        for row in rows:
+            if (row["scenario"], row["rows"], row["contender"]) == (scenario, size, label):
+                row["stale_rows"] = stale
 
 
-def describe(rows: list[dict], size: int) -> list[str]:
+def describe(rows: list[dict], scenario: str, size: int) -> list[str]:
+    measured = [r for r in rows if (r["scenario"], r["rows"]) == (scenario, size)]
+
     def median(label: str, column: str) -> float:
-        return statistics.median(
-            float(r[column]) for r in rows if r["rows"] == size and r["contender"] == label
-        )
+        return statistics.median(float(r[column]) for r in measured if r["contender"] == label)
 
-    lines = [f"{size:,} rows, 1% appended per run ({size // 100:,} rows):"]
-    base_seconds = median("upstream_changes()", "model_s")
-    base_read = max(median("upstream_changes()", "rows_read"), 1)
-    for label in CONTENDERS:
+    contenders = list(SCENARIOS[scenario])
+    what = (
+        f"1% appended per run ({size // 100:,} rows)"
+        if scenario == "appends"
+        else "per run 0.5% updated, 0.5% inserted, 0.1% deleted"
+    )
+    lines = [f"{scenario}: {size:,} rows, {what}:"]
+    base_seconds = median(contenders[0], "model_s")
+    base_read = max(median(contenders[0], "rows_read"), 1)
+    for label in contenders:
         seconds, read = median(label, "model_s"), median(label, "rows_read")
+        stale = next(r["stale_rows"] for r in measured if r["contender"] == label)
         lines.append(
             f"  {label:22s} {seconds:6.2f} s ({seconds / base_seconds:.2f}x)  "
             f"rows read {read:12,.0f} ({read / base_read:.1f}x)"
+            + (f"  stale rows {stale:,}" if scenario == "row_changes" else "")
         )
     return lines
 
@@ -178,6 +266,7 @@ def describe(rows: list[dict], size: int) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000000,10000000")
+    parser.add_argument("--scenarios", default="appends,row_changes")
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench_upstream_changes_"))
@@ -190,10 +279,13 @@ def main() -> None:
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {SCHEMA}")
         rows: list[dict] = []
         sizes = [int(s) for s in args.sizes.split(",")]
-        for size in sizes:
-            bench_size(spark, root, size, args.rounds, rows)
-        for size in sizes:
-            print("\n".join(describe(rows, size)))
+        scenarios = args.scenarios.split(",")
+        for scenario in scenarios:
+            for size in sizes:
+                bench_size(spark, root, scenario, size, args.rounds, rows)
+        for scenario in scenarios:
+            for size in sizes:
+                print("\n".join(describe(rows, scenario, size)))
         print(f"raw numbers: {write_csv('upstream_changes', rows)}")
     finally:
         shutil.rmtree(root, ignore_errors=True)

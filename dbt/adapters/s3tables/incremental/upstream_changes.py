@@ -91,7 +91,7 @@ class UpstreamChanges:
                     "commit: it is recorded in a table property after the build (a build "
                     "that fails between the two reads the range again)"
                 )
-        return self._sql(planned, upstream)
+        return self._sql(planned, upstream, lineage.columns)
 
     def planned(self, model_id: str) -> list[UpstreamRange]:
         """The ranges a model's run reads, one per upstream."""
@@ -116,7 +116,7 @@ class UpstreamChanges:
                 pinned = self._pinned.setdefault((model_id, name), pinned)
         return pinned
 
-    def _sql(self, planned: UpstreamRange, upstream: BaseRelation) -> str:
+    def _sql(self, planned: UpstreamRange, upstream: BaseRelation, columns: Sequence[str]) -> str:
         # A keyed read's rows all carry `_change_type`; whole tables and appends are INSERT.
         label = f", 'INSERT' AS {CHANGE_TYPE_COLUMN}" if planned.keys else ""
         if planned.end is None:
@@ -129,7 +129,7 @@ class UpstreamChanges:
         assert planned.start is not None
         if planned.by_difference:
             before = f"{upstream} VERSION AS OF {planned.start}"
-            return f"({row_changes_sql(before, at, planned.keys)})"
+            return f"({row_changes_sql(before, at, columns, planned.keys)})"
         view = f"dbt_upstream_changes_{uuid.uuid4().hex}"
         # Three parts: Iceberg's reader resolves a two-part name in a catalog of its own.
         parts = (self._catalog_name(upstream), str(upstream.schema), str(upstream.identifier))
@@ -138,26 +138,24 @@ class UpstreamChanges:
         return f"(SELECT *{label} FROM {quote(view)})"
 
 
-def row_changes_sql(before: str, after: str, keys: Sequence[str]) -> str:
-    """One row per key whose rows differ between the tables `before` and `after`: the row
-    `after` holds, as INSERT (the key had no row before) or UPDATE; else the row `before`
-    held, as DELETE. Rows are compared whole, as multisets (EXCEPT ALL), so rewritten
-    files, delete files and deletion vectors make no difference."""
-    added = f"(SELECT * FROM {after} EXCEPT ALL SELECT * FROM {before})"
-    removed = f"(SELECT * FROM {before} EXCEPT ALL SELECT * FROM {after})"
-    key_list = ", ".join(quote(k) for k in keys)
-
-    def same_key(left: str, right: str) -> str:
-        return " AND ".join(f"{left}.{quote(k)} <=> {right}.{quote(k)}" for k in keys)
-
+def row_changes_sql(before: str, after: str, columns: Sequence[str], keys: Sequence[str]) -> str:
+    """One row per key whose rows differ between the tables `before` and `after` (of the
+    same `columns`): the row `after` holds, as INSERT (the key had no row before) or
+    UPDATE; else the row `before` held, as DELETE. Rows are compared whole, as multisets
+    (each distinct row's count after less its count before), so rewritten files, delete
+    files and deletion vectors make no difference; each table is scanned once."""
+    column_list = ", ".join(quote(c) for c in columns)
+    by_key = ", ".join(quote(k) for k in keys)
     return (
-        f"SELECT dbt_added.*, CASE WHEN dbt_removed_keys.dbt_found IS NULL THEN 'INSERT' "
-        f"ELSE 'UPDATE' END AS {CHANGE_TYPE_COLUMN}\n"
-        f"FROM {added} AS dbt_added\n"
-        f"LEFT JOIN (SELECT DISTINCT {key_list}, true AS dbt_found FROM {removed} AS r) "
-        f"AS dbt_removed_keys ON {same_key('dbt_added', 'dbt_removed_keys')}\n"
-        "UNION ALL\n"
-        f"SELECT dbt_removed.*, 'DELETE' AS {CHANGE_TYPE_COLUMN}\n"
-        f"FROM {removed} AS dbt_removed\n"
-        f"LEFT ANTI JOIN {added} AS dbt_added ON {same_key('dbt_removed', 'dbt_added')}"
+        f"SELECT {column_list}, CASE WHEN dbt_net < 0 THEN 'DELETE' WHEN dbt_key_removed "
+        f"THEN 'UPDATE' ELSE 'INSERT' END AS {CHANGE_TYPE_COLUMN}\n"
+        "FROM (SELECT *, "
+        f"max(dbt_net < 0) OVER (PARTITION BY {by_key}) AS dbt_key_removed, "
+        f"max(dbt_net > 0) OVER (PARTITION BY {by_key}) AS dbt_key_added\n"
+        f"FROM (SELECT {column_list}, sum(dbt_side) AS dbt_net\n"
+        f"FROM (SELECT {column_list}, 1 AS dbt_side FROM {after}\n"
+        f"UNION ALL SELECT {column_list}, -1 AS dbt_side FROM {before}) AS dbt_both\n"
+        f"GROUP BY {column_list} HAVING sum(dbt_side) <> 0) AS dbt_net_rows) AS dbt_changed\n"
+        # A key's removed row is its DELETE only when no row of it was added.
+        "WHERE dbt_net > 0 OR NOT dbt_key_added"
     )

@@ -17,7 +17,9 @@ import os
 import re
 import sys
 import warnings
-from functools import partial
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, TextIO
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -49,6 +51,10 @@ RPC_RETRIES = 4
 # pyspark 4 logs it to its own Connect logger, off by default.
 RELEASE_WARNING = "ReleaseExecute failed"
 RELEASE_WARNING_FILE = os.path.join("pyspark", "sql", "connect", "client", "reattach.py")
+
+
+# Iceberg's session setting whose suffix and value go into every commit's summary.
+COMMIT_PROPERTY_CONF = "spark.sql.iceberg.snapshot-property."
 
 
 def connect_url(host: str, port: int, token: str | None) -> str:
@@ -100,17 +106,40 @@ class ConnectEngine(SessionEngine):
             raise database_error(error) from None
 
     def tag_node_commits(self, tags: dict[str, str]) -> bool:
-        return False  # commit_tags needs the server's JVM
+        # commit_tags needs the server's JVM; Spark 4's Iceberg (1.11+) takes commit
+        # properties from the session's conf instead, which Spark 3.5's does not read.
+        if not self.server_tags_commits:
+            return False
+        return super().tag_node_commits(tags)
+
+    @cached_property
+    def server_tags_commits(self) -> bool:
+        """Whether the server's Iceberg puts `COMMIT_PROPERTY_CONF` settings in commits."""
+        return int(self.spark.version.split(".")[0]) >= 4
+
+    @contextmanager
+    def commit_properties(self, tags: dict[str, str]) -> Iterator[None]:
+        """`tags` in the summary of the commits of the statements run inside: session
+        settings, set for them and unset after (each dbt thread has its own session)."""
+        for key, value in tags.items():
+            self.spark.conf.set(COMMIT_PROPERTY_CONF + key, value)
+        try:
+            yield
+        finally:
+            for key in tags:
+                self.spark.conf.unset(COMMIT_PROPERTY_CONF + key)
 
     def execute(self, sql: str, bindings: list[Any] | None = None) -> None:
         if bindings:
             raise DbtRuntimeError("s3tables runs plain SQL: query bindings are not supported")
         self._df = None
         self._rows = None
-        # Commits are not tagged with the run (commit_tags needs the server's JVM).
+        # Commits carry only the node's own tags (see tag_node_commits), not the run's.
+        tagged_node, node_tags = self._node_tags
+        tags = node_tags if tagged_node == self.node() else {}
         for statement in split_statements(sql):
             try:
-                with self.watched():
+                with self.watched(), self.commit_properties(tags):
                     self._df = run_with_conflict_retries(
                         partial(self.spark.sql, statement),
                         connect_error_text,

@@ -5,11 +5,16 @@ read exactly is refused, naming the fix, before anything is written."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import time
+from pathlib import Path
 
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from tests.functional.harness import (
+    Project,
     adapter_responses,
     assert_all_passed,
     batch_model,
@@ -275,3 +280,52 @@ class TestUpstreamStagedForAudit:
         # Read once: nothing new upstream, nothing read again.
         assert_all_passed(run_dbt(["run", "-s", "events_copy"]), 1)
         assert ids(project, "events_copy") == [1, 2, 3]
+
+
+# The copy, slowed so that it can be killed while its write runs: each row sleeps (a
+# condition Spark cannot fold away).
+SLOW_COPY = """
+{{ config(materialized='incremental', incremental_strategy='append') }}
+select id from {{ upstream_changes(ref('orders')) }}
+where length(coalesce(reflect('java.lang.Thread', 'sleep',
+                               cast({{ var('sleep_ms', 0) }} as bigint)), 'slept')) > 0
+"""
+
+
+def kill_while_writing(job: subprocess.Popen[str], model: str) -> None:
+    """SIGKILL `job` (a dbt process) once it says `model`'s statement is running."""
+    deadline = time.monotonic() + 300
+    seen = []
+    assert job.stdout is not None
+    for line in job.stdout:
+        seen.append(line)
+        if f"{model}: running for" in line:
+            break
+        assert time.monotonic() < deadline, "".join(seen)
+    else:
+        raise AssertionError("dbt ended before the statement ran:\n" + "".join(seen))
+    job.send_signal(signal.SIGKILL)
+    job.wait(timeout=60)
+
+
+def test_a_run_killed_before_its_commit_reads_its_range_again(tmp_path: Path) -> None:
+    project = Project(tmp_path / "project", tmp_path / "warehouse", progress_interval_seconds=1)
+    project.model("orders", ORDERS)
+    project.model("orders_copy", SLOW_COPY)
+    assert project.run("run").returncode == 0
+    assert project.run("run", "-s", "orders", *run_vars(batch=2)).returncode == 0
+    copy = project.catalog().load_table("faults", "orders_copy")
+    committed = [s.snapshot_id for s in copy.snapshots()]
+
+    job = project.start("run", "-s", "orders_copy", *run_vars(sleep_ms=60000), log_path="killed")
+    kill_while_writing(job, "orders_copy")
+    copy = project.catalog().load_table("faults", "orders_copy")
+    assert [s.snapshot_id for s in copy.snapshots()] == committed
+    assert project.ids("orders_copy") == [1, 2]
+
+    # The next run reads the same range: row 3 once.
+    rerun = project.run("run", "-s", "orders_copy")
+    assert rerun.returncode == 0, rerun.stdout[-4000:]
+    assert project.ids("orders_copy") == [1, 2, 3]
+    assert project.run("run", "-s", "orders_copy").returncode == 0
+    assert project.ids("orders_copy") == [1, 2, 3]

@@ -54,23 +54,25 @@ WATERMARK = (
     COPY + "\n{{% if is_incremental() %}}where ts > (select max(ts) from {{{{ this }}}})"
     "{{% endif %}}"
 )
-# Each contender: its model, target, and model SQL (`{source}`: the upstream's source()).
+
+
+def watermark_contenders(model: str) -> dict[str, tuple[str, str, str]]:
+    """The watermark model here (`model`) and on dbt-spark (`<model>_spark`)."""
+    sql = WATERMARK.format(source="{{ source('bench', 'events') }}")
+    return {
+        "watermark": (model, "s3tables", sql),
+        "dbt-spark watermark": (f"{model}_spark", "spark", sql),
+    }
+
+
+# Each contender: its model, target, and model SQL.
 APPEND_CONTENDERS = {
     "upstream_changes()": (
         "by_changes",
         "s3tables",
         COPY.format(source="{{ upstream_changes(source('bench', 'events')) }}"),
     ),
-    "watermark": (
-        "by_watermark",
-        "s3tables",
-        WATERMARK.format(source="{{ source('bench', 'events') }}"),
-    ),
-    "dbt-spark watermark": (
-        "by_watermark_spark",
-        "spark",
-        WATERMARK.format(source="{{ source('bench', 'events') }}"),
-    ),
+    **watermark_contenders("by_watermark"),
 }
 KEYED = "materialized='incremental', incremental_strategy='merge', unique_key='id'"
 ROW_CHANGE_CONTENDERS = {
@@ -80,16 +82,7 @@ ROW_CHANGE_CONTENDERS = {
         "select id, ts, payload, _change_type from "
         "{{ upstream_changes(source('bench', 'events'), unique_key='id') }}",
     ),
-    "watermark": (
-        "watermark_merged",
-        "s3tables",
-        WATERMARK.format(source="{{ source('bench', 'events') }}"),
-    ),
-    "dbt-spark watermark": (
-        "watermark_merged_spark",
-        "spark",
-        WATERMARK.format(source="{{ source('bench', 'events') }}"),
-    ),
+    **watermark_contenders("watermark_merged"),
 }
 MODEL_CONFIGS = {
     "changes_merged": KEYED + ", merge_delete_when=\"_change_type = 'DELETE'\"",

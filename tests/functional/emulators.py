@@ -200,6 +200,22 @@ def services(action: str, service: str, run_dir: Path, *extra: str) -> dict:
     return json.loads(result.stdout)
 
 
+def connect_output(state: dict, **extra: object) -> dict:
+    """A `method: connect` profile output on the server `services("start", "connect")`
+    reported (`state`), schema `analytics`; `extra` keys added or replaced."""
+    return {
+        "type": "s3tables",
+        "method": "connect",
+        "host": state["host"],
+        "port": state["port"],
+        "warehouse": state["warehouse"],
+        "schema": "analytics",
+        "threads": 2,
+        "connect_timeout": 3,
+        **extra,
+    }
+
+
 def services_alive(run_dir: Path, service: str) -> bool:
     return engine_command("status", service, run_dir).returncode == 0
 

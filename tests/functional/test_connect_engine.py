@@ -21,6 +21,7 @@ from dbt.adapters.s3tables.catalogs.jars import installed_spark_line
 from dbt.adapters.s3tables.engines.local_services import connect_binds_an_address
 from tests.functional.emulators import (
     connect_bind,
+    connect_output,
     engine_command,
     listening_addresses,
     services,
@@ -72,20 +73,6 @@ def server(run_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     yield state
     assert services("stop", "connect", run_dir) == {"stopped": state["pids"]}
     assert not services_alive(run_dir, "connect")
-
-
-def connect_output(state: dict, **extra: object) -> dict:
-    return {
-        "type": "s3tables",
-        "method": "connect",
-        "host": state["host"],
-        "port": state["port"],
-        "warehouse": state["warehouse"],
-        "schema": "analytics",
-        "threads": 2,
-        "connect_timeout": 3,
-        **extra,
-    }
 
 
 def write_connect_project(root: Path, output: dict) -> Path:
@@ -165,11 +152,13 @@ def test_client_release_warnings_go_to_the_log_file_not_the_console(
     folder, _, build = first_build
     assert build.returncode == 0, build.stdout[-6000:]
     assert "ReleaseExecute failed" not in build.stdout + build.stderr
-    if pyspark.__version__.startswith("3."):
-        # pyspark 3.5's client warns at every build here, as dbt closes each connection's
-        # channel (pyspark 4 logs it to its own logger, off by default).
-        log = (folder / "logs" / "dbt.log").read_text()
-        assert "Spark Connect client (harmless): ReleaseExecute failed" in log
+    # pyspark 3.5's client warns when a finished operation's release runs after dbt closed
+    # that connection's channel, which depends on timing (pyspark 4 logs it to its own
+    # logger, off by default); where it did, the warning is in the log file. The routing
+    # itself is tests/unit/engines/test_connect.py's.
+    log = (folder / "logs" / "dbt.log").read_text()
+    warned = "ReleaseExecute failed" in log
+    assert not warned or "Spark Connect client (harmless): ReleaseExecute failed" in log
 
 
 def test_the_server_listens_where_the_command_says(run_dir: Path, server: dict) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.functional.emulators import free_port
+from tests.functional.emulators import connect_output, free_port
 from tests.functional.harness import dbt_in, iceberg_rows, local_catalog, write_project
 
 MODELS = {
@@ -55,23 +55,11 @@ def server(spark41_dbt: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
 def test_each_append_is_read_once_and_recorded_in_the_models_commit(
     tmp_path: Path, server: dict, spark41_dbt: Path
 ) -> None:
-    output = {
-        "type": "s3tables",
-        "method": "connect",
-        "host": server["host"],
-        "port": server["port"],
-        "warehouse": server["warehouse"],
-        "schema": "analytics",
-        "threads": 1,
-    }
     project = write_project(
         tmp_path / "project",
         "connect41",
-        profile="connect41",
-        output=output,
+        output=connect_output(server, threads=1),
         profiles_dir=tmp_path,
-        target="dev",
-        settings={"config-version": 2},
         files={f"models/{name}": text for name, text in MODELS.items()},
     )
     catalog = local_catalog(server["warehouse"])

@@ -187,3 +187,37 @@ class TestCatalogsYml:
             run_dbt(["run", "--select", "default_view"])
         finally:
             (Path(project.project_root) / "models" / "default_view.sql").unlink()
+
+    def test_upstream_changes_reads_a_source_in_another_catalog(self, project) -> None:
+        """A model in `marts` reads only the new rows of a source in `raw`; the read is
+        recorded under the source's own catalog, in the model's commit in `marts`."""
+        schema = project.test_schema
+        model = Path(project.project_root) / "models" / "orders_changes.sql"
+        model.write_text(
+            "{{ config(materialized='incremental', catalog_name='marts') }}\n"
+            "select id, amount from {{ upstream_changes(source('shop', 'raw_orders')) }}"
+        )
+        try:
+            run_dbt(["seed"])
+            run_dbt(["run", "--select", "orders_changes"])
+            project.run_sql(f"insert into raw.`{schema}`.raw_orders values (5, 'dan', 50)")
+            run_dbt(["run", "--select", "orders_changes"])
+        finally:
+            model.unlink()
+        ids = project.run_sql(
+            f"select id from marts.`{schema}`.orders_changes order by id", fetch="all"
+        )
+        assert [row[0] for row in ids] == [1, 2, 3, 4, 5]
+        results = json.loads(Path(project.project_root, "target", "run_results.json").read_text())
+        [read] = results["results"][0]["adapter_response"]["upstream_reads"]
+        assert (read["upstream"], read["read"], read["rows"]) == (
+            f"raw.{schema}.raw_orders",
+            "changes",
+            1,
+        )
+        head = project.run_sql(
+            f"select summary from marts.`{schema}`.orders_changes.snapshots "
+            "order by committed_at desc limit 1",
+            fetch="one",
+        )
+        assert f"dbt.read.raw.{schema}.raw_orders" in head[0]

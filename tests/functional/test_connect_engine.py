@@ -54,6 +54,9 @@ MODELS = {
     "appended_copy.sql": "{{ config(materialized='incremental', "
     "incremental_strategy='append') }}\n"
     "select id from {{ upstream_changes(ref('appended')) }}",
+    # The same read merged on its key: a range read twice changes nothing.
+    "appended_merged.sql": "{{ config(materialized='incremental', unique_key='id') }}\n"
+    "select id from {{ upstream_changes(ref('appended')) }}",
     "tripled.py": "def model(dbt, session):\n"
     "    df = dbt.ref('numbers')\n"
     "    return df.filter(df.id <= 5).withColumn('tripled', df.id * 3)\n",
@@ -110,6 +113,8 @@ def test_upstream_changes_reads_each_append_once_over_connect(
     folder, project, first = first_build
     assert first.returncode == 0, first.stdout[-6000:]
     warehouse = server["warehouse"]
+    key = "dbt.read.local.analytics.appended"
+    first_read = local_catalog(warehouse).load_table("analytics", "appended_merged").properties[key]
     added = dbt_in(folder, project, "run", "-s", "appended", "--vars", "{start: 3}")
     assert added.returncode == 0, added.stdout[-6000:]
     for _ in range(2):  # the second run finds nothing new
@@ -121,8 +126,20 @@ def test_upstream_changes_reads_each_append_once_over_connect(
     upstream = local_catalog(warehouse).load_table("analytics", "appended")
     snapshot = upstream.current_snapshot()
     assert snapshot is not None
-    recorded = properties["dbt.read.local.analytics.appended"]
+    recorded = properties[key]
     assert recorded == f"{upstream.metadata.table_uuid}@{snapshot.snapshot_id}"
+
+    # At least once: a build whose property write was lost (killed between its commit and
+    # the write) leaves the record of the read before; the range is read again, and the
+    # merge makes the second read harmless.
+    merged = dbt_in(folder, project, "run", "-s", "appended_merged", "--vars", "{}")
+    assert merged.returncode == 0, merged.stdout[-6000:]
+    table = local_catalog(warehouse).load_table("analytics", "appended_merged")
+    table.transaction().set_properties({key: first_read}).commit_transaction()
+    again = dbt_in(folder, project, "run", "-s", "appended_merged", "--vars", "{}")
+    assert again.returncode == 0, again.stdout[-6000:]
+    assert "reads local.analytics.appended: 3 appended rows" in again.stdout
+    assert sorted(r["id"] for r in rows(warehouse, "appended_merged")) == list(range(6))
 
 
 def test_project_builds_over_spark_connect(

@@ -142,6 +142,18 @@ class TestUpstreamChanges:
         refused = run_dbt(["run", "-s", "orders_copy"], expect_pass=False)
         assert "has expired" in refused[0].message
 
+    def test_an_append_range_is_read_in_the_upstreams_current_columns(self, project):
+        """A column added upstream inside the range: the appended rows are read in the
+        upstream's current columns (the model selects the ones it names)."""
+        run_dbt(["run", "--full-refresh"])
+        upstream = relation(project, "orders")
+        project.run_sql(f"alter table {upstream} add column note string")
+        project.run_sql(
+            f"insert into {upstream} values (9, timestamp'2024-02-01 00:00:00', 'a note')"
+        )
+        assert_all_passed(run_dbt(["run", "-s", "orders_copy"]), 1)
+        assert ids(project, "orders_copy") == [1, 2, 9]
+
 
 # An upstream that updates and deletes: a merge per batch (batch 3 only appends).
 CUSTOMERS = batch_model(

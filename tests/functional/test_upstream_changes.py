@@ -218,8 +218,14 @@ class TestUpstreamRowChanges:
         upstream, mirror = relation(project, "customers"), relation(project, "customers_mirror")
         run_dbt(["run", "--full-refresh"])
 
-        # The upstream's columns change between the range's ends.
+        # A column added after the range's last commit: the range is read in the columns
+        # its snapshots were written with.
+        project.run_sql(f"update {upstream} set name = 'b1' where id = 2")
         project.run_sql(f"alter table {upstream} add column email string")
+        assert_all_passed(run_dbt(["run", "-s", "customers_mirror"]), 1)
+        assert (2, "b1") in rows(project, "customers_mirror")
+
+        # The upstream's columns change between the range's ends.
         project.run_sql(f"update {upstream} set email = 'x' where id = 1")
         before = snapshot_ids(project, mirror)
         refused = run_dbt(["run", "-s", "customers_mirror"], expect_pass=False)

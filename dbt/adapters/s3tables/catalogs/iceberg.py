@@ -719,8 +719,8 @@ class IcebergCatalog:
     def lineage(
         self, namespace: str, name: str, tag_prefix: str, branch: str | None = None
     ) -> Lineage:
-        """The table's uuid and history from one load: main's ancestors (or `branch`'s),
-        each with its summary entries under `tag_prefix`."""
+        """The table's uuid, history and head's columns from one load: main's ancestors
+        (or `branch`'s), each with its summary entries under `tag_prefix`."""
 
         def read() -> Lineage:
             table = self.load_table(namespace, name)
@@ -748,12 +748,17 @@ class IcebergCatalog:
                 )
                 parent = head.parent_snapshot_id
                 head = table.snapshot_by_id(parent) if parent is not None else None
+            # The head's columns, as a read `VERSION AS OF` it has them (a column added
+            # since, with no commit after, is not in them).
+            schemas = table.schemas()
+            head_schema = ancestors[0].schema_id if ancestors else None
+            schema = schemas.get(head_schema) if head_schema is not None else None
             return Lineage(
                 str(table.metadata.table_uuid),
                 tuple(ancestors),
                 frozenset(s.snapshot_id for s in table.metadata.snapshots),
                 dict(table.properties),
-                tuple(field.name for field in table.schema().fields),
+                tuple(field.name for field in (schema or table.schema()).fields),
             )
 
         return self.call(read, f"history of {namespace}.{name}")

@@ -72,7 +72,7 @@ class Lineage:
     # Every snapshot id the metadata holds, ancestors or not (expired ones are gone).
     known: frozenset[int]
     properties: dict[str, str]
-    # The current schema's column names.
+    # The column names of the newest ancestor's schema (the current schema's without one).
     columns: tuple[str, ...] = ()
 
     @property

@@ -501,10 +501,11 @@ class S3TablesAdapter(SparkAdapter):
     ) -> str:
         """`upstream_changes(relation, unique_key=...)`: the rows of the upstream Iceberg
         table `upstream` this run of `model` reads (see incremental/upstream_changes.py)."""
-        if not isinstance(upstream, BaseRelation):
+        if not isinstance(upstream, S3TablesRelation):
             raise DbtRuntimeError(
                 f"Model `{model['name']}`: upstream_changes() takes a relation, as ref() or "
-                f"source() gives it, not `{upstream}`"
+                f"source() gives it, not `{upstream}`. Fix: pass ref('<model>') or "
+                "source('<source>', '<table>')"
             )
         found = self.get_relation(upstream.database, upstream.schema, upstream.identifier)
         if found is None or not found.is_table:
@@ -514,7 +515,13 @@ class S3TablesAdapter(SparkAdapter):
                 f"table's commits, and {upstream} {what}. Fix: build it first, or read it "
                 "with ref()"
             )
-        keys = [unique_key] if isinstance(unique_key, str) else list(unique_key or [])
+        keys = [unique_key] if isinstance(unique_key, str) else unique_key or []
+        if not isinstance(keys, list) or not all(isinstance(k, str) and k for k in keys):
+            raise DbtRuntimeError(
+                f"Model `{model['name']}`: upstream_changes({upstream}, unique_key=...) takes "
+                f"a column name or a list of them, not `{unique_key}`. Fix: name the "
+                "upstream's key column(s), such as unique_key='id'"
+            )
         return self._upstream_changes.read_sql(
             model["unique_id"],
             model["name"],
@@ -522,7 +529,7 @@ class S3TablesAdapter(SparkAdapter):
             found,
             incremental,
             keys,
-            getattr(upstream, "audit_branch", None),
+            upstream.audit_branch,
         )
 
     @available

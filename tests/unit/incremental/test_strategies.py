@@ -197,21 +197,38 @@ def test_unqualified_predicate_columns_are_the_targets() -> None:
 
 def test_merge_delete_when_deletes_matched_rows_and_never_inserts_them() -> None:
     sql = merge_sql(write(unique_key=["id"], delete_when="status = 'DELETE'"))
-    deletes = "coalesce((DBT_INTERNAL_SOURCE.`status` = 'DELETE'), false)"
+    # Evaluated on the model's own row, once, in the merge's source.
+    assert "coalesce((status = 'DELETE'), false) AS dbt_internal_delete" in sql
+    deletes = "DBT_INTERNAL_SOURCE.dbt_internal_delete"
     clauses = [line for line in sql.splitlines() if line.startswith("WHEN")]
     assert clauses[0] == f"WHEN MATCHED AND {deletes} THEN DELETE"
     assert clauses[1].startswith("WHEN MATCHED THEN UPDATE SET")
     assert clauses[2].startswith(f"WHEN NOT MATCHED AND NOT {deletes} THEN INSERT")
+    assert "dbt_internal_delete" not in clauses[2].split("INSERT", 1)[1]
+
+
+def test_merge_delete_when_sees_a_model_column_the_table_does_not_store() -> None:
+    sql = merge_sql(
+        write(
+            unique_key=["id"],
+            target_columns=["id", "amount"],
+            source_columns=["id", "amount", "_change_type"],
+            delete_when="_change_type = 'DELETE'",
+        )
+    )
+    assert "coalesce((_change_type = 'DELETE'), false) AS dbt_internal_delete" in sql
+    assert "`_change_type`" not in sql  # not written to the table
 
 
 def test_merge_fallback_leaves_out_the_rows_delete_when_deletes() -> None:
     sql = merge_fallback_sql(write(unique_key=["id"], delete_when="status = 'DELETE'"))
-    assert "WHERE NOT coalesce((DBT_INTERNAL_SOURCE.`status` = 'DELETE'), false)" in sql
+    assert "coalesce((status = 'DELETE'), false) AS dbt_internal_delete" in sql
+    assert "WHERE NOT DBT_INTERNAL_SOURCE.dbt_internal_delete" in sql
 
 
 def test_a_created_table_leaves_out_the_rows_delete_when_deletes() -> None:
-    sql = without_deleted_rows(SOURCE_SQL, ["id", "status"], "status = 'DELETE'")
+    sql = without_deleted_rows(SOURCE_SQL, "status = 'DELETE'")
     assert sql == (
         f"SELECT * FROM ({SOURCE_SQL}) AS DBT_INTERNAL_SOURCE\n"
-        "WHERE NOT coalesce((DBT_INTERNAL_SOURCE.`status` = 'DELETE'), false)"
+        "WHERE NOT coalesce((status = 'DELETE'), false)"
     )

@@ -57,7 +57,7 @@ class CreateTable:
         rows = self.rows
         delete_when = self.run.settings.delete_when
         if delete_when is not None:
-            rows = replace(rows, sql=without_deleted_rows(rows.sql, rows.columns, delete_when))
+            rows = replace(rows, sql=without_deleted_rows(rows.sql, delete_when))
         if self.counts_keys:
             self.run.count_keys(rows.sql, first_build=True)
         if self.replaced is None:

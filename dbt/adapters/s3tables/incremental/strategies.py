@@ -18,6 +18,8 @@ TARGET_ALIAS = "DBT_INTERNAL_DEST"
 # Marks, in a MERGE source, which rows delete target rows and which rows are inserted.
 ACTION_COLUMN = "dbt_internal_action"
 ROW_NUMBER_COLUMN = "dbt_internal_row_number"
+# merge with `merge_delete_when`: whether a source row deletes its key's row.
+DELETE_FLAG_COLUMN = "dbt_internal_delete"
 # The value of the i-th partition field, in a MERGE source's delete rows.
 PARTITION_VALUE_COLUMN = "dbt_internal_partition_{}"
 
@@ -94,41 +96,53 @@ class IncrementalWrite:
         )
         return [c for c in chosen if self.source_column(c) is not None]
 
-    def aligned_select(self, columns: Sequence[str] | None = None) -> str:
+    def aligned_select(self, columns: Sequence[str] | None = None, flagged: bool = False) -> str:
         """The model's rows with exactly the given target columns (default: all), in the
-        target's order: a column the model lacks is NULL (never dropped from the table)."""
+        target's order: a column the model lacks is NULL (never dropped from the table).
+        `flagged`: plus DELETE_FLAG_COLUMN, `delete_when` on the model's own row (any of
+        its columns, stored in the table or not)."""
         expressions = []
         for column in columns if columns is not None else self.target_columns:
             source = self.source_column(column)
             value = quote(source) if source is not None else "NULL"
             expressions.append(f"{value} AS {quote(column)}")
+        if flagged and self.delete_when is not None:
+            expressions.append(f"{deletes_row(self.delete_when)} AS {DELETE_FLAG_COLUMN}")
         # The model SQL sits on lines of its own: it may end in a `--` comment.
         return f"SELECT {', '.join(expressions)} FROM (\n{self.source_sql}\n) AS {SOURCE_ALIAS}_raw"
 
-    def deduplicated_select(self, columns: Sequence[str] | None = None) -> str:
+    def deduplicated_select(
+        self, columns: Sequence[str] | None = None, flagged: bool = False
+    ) -> str:
         """One source row per unique key, with the given target columns (default: all):
-        the greatest watermark, else an arbitrary one."""
+        the greatest watermark, else an arbitrary one. `flagged`: as in aligned_select."""
         order = quote(self.target_column(self.watermark_column or self.keys[0]))
         direction = " DESC NULLS LAST" if self.watermark_column else ""
+        selected = list(columns if columns is not None else self.target_columns)
+        if flagged and self.delete_when is not None:
+            selected.append(DELETE_FLAG_COLUMN)
         return (
-            f"SELECT {column_list(columns if columns is not None else self.target_columns)} "
+            f"SELECT {column_list(selected)} "
             f"FROM (\nSELECT *, ROW_NUMBER() OVER (PARTITION BY {column_list(self.keys)} "
             f"ORDER BY {order}{direction}) AS {ROW_NUMBER_COLUMN}\n"
-            f"FROM ({self.aligned_select(columns)}) AS {SOURCE_ALIAS}_aligned\n"
+            f"FROM ({self.aligned_select(columns, flagged)}) AS {SOURCE_ALIAS}_aligned\n"
             f") AS {SOURCE_ALIAS}_ranked WHERE {ROW_NUMBER_COLUMN} = 1"
         )
 
     def unique_select(self) -> str:
-        """The model's rows, one per key: as they are when the source is unique."""
-        return self.aligned_select() if self.source_unique else self.deduplicated_select()
+        """The model's rows, one per key (as they are when the source is unique), flagged
+        with `delete_when` when it is set."""
+        if self.source_unique:
+            return self.aligned_select(flagged=True)
+        return self.deduplicated_select(flagged=True)
 
     @property
     def source_deletes(self) -> str | None:
-        """`delete_when` on the model's rows (its bare column names are the source's), true
-        or false, never NULL."""
+        """Whether the source row (of unique_select) deletes its key's row; None without
+        `delete_when`."""
         if self.delete_when is None:
             return None
-        return deletes_row(self.delete_when, self.source_columns)
+        return f"{SOURCE_ALIAS}.{DELETE_FLAG_COLUMN}"
 
     def on_clause(self, condition: str) -> str:
         """`condition` and every incremental predicate; a predicate's bare column names are
@@ -149,16 +163,16 @@ class IncrementalWrite:
         ]
 
 
-def deletes_row(delete_when: str, columns: Sequence[str]) -> str:
-    """`merge_delete_when` on a model row aliased as the source: true or false, never NULL."""
-    condition = qualify_columns(delete_when, list(columns), SOURCE_ALIAS)
-    return f"coalesce(({condition}), false)"
+def deletes_row(delete_when: str) -> str:
+    """`merge_delete_when` on a model row (the only table in scope): true or false, never
+    NULL."""
+    return f"coalesce(({delete_when}), false)"
 
 
-def without_deleted_rows(sql: str, columns: Sequence[str], delete_when: str) -> str:
+def without_deleted_rows(sql: str, delete_when: str) -> str:
     """A created table's rows: the model's, less those `merge_delete_when` deletes (a row
     deleted before the table exists is not inserted, as in the MERGE)."""
-    return f"SELECT * FROM ({sql}) AS {SOURCE_ALIAS}\nWHERE NOT {deletes_row(delete_when, columns)}"
+    return f"SELECT * FROM ({sql}) AS {SOURCE_ALIAS}\nWHERE NOT {deletes_row(delete_when)}"
 
 
 def append_sql(write: IncrementalWrite) -> str:

@@ -48,8 +48,7 @@ from dbt.adapters.s3tables.connections import S3TablesConnectionManager
 from dbt.adapters.s3tables.engines.python_models import python_model_view_sql
 from dbt.adapters.s3tables.incremental.commit_counts import with_upstream_reads
 from dbt.adapters.s3tables.incremental.table import IncrementalTable
-from dbt.adapters.s3tables.incremental.upstream_changes import UpstreamChanges
-from dbt.adapters.s3tables.incremental.upstream_reads import read_tag
+from dbt.adapters.s3tables.incremental.upstream_changes import Reader, UpstreamChanges
 from dbt.adapters.s3tables.incremental.warehouse import Warehouse
 from dbt.adapters.s3tables.keys.config_keys import FAIL_FLAG, FAIL_FLAG_SPEC, ConfigKeyCheck
 from dbt.adapters.s3tables.lifecycle.audit import LEDGER
@@ -488,6 +487,7 @@ class S3TablesAdapter(SparkAdapter):
             self.iceberg_for(target),
             lambda: self._warehouse(target),
             self.get_relation,
+            self._upstream_changes.reads_changes,
         )
 
     @available
@@ -507,46 +507,44 @@ class S3TablesAdapter(SparkAdapter):
                 f"source() gives it, not `{upstream}`. Fix: pass ref('<model>') or "
                 "source('<source>', '<table>')"
             )
-        found = self.get_relation(upstream.database, upstream.schema, upstream.identifier)
-        if found is None or not found.is_table:
-            what = "does not exist" if found is None else "is a view"
-            raise DbtRuntimeError(
-                f"Model `{model['name']}`: upstream_changes({upstream}) reads an Iceberg "
-                f"table's commits, and {upstream} {what}. Fix: build it first, or read it "
-                "with ref()"
-            )
-        keys = [unique_key] if isinstance(unique_key, str) else unique_key or []
-        if not isinstance(keys, list) or not all(isinstance(k, str) and k for k in keys):
-            raise DbtRuntimeError(
-                f"Model `{model['name']}`: upstream_changes({upstream}, unique_key=...) takes "
-                f"a column name or a list of them, not `{unique_key}`. Fix: name the "
-                "upstream's key column(s), such as unique_key='id'"
-            )
+        materialized = str((model.get("config") or {}).get("materialized") or "")
+        incremental_config = (
+            self.model_configs.of(model).incremental if materialized == "incremental" else None
+        )
         return self._upstream_changes.read_sql(
-            model["unique_id"],
-            model["name"],
-            target,
-            found,
+            Reader(
+                model["unique_id"],
+                model["name"],
+                target,
+                materialized,
+                incremental_config.strategy if incremental_config else None,
+                incremental_config.on_schema_change if incremental_config else None,
+            ),
+            self.get_relation(upstream.database, upstream.schema, upstream.identifier),
+            upstream,
             incremental,
-            keys,
-            upstream.audit_branch,
+            unique_key,
         )
 
     @available
+    def tag_next_write(self) -> None:
+        """The next statement on this thread's connection is the model's data write: its
+        commit records what the build read of its upstreams (never a hook's commit)."""
+        self.engine.tag_next_write()
+
+    @available
     def record_upstream_reads(
-        self, model: Any, target: BaseRelation, audit: object
+        self, model: Any, target: BaseRelation, audit: Any
     ) -> list[dict[str, Any]]:
-        """After a build that read upstream changes: what it read, as table properties
-        too (for engines that cannot tag the commit, and for when the tagged snapshot
-        has expired; not for an audited build, whose rows are not on main yet), and as
-        its adapter response lists it ([]: it read none)."""
-        planned = self._upstream_changes.planned(model["unique_id"])
-        properties = {read_tag(p.upstream): p.mark.text() for p in planned if p.mark}
-        if properties and not audit:
-            self.iceberg_for(target).set_properties_if_changed(
-                str(target.schema), str(target.identifier), properties
-            )
-        return [p.as_response() for p in planned]
+        """After a build: what it read of its upstreams, recorded as table properties too
+        (bound to the snapshot it left; an audited build's, at its publish), and as its
+        adapter response lists it ([]: it read none)."""
+        return self._upstream_changes.record(
+            model["unique_id"],
+            target,
+            audit.branch if audit else None,
+            audit.keep_properties if audit else None,
+        )
 
     @available
     def with_upstream_reads(

@@ -40,6 +40,7 @@ EXPECTED_MEMBERS = [
     "rollback",
     "session",
     "settings",
+    "tag_next_write",
     "tag_node_commits",
 ]
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
-from pyiceberg.transforms import IdentityTransform
-from pyiceberg.types import IntegerType, NestedField, StringType
+from pyiceberg.transforms import DayTransform, IdentityTransform
+from pyiceberg.types import IntegerType, NestedField, StringType, TimestampType
 from pyspark.sql import types as spark
 
 from dbt.adapters.s3tables.catalogs.iceberg import TableState
@@ -54,6 +54,9 @@ class FakeEngine:
         self.schemas = schemas
         self.analysed: list[str] = []
         self.scoped_settings: list[dict[str, str]] = []
+        # The statements executed, and the index of each announced as a data write.
+        self.executed: list[str] = []
+        self.announced: list[int] = []
 
     def query_schema(self, sql: str) -> spark.StructType:
         self.analysed.append(sql)
@@ -66,6 +69,9 @@ class FakeEngine:
     def settings(self, values: dict[str, str]) -> Iterator[None]:
         self.scoped_settings.append(values)
         yield
+
+    def tag_next_write(self) -> None:
+        self.announced.append(len(self.executed))
 
 
 @dataclass
@@ -124,6 +130,7 @@ class FakeWarehouse:
 
     def execute(self, sql: str) -> None:
         self.statements.append(sql)
+        self.engine.executed.append(sql)
         if sql.startswith(("MERGE", "INSERT")):
             self.iceberg.snapshot_id += 1
             self.iceberg.commits.append(f"data: {sql.split()[0]}")
@@ -146,6 +153,7 @@ def incremental_run(
     table_exists: bool = True,
     language: str = "sql",
     model_node: dict[str, Any] | None = None,
+    reads_upstream_changes: bool = False,
 ) -> tuple[IncrementalRun, FakeWarehouse]:
     warehouse = FakeWarehouse(schemas or {"": ID_NAME}, iceberg or FakeIceberg())
     model_config = parse_model_config("orders", {"materialized": "incremental", **config}, language)
@@ -156,6 +164,7 @@ def incremental_run(
         warehouse.port(),
         table_exists=table_exists,
         model_node=model_node,
+        reads_upstream_changes=reads_upstream_changes,
     )
     return run, warehouse
 
@@ -180,6 +189,39 @@ def test_an_existing_table_gets_the_strategy_statement_with_one_analysis() -> No
     assert [s.split()[0] for s in warehouse.statements] == ["CACHE", "SELECT", "MERGE", "DROP"]
     assert len(warehouse.engine.analysed) == 1
     assert warehouse.iceberg.properties[STRATEGY] == "merge"
+
+
+def test_only_the_strategy_statement_is_announced_as_the_data_write() -> None:
+    # Its commit alone records what the run read of its upstreams; the cache is no write.
+    run, warehouse = incremental_run({"unique_key": "id"})
+    run.write()
+    executed = warehouse.engine.executed
+    assert [executed[i].split()[0] for i in warehouse.engine.announced] == ["MERGE"]
+
+
+def test_insert_overwrite_reading_upstream_changes_rebuilds_the_partitions_they_reach() -> None:
+    run, warehouse = incremental_run(
+        {"incremental_strategy": "insert_overwrite", "partition_by": "day(ts)"},
+        model_sql="select id, ts from changes",
+        schemas={"changes": ID_TS, "whole": ID_TS},
+        iceberg=FakeIceberg(schema=ID_TS_SCHEMA, spec=BY_DAY),
+        reads_upstream_changes=True,
+    )
+    assert run.action is Action.APPLY and run.needs_whole_history
+    run.use_whole_history("select id, ts from whole")
+    run.write()
+    assert [s for s in warehouse.statements if s.startswith("INSERT OVERWRITE")]
+    # The rows cached and written: the whole upstream's, in the days the changed rows fall on.
+    (written,) = [s for s in warehouse.statements if s.startswith("CACHE")]
+    assert "select id, ts from whole" in written
+    assert "LEFT SEMI JOIN (\nselect id, ts from changes\n)" in written
+    assert (
+        "`local`.system.days(DBT_INTERNAL_SOURCE_whole.`ts`) <=> "
+        "`local`.system.days(DBT_INTERNAL_SOURCE_changed.`ts`)" in written
+    )
+    # Other strategies write the changed rows as they are.
+    run, _ = incremental_run({"unique_key": "id"}, reads_upstream_changes=True)
+    assert not run.needs_whole_history
 
 
 def test_a_bad_config_fails_before_the_first_build() -> None:
@@ -269,6 +311,14 @@ def test_first_build_rendering_is_scoped_to_the_call_even_when_it_fails() -> Non
 
 
 BY_ID = PartitionSpec(PartitionField(1, 1000, IdentityTransform(), "id"), spec_id=0)
+ID_TS = spark.StructType(
+    [spark.StructField("id", spark.IntegerType()), spark.StructField("ts", spark.TimestampType())]
+)
+ID_TS_SCHEMA = Schema(
+    NestedField(1, "id", IntegerType(), required=False),
+    NestedField(2, "ts", TimestampType(), required=False),
+)
+BY_DAY = PartitionSpec(PartitionField(2, 1000, DayTransform(), "ts_day"), spec_id=0)
 
 
 def test_a_partition_by_change_evolves_the_spec_after_the_schema_before_the_data() -> None:

@@ -9,19 +9,34 @@ BEFORE = "`s`.`customers` VERSION AS OF 1"
 AFTER = "`s`.`customers` VERSION AS OF 2"
 
 
-def test_each_end_is_scanned_once_and_rows_are_grouped_whole() -> None:
+def test_each_end_is_scanned_once_and_rows_are_counted_whole() -> None:
     sql = row_changes_sql(BEFORE, AFTER, ["id", "name"], ["id"])
     assert sql.count(f"FROM {BEFORE}") == 1 and sql.count(f"FROM {AFTER}") == 1
-    assert "GROUP BY `id`, `name` HAVING sum(dbt_side) <> 0" in sql
+    assert "GROUP BY `id`, `name`)" in sql
     assert "EXCEPT" not in sql
 
 
-def test_changes_are_typed_per_key() -> None:
+def test_only_the_changed_keys_rows_are_windowed() -> None:
     sql = row_changes_sql(BEFORE, AFTER, ["a", "b", "v"], ["a", "b"])
-    assert sql.startswith(
-        "SELECT `a`, `b`, `v`, CASE WHEN dbt_net < 0 THEN 'DELETE' WHEN dbt_key_removed "
-        "THEN 'UPDATE' ELSE 'INSERT' END AS _change_type"
+    assert (
+        "dbt_changed AS (SELECT DISTINCT `a`, `b` FROM dbt_rows WHERE dbt_after <> dbt_before)"
+        in sql
     )
-    assert "max(dbt_net < 0) OVER (PARTITION BY `a`, `b`) AS dbt_key_removed" in sql
-    # A removed row is its key's DELETE only when the key has no added row.
-    assert sql.endswith("WHERE dbt_net > 0 OR NOT dbt_key_added")
+    assert (
+        "FROM dbt_rows LEFT SEMI JOIN dbt_changed ON dbt_rows.`a` <=> dbt_changed.`a` AND "
+        "dbt_rows.`b` <=> dbt_changed.`b`)" in sql
+    )
+    assert "sum(dbt_after) OVER (PARTITION BY `a`, `b`) AS dbt_key_after" in sql
+
+
+def test_a_key_is_deleted_only_when_no_row_of_it_is_left() -> None:
+    sql = row_changes_sql(BEFORE, AFTER, ["id", "v"], ["id"])
+    assert (
+        "CASE WHEN dbt_key_after = 0 THEN 'DELETE' WHEN dbt_key_before = 0 THEN 'INSERT' "
+        "ELSE 'UPDATE' END AS _change_type" in sql
+    )
+    # A kept key gives each of its rows at the end (all of them, as often as held); a
+    # deleted key its rows at the start.
+    assert sql.endswith(
+        "WHERE (dbt_key_after > 0 AND dbt_after > 0) OR (dbt_key_after = 0 AND dbt_before > 0)"
+    )

@@ -12,6 +12,8 @@ from dbt.adapters.s3tables.incremental.upstream_reads import (
     last_read,
     plan_range,
     read_tag,
+    refused_reader,
+    stale_read_records,
 )
 
 UUID = "0b6e2c1e-0000-4000-8000-000000000001"
@@ -38,7 +40,12 @@ def lineage(
         for n, op in reversed(list(enumerate(operations, start=1)))
     )
     ids = {a.snapshot_id for a in ancestors}
-    return Lineage(UUID, ancestors, frozenset(ids | set(known)), {}, ("id", "amount"))
+    columns = {
+        a.snapshot_id: ("id bigint", "amount double", *(("note string",) if a.schema_id else ()))
+        for a in ancestors
+    }
+    columns.update({n: ("id bigint", "amount double") for n in known})
+    return Lineage(UUID, ancestors, frozenset(ids | set(known)), {}, ("id", "amount"), columns)
 
 
 def test_a_first_build_reads_the_whole_upstream_at_its_current_snapshot() -> None:
@@ -96,7 +103,7 @@ def test_nothing_new_reads_nothing() -> None:
     [
         (lineage("append"), None, "holds no record of what it last read"),
         (lineage("append"), ReadMark("another-uuid", 1), "dropped and created again"),
-        (lineage("append", "append", known=(7,)), ReadMark(UUID, 7), "replaced, or rolled back"),
+        (lineage("append", "append", known=(7,)), ReadMark(UUID, 7), "unique_key='<key>'"),
         (lineage("append", "append", expired_before=True), ReadMark(UUID, 0), "has expired"),
         (lineage("append", "overwrite", "delete"), ReadMark(UUID, 1), "(delete, overwrite)"),
     ],
@@ -173,3 +180,100 @@ def test_a_keyed_difference_across_a_schema_change_is_refused() -> None:
 def test_a_key_the_upstream_lacks_is_refused_on_every_build() -> None:
     with pytest.raises(DbtRuntimeError, match=r"order_id not among the upstream's columns"):
         plan_range("m", "u", lineage("append"), None, False, ["order_id"])
+
+
+def test_a_keyed_read_of_a_replaced_upstream_is_the_difference_of_its_two_snapshots() -> None:
+    # Snapshot 7 is no ancestor of the current one (a table model rebuilt, a seed
+    # reloaded, a rollback), but still exists: comparing it with the current one is exact.
+    history = lineage("append", "append", known=(7,))
+    planned = plan_range("m", "u", history, ReadMark(UUID, 7), True, ["id"])
+    assert (planned.kind, planned.start, planned.end) == (RangeKind.CHANGES, 7, 2)
+    assert planned.by_difference
+    assert planned.describe() == (
+        "u: row changes per id (INSERT, UPDATE, DELETE), snapshot 7 to 2 (the upstream was "
+        "replaced or rolled back), read as the difference of the two snapshots"
+    )
+    # Without a key, appended rows cannot be told apart: refused, naming the keyed read.
+    with pytest.raises(DbtRuntimeError, match="no longer in the upstream's history"):
+        plan_range("m", "u", history, ReadMark(UUID, 7), True)
+
+
+def test_a_replaced_upstream_whose_columns_changed_is_refused() -> None:
+    history = lineage("append", "append", schema_from=2)
+    replaced = Lineage(
+        UUID,
+        history.ancestors[:1],
+        history.known | {9},
+        {},
+        ("id", "amount", "note"),
+        {**history.snapshot_columns, 9: ("id bigint", "amount double")},
+    )
+    with pytest.raises(DbtRuntimeError, match="columns changed after snapshot 9"):
+        plan_range("m", "u", replaced, ReadMark(UUID, 9), True, ["id"])
+
+
+def test_a_property_bound_to_a_snapshot_the_model_no_longer_holds_records_nothing() -> None:
+    key = read_tag("u")
+    upstream = lineage("append", "append", "append")
+    # The model's history: 11 then 12; snapshot 13 (the undone build) is known, not current.
+    ancestors = (Ancestor(11, None, "append", True, 1, {key: f"{UUID}@1"}),)
+
+    def target(bound_to: int) -> Lineage:
+        properties = {key: ReadMark(UUID, 3).property_text(bound_to)}
+        return Lineage(UUID, ancestors, frozenset({11, 13}), properties)
+
+    # Bound to the current snapshot: the property is the later record.
+    assert last_read(target(11), "u", upstream) == ReadMark(UUID, 3, on=11)
+    # Bound to the undone build's snapshot: no record; the tag in the history stands.
+    assert last_read(target(13), "u", upstream) == ReadMark(UUID, 1)
+    assert stale_read_records(target(13)) == [key]
+    assert stale_read_records(target(11)) == []
+    # Bound to a snapshot that expired since: it was in the history, so it stands.
+    assert last_read(target(5), "u", upstream) == ReadMark(UUID, 3, on=5)
+
+
+def test_a_read_mark_round_trips_as_text() -> None:
+    assert ReadMark.parse(f"{UUID}@12") == ReadMark(UUID, 12)
+    assert ReadMark.parse(ReadMark(UUID, 12).property_text(34)) == ReadMark(UUID, 12, 34)
+    assert ReadMark(UUID, 12).property_text(None) == f"{UUID}@12"
+    assert ReadMark.parse("garbage") is None
+    assert ReadMark.parse(f"{UUID}@12;on=x") is None
+
+
+@pytest.mark.parametrize(
+    ("materialized", "strategy", "on_schema_change", "keyed", "problem"),
+    [
+        ("view", None, None, False, "a view has no table of its own"),
+        ("ephemeral", None, None, False, "an ephemeral model has no table"),
+        ("test", None, None, False, "a test has no table"),
+        ("incremental", "microbatch", "ignore", False, "microbatch replaces each batch"),
+        ("incremental", "insert_overwrite", "ignore", True, "insert_overwrite replaces whole"),
+        ("incremental", "merge", "full_incremental_refresh", True, "rebuilds in time chunks"),
+    ],
+)
+def test_models_no_read_can_be_exact_in_are_refused_in_one_sentence(
+    materialized: str, strategy: str | None, on_schema_change: str | None, keyed: bool, problem: str
+) -> None:
+    refused = refused_reader("copy", materialized, strategy, on_schema_change, keyed)
+    assert refused is not None
+    message = refused.msg
+    assert message.startswith("Model `copy`") and "Fix: " in message
+    assert "nothing was read or written" in message
+    assert problem in message
+
+
+@pytest.mark.parametrize(
+    ("materialized", "strategy", "keyed"),
+    [
+        ("table", None, False),
+        ("incremental", "append", False),
+        ("incremental", "merge", True),
+        ("incremental", "delete+insert", True),
+        ("incremental", "insert_overwrite", False),
+        ("incremental", "scd2", True),
+    ],
+)
+def test_the_models_a_read_can_be_exact_in_are_not_refused(
+    materialized: str, strategy: str | None, keyed: bool
+) -> None:
+    assert refused_reader("copy", materialized, strategy, "ignore", keyed) is None

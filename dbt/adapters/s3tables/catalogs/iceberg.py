@@ -753,12 +753,21 @@ class IcebergCatalog:
             schemas = table.schemas()
             head_schema = ancestors[0].schema_id if ancestors else None
             schema = schemas.get(head_schema) if head_schema is not None else None
+            columns = {
+                schema_id: tuple(f"{f.name} {f.field_type}" for f in each.fields)
+                for schema_id, each in schemas.items()
+            }
             return Lineage(
                 str(table.metadata.table_uuid),
                 tuple(ancestors),
                 frozenset(s.snapshot_id for s in table.metadata.snapshots),
                 dict(table.properties),
                 tuple(field.name for field in (schema or table.schema()).fields),
+                {
+                    s.snapshot_id: columns.get(s.schema_id, ())
+                    for s in table.metadata.snapshots
+                    if s.schema_id is not None
+                },
             )
 
         return self.call(read, f"history of {namespace}.{name}")

@@ -4,7 +4,8 @@ the table's health (what maintenance changes). Value types only."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 # The snapshot summary keys every commit of the adapter's in-process engine carries.
 INVOCATION_KEY = "dbt.invocation_id"
@@ -74,6 +75,9 @@ class Lineage:
     properties: dict[str, str]
     # The column names of the newest ancestor's schema (the current schema's without one).
     columns: tuple[str, ...] = ()
+    # Each known snapshot's columns as written (`name type`, in order): what a read `VERSION
+    # AS OF` it returns.
+    snapshot_columns: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def current(self) -> int | None:

@@ -95,9 +95,15 @@ class Engine(Protocol):
         ...
 
     def tag_node_commits(self, tags: dict[str, str]) -> bool:
-        """Put `tags` in the snapshot summary of every Iceberg commit the node running now
-        makes on this connection (beside the run's own tags); False where this engine
-        cannot tag a commit."""
+        """Put `tags` in the snapshot summary of the Iceberg commits of the node running
+        now's data writes on this connection (beside the run's own tags, which every
+        commit carries): each statement `tag_next_write` announces, never a hook's; False
+        where this engine cannot tag a commit."""
+        ...
+
+    def tag_next_write(self) -> None:
+        """The next statement this connection runs is the running node's data write: its
+        commits carry the node's tags (`tag_node_commits`)."""
         ...
 
     def create_text_view(self, view_name: str, seed: SeedText) -> None:

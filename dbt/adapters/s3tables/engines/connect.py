@@ -135,8 +135,7 @@ class ConnectEngine(SessionEngine):
         self._df = None
         self._rows = None
         # Commits carry only the node's own tags (see tag_node_commits), not the run's.
-        tagged_node, node_tags = self._node_tags
-        tags = node_tags if tagged_node == self.node() else {}
+        tags = self.data_write_tags()
         for statement in split_statements(sql):
             try:
                 with self.watched(), self.commit_properties(tags):

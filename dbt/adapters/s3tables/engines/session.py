@@ -82,8 +82,10 @@ class SessionEngine(SparkConnectionWrapper):
         self.after_conflict = after_conflict
         self._df: DataFrame | None = None
         self._rows: list[Row] | None = None
-        # The node whose commits carry more tags, and those tags (`tag_node_commits`).
+        # The node whose data writes carry more tags, and those tags (`tag_node_commits`);
+        # whether the next statement is its data write (`tag_next_write`).
         self._node_tags: tuple[str, dict[str, str]] = ("", {})
+        self._next_is_data_write = False
         silence_pyspark_error_logs()
 
     def cursor(self) -> SessionEngine:
@@ -155,6 +157,17 @@ class SessionEngine(SparkConnectionWrapper):
         self._node_tags = (self.node(), {**kept, **tags})
         return True
 
+    def tag_next_write(self) -> None:
+        self._next_is_data_write = True
+
+    def data_write_tags(self) -> dict[str, str]:
+        """The node's own tags when this statement is its data write (announced by
+        `tag_next_write`, and taken by this statement alone), else none: a hook's commit
+        on the same table must not record what the node's write has not written yet."""
+        data_write, self._next_is_data_write = self._next_is_data_write, False
+        tagged_node, node_tags = self._node_tags
+        return dict(node_tags) if data_write and tagged_node == self.node() else {}
+
     def session(self, model_name: str) -> SparkSession:
         """The SparkSession Python models run in."""
         return self.spark
@@ -172,12 +185,10 @@ class SessionEngine(SparkConnectionWrapper):
         self._rows = None
         # A model's sql_header (`SET ...;`) arrives in front of its statement.
         # Every commit carries the run and node (see commit_tags), and the node's own tags.
-        node = self.node()
-        tagged_node, node_tags = self._node_tags
         tags = {
-            **(node_tags if tagged_node == node else {}),
+            **self.data_write_tags(),
             INVOCATION_KEY: get_invocation_id(),
-            NODE_KEY: node,
+            NODE_KEY: self.node(),
         }
         for statement in split_statements(sql):
             self.spark.sparkContext.setJobGroup(

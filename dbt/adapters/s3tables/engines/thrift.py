@@ -160,6 +160,9 @@ class ThriftEngine(PyhiveConnectionWrapper):
     def tag_node_commits(self, tags: dict[str, str]) -> bool:
         return False  # the server's JVM is out of reach
 
+    def tag_next_write(self) -> None:
+        return None  # nothing is tagged (tag_node_commits)
+
     def session(self, model_name: str) -> SparkSession:
         raise DbtRuntimeError(
             f"Python model `{model_name}` needs `method: session`: a Spark Thrift Server "

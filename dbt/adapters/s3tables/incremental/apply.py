@@ -31,9 +31,11 @@ from dbt.adapters.s3tables.incremental.strategies import (
     FALLBACK_BUILDERS,
     STRATEGY_BUILDERS,
     IncrementalWrite,
+    affected_partitions_sql,
     partition_values_overwrite_fallback_sql,
     partition_values_overwrite_sql,
 )
+from dbt.adapters.s3tables.incremental.warehouse import AnalysedQuery
 from dbt.adapters.s3tables.keys.format_version import FORMAT_VERSION_PROPERTY
 from dbt.adapters.s3tables.sql.text import quote
 
@@ -69,6 +71,9 @@ class Apply:
     run: RunContext
     plan: RunPlan
     before: TableState
+    # The model's whole-history query (a plan that rebuilds the partitions upstream
+    # changes reach).
+    whole_history: AnalysedQuery | None = None
 
     def create_sql(self) -> str:
         raise DbtInternalError(f"{self.run.name}: an incremental write creates no table")
@@ -83,11 +88,12 @@ class Apply:
         self._say_format_version_kept()
         target_columns = list(self.plan.target_columns)
         source_unique, reason = self._declared_unique()
+        source = self._source()
         write = IncrementalWrite(
             target=str(run.table),
-            source_sql=run.model.sql,
+            source_sql=source.sql,
             target_columns=target_columns,
-            source_columns=run.model.columns,
+            source_columns=source.columns,
             unique_key=settings.unique_key,
             predicates=settings.predicates,
             update_columns=merge_update_columns(settings, target_columns),
@@ -103,7 +109,7 @@ class Apply:
         )
         if settings.strategy not in SKIPPED_WHEN_EMPTY:
             return self._commit(write, reason)
-        with self._cached_source() as rows:
+        with self._cached_source(source.sql) as rows:
             processed = ProcessedRows(rows, self.before.properties.get(LAST_PROCESSED_VALUE))
             if not self.plan.counts_keys:
                 empty = self._is_empty(rows)
@@ -128,6 +134,27 @@ class Apply:
             return self._commit(
                 replace(write, source_sql=rows, source_unique=source_unique), reason, processed
             )
+
+    def _source(self) -> AnalysedQuery:
+        """The rows the statement writes: the model's; or, when the plan rebuilds the
+        partitions the upstream changes reach, the whole-history rows of those partitions
+        (both queries read each upstream up to the snapshot pinned for the run)."""
+        if not self.plan.rebuilds_changed_partitions:
+            return self.run.model
+        assert self.whole_history is not None, "use_whole_history() comes first"
+        run = self.run
+        logger.info(
+            f"{run.name}: {run.settings.strategy} replaces whole partitions: those the "
+            "upstream changes reach are written from the whole upstream (the model's query "
+            "as on a first build), up to the same snapshot"
+        )
+        sql = affected_partitions_sql(
+            self.whole_history.sql,
+            run.model.sql,
+            run.settings.partitioning,
+            quote(run.table.warehouse.iceberg.config.name),
+        )
+        return AnalysedQuery(sql, self.whole_history.schema)
 
     def _evolve_schema(self) -> None:
         """Commit the planned schema changes with PyIceberg, before the data commit."""
@@ -224,12 +251,12 @@ class Apply:
         return counts.rows == 0, not counts.repeated_keys, reason
 
     @contextmanager
-    def _cached_source(self) -> Iterator[str]:
-        """The model's rows computed once into Spark's cache (memory, spilling to disk),
+    def _cached_source(self, source_sql: str) -> Iterator[str]:
+        """The rows `source_sql` gives computed once into Spark's cache (memory, spilling to disk),
         as a query over the cached view: emptiness is then known without evaluating the
         model twice. Dropping the view drops its cache too."""
         view = quote(f"dbt_source_{uuid.uuid4().hex}")
-        self.run.execute_write(f"CACHE TABLE {view} AS {self.run.model.sql}")
+        self.run.execute_write(f"CACHE TABLE {view} AS {source_sql}", data_write=False)
         try:
             yield f"SELECT * FROM {view}"
         finally:

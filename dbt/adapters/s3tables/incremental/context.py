@@ -52,9 +52,13 @@ class RunContext:
     def name(self) -> str:
         return self.settings.model_name
 
-    def execute_write(self, sql: str) -> None:
-        """Run one of the run's writing statements, recorded for target/run."""
+    def execute_write(self, sql: str, data_write: bool = True) -> None:
+        """Run one of the run's writing statements, recorded for target/run. A data write
+        (not a cache) commits the model's rows: its commit carries the node's tags (what
+        the build read of its upstreams, see upstream_changes.py)."""
         self.written_statements.append(sql)
+        if data_write:
+            self.table.warehouse.engine.tag_next_write()
         self.table.warehouse.execute(sql)
 
     def count_keys(self, rows_sql: str, first_build: bool) -> KeyCounts:

@@ -95,7 +95,7 @@ def executor_for(plan: RunPlan, run: RunContext, whole_history: AnalysedQuery | 
     if table is None:  # BUILD, the one action planned without a table
         return CreateTable(run, run.model, None, plan.counts_keys)
     if plan.action is Action.APPLY:
-        return Apply(run, plan, table)
+        return Apply(run, plan, table, whole_history)
     if plan.action is Action.RECREATE_EMPTY:
         return CreateTable(run, run.model, table.schema, plan.counts_keys)
     assert whole_history is not None, "use_whole_history() comes first"

@@ -82,6 +82,8 @@ MODEL_ROWS_ACTIONS = (Action.BUILD, Action.RECREATE_EMPTY, Action.APPLY)
 
 # The strategies whose statement may skip the source dedup when the key is declared unique.
 DEDUPLICATING_STRATEGIES = ("merge", "delete+insert")
+# The strategies that replace whole partitions with the run's rows.
+PARTITION_REPLACING_STRATEGIES = ("insert_overwrite",)
 # The strategies whose run counts the model's rows per key unless it is declared unique.
 KEY_COUNTING_STRATEGIES = ("merge", "scd2")
 
@@ -128,10 +130,14 @@ class RunPlan:
     # Whether the run counts the model's rows per key (a merge or scd2 model whose key is
     # not declared unique, see key_uniqueness.py).
     counts_keys: bool = False
+    # APPLY of insert_overwrite in a model that reads upstream changes: the partitions the
+    # changes reach are written from the model's whole-history query (a partition is
+    # replaced whole, so it needs every row, not only the new ones).
+    rebuilds_changed_partitions: bool = False
 
     @property
     def needs_whole_history(self) -> bool:
-        return self.action in WHOLE_HISTORY_ACTIONS
+        return self.action in WHOLE_HISTORY_ACTIONS or self.rebuilds_changed_partitions
 
     @property
     def creates_table(self) -> bool:
@@ -165,12 +171,15 @@ def plan_run(
     audited: bool = False,
     model_node: Mapping[str, Any] | None = None,
     notes: list[Note] | None = None,
+    reads_upstream_changes: bool = False,
 ) -> RunPlan:
     """The plan of one run of the model whose output is `model_schema` (as analysed),
     into the table in state `table` (None: none, or --full-refresh). `audited`: the run
     writes to the table's audit branch. `model_node`: dbt's node, whose constraints may
     declare the key unique. `notes`, when given, collects the plan's log lines as they are
-    decided, so a caller can still say them when the plan is refused."""
+    decided, so a caller can still say them when the plan is refused.
+    `reads_upstream_changes`: the model's SQL reads only its upstreams' changes this run
+    (upstream_changes())."""
     name = settings.model_name
     notes = [] if notes is None else notes
     action, diff = _decide(settings, model_schema, table, notes)
@@ -203,6 +212,11 @@ def plan_run(
         ),
         counts_keys=(
             keyed and settings.strategy in KEY_COUNTING_STRATEGIES and not declared.source_unique
+        ),
+        rebuilds_changed_partitions=(
+            action is Action.APPLY
+            and reads_upstream_changes
+            and settings.strategy in PARTITION_REPLACING_STRATEGIES
         ),
     )
     if table is not None and action is Action.APPLY:

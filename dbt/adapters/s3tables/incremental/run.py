@@ -79,6 +79,7 @@ class IncrementalRun:
         batch_end: str | None = None,
         keep_state: KeepState | None = None,
         model_node: Mapping[str, Any] | None = None,
+        reads_upstream_changes: bool = False,
     ) -> None:
         assert config.incremental is not None, "an incremental run needs an incremental model"
         self.config = config
@@ -98,6 +99,7 @@ class IncrementalRun:
                 audited=bool(table.branch),
                 model_node=model_node,
                 notes=notes,
+                reads_upstream_changes=reads_upstream_changes,
             )
         finally:
             for note in notes:

@@ -278,6 +278,29 @@ def partition_values_overwrite_sql(write: IncrementalWrite) -> str:
     return delete_and_insert_merge(replace(write, predicates=()), delete_rows, condition, names)
 
 
+def affected_partitions_sql(
+    whole_sql: str,
+    changes_sql: str,
+    partitioning: Sequence[PartitionTerm],
+    function_catalog: str,
+) -> str:
+    """The rows of `whole_sql` (a model's query over its whole upstreams) in the
+    partitions that `changes_sql` (the same model over only the rows its upstreams changed)
+    has rows in: what insert_overwrite writes when the model reads upstream changes, so a
+    partition it replaces gets every row a full rebuild would give it, not only the new
+    ones. Partition values compare null-safely, under the table's partition transforms."""
+    whole, changed = f"{SOURCE_ALIAS}_whole", f"{SOURCE_ALIAS}_changed"
+    on = " AND ".join(
+        f"{term.spark_sql(f'{whole}.{quote(term.source)}', function_catalog)} <=> "
+        f"{term.spark_sql(f'{changed}.{quote(term.source)}', function_catalog)}"
+        for term in partitioning
+    )
+    return (
+        f"SELECT {whole}.* FROM (\n{whole_sql}\n) AS {whole}\n"
+        f"LEFT SEMI JOIN (\n{changes_sql}\n) AS {changed}\nON {on}"
+    )
+
+
 def microbatch_sql(write: IncrementalWrite) -> str:
     """Replace exactly the batch's time window [start, end): one 'delete' row matches
     every target row in the window; the window sits in the ON clause, so Iceberg reads

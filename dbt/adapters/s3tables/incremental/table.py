@@ -37,7 +37,8 @@ class AuditBranch(Protocol):
 class IncrementalTable:
     """One incremental model's table (`target`) in its catalog (`iceberg`). `warehouse`
     opens what its writes go through (the thread's connection: started on first use);
-    `find_relation` is dbt's lookup (through its relation cache)."""
+    `find_relation` is dbt's lookup (through its relation cache); `reads_upstream_changes`
+    says whether a model (by node id) reads only its upstreams' changes this run."""
 
     def __init__(
         self,
@@ -45,11 +46,13 @@ class IncrementalTable:
         iceberg: IcebergCatalog,
         warehouse: Callable[[], Warehouse],
         find_relation: Callable[[Any, str, str], BaseRelation | None],
+        reads_upstream_changes: Callable[[str], bool] = lambda model_id: False,
     ) -> None:
         self.target = target
         self.iceberg = iceberg
         self.warehouse = warehouse
         self.find_relation = find_relation
+        self.reads_upstream_changes = reads_upstream_changes
         self.namespace, self.name = str(target.schema), str(target.identifier)
 
     def run(
@@ -77,6 +80,9 @@ class IncrementalTable:
             batch_start=batch_start,
             batch_end=batch_end,
             model_node=model_node,
+            reads_upstream_changes=self.reads_upstream_changes(
+                str((model_node or {}).get("unique_id") or "")
+            ),
         )
 
     def render_as_first_build(self, render: Callable[[str], str], raw_code: str) -> str:

@@ -12,18 +12,22 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.incremental.upstream_reads import (
     CHANGE_TYPE_COLUMN,
     READ_TAG_PREFIX,
     RangeKind,
     UpstreamRange,
+    check_key_argument,
     last_read,
     plan_range,
     read_tag,
+    refused_reader,
 )
 from dbt.adapters.s3tables.sql.text import quote
 
@@ -35,6 +39,20 @@ if TYPE_CHECKING:
     from dbt.adapters.s3tables.engines.base import Engine
 
 logger = AdapterLogger("s3tables")
+
+
+@dataclass(frozen=True)
+class Reader:
+    """The model whose SQL calls upstream_changes(): its node id and name, its table, and
+    what decides whether a read can be exact in it (its materialization, its strategy and
+    on_schema_change mode when incremental)."""
+
+    model_id: str
+    name: str
+    target: BaseRelation
+    materialized: str
+    strategy: str | None = None
+    on_schema_change: str | None = None
 
 
 class UpstreamChanges:
@@ -60,38 +78,86 @@ class UpstreamChanges:
 
     def read_sql(
         self,
-        model_id: str,
-        model_name: str,
-        target: BaseRelation,
+        reader: Reader,
+        found: BaseRelation | None,
         upstream: BaseRelation,
         incremental: bool,
-        keys: Sequence[str] = (),
-        branch: str | None = None,
+        unique_key: object = None,
     ) -> str:
-        """A parenthesised query of the upstream's rows this run reads (with `keys`, its
-        row changes, each with its `_change_type`), on main or, while the upstream is
-        staged for an audit in this build, on its audit `branch`."""
-        name = self.upstream_name(upstream)
-        lineage = self._lineage(model_id, name, upstream, branch)
+        """A parenthesised query of the rows of `upstream` (`found`: it, as the catalog
+        has it) this run of `reader` reads (with `unique_key`, its row changes, each with
+        its `_change_type`), on main or, while the upstream is staged for an audit in
+        this build, on its audit branch; refused, before anything is read, where the read
+        cannot be exact."""
+        keys = check_key_argument(reader.name, upstream, unique_key)
+        refused = refused_reader(
+            reader.name, reader.materialized, reader.strategy, reader.on_schema_change, bool(keys)
+        )
+        if refused is not None:
+            raise refused
+        if found is None or not found.is_table:
+            what = "does not exist" if found is None else "is a view"
+            raise DbtRuntimeError(
+                f"Model `{reader.name}`: upstream_changes({upstream}) reads an Iceberg "
+                f"table's commits, and {upstream} {what}. Fix: build it first, or read it "
+                "with ref()"
+            )
+        name = self.upstream_name(found)
+        branch: str | None = getattr(upstream, "audit_branch", None)
+        lineage = self._lineage(reader.model_id, name, found, branch)
         mark = None
         if incremental:
+            target = reader.target
             target_lineage = self._iceberg_for(target).lineage(
                 str(target.schema), str(target.identifier), READ_TAG_PREFIX
             )
             mark = last_read(target_lineage, name, lineage)
-        planned = plan_range(model_name, name, lineage, mark, incremental, keys)
+        planned = plan_range(reader.name, name, lineage, mark, incremental, keys)
         with self._lock:
-            self._planned.setdefault(model_id, {})[name] = planned
-        logger.info(f"{model_name}: reads {planned.describe()}")
+            self._planned.setdefault(reader.model_id, {})[name] = planned
+        logger.info(f"{reader.name}: reads {planned.describe()}")
         if planned.mark is not None:
             tagged = self._engine().tag_node_commits({read_tag(name): planned.mark.text()})
             if not tagged:
                 logger.info(
-                    f"{model_name}: this engine cannot record the read in the model's "
+                    f"{reader.name}: this engine cannot record the read in the model's "
                     "commit: it is recorded in a table property after the build (a build "
                     "that fails between the two reads the range again)"
                 )
-        return self._sql(planned, upstream, lineage.columns)
+        return self._sql(planned, found, lineage.columns)
+
+    def record(
+        self,
+        model_id: str,
+        target: BaseRelation,
+        branch: str | None = None,
+        keep_for_publish: Callable[[dict[str, str]], None] | None = None,
+    ) -> list[dict[str, object]]:
+        """After a model's build: what it read, as table properties bound to the snapshot
+        the build left (see upstream_reads.py); for a build staged on its audit `branch`,
+        handed to `keep_for_publish` (main must not record rows it does not hold yet).
+        Returns the reads as the adapter response lists them ([]: none)."""
+        planned = self.planned(model_id)
+        marks = [p.mark for p in planned if p.mark is not None]
+        if marks:
+            iceberg = self._iceberg_for(target)
+            namespace, table = str(target.schema), str(target.identifier)
+            on = iceberg.table_state(namespace, table, branch).snapshot_id
+            properties = {
+                read_tag(p.upstream): p.mark.property_text(on)
+                for p in planned
+                if p.mark is not None
+            }
+            if keep_for_publish is not None:
+                keep_for_publish(properties)
+            else:
+                iceberg.set_properties_if_changed(namespace, table, properties)
+        return [p.as_response() for p in planned]
+
+    def reads_changes(self, model_id: str) -> bool:
+        """Whether a model's run reads only part of an upstream (its changes since the
+        model's last read), not the whole of every one."""
+        return any(p.kind is not RangeKind.WHOLE for p in self.planned(model_id))
 
     def planned(self, model_id: str) -> list[UpstreamRange]:
         """The ranges a model's run reads, one per upstream."""
@@ -139,23 +205,34 @@ class UpstreamChanges:
 
 
 def row_changes_sql(before: str, after: str, columns: Sequence[str], keys: Sequence[str]) -> str:
-    """One row per key whose rows differ between the tables `before` and `after` (of the
-    same `columns`): the row `after` holds, as INSERT (the key had no row before) or
-    UPDATE; else the row `before` held, as DELETE. Rows are compared whole, as multisets
-    (each distinct row's count after less its count before), so rewritten files, delete
-    files and deletion vectors make no difference; each table is scanned once."""
+    """The row changes between the tables `before` and `after` (of the same `columns`), per
+    key whose rows differ: each row `after` holds of it (as often as it holds it), as
+    INSERT when `before` held no row of the key, else UPDATE; a key `after` holds no row
+    of, as DELETE, with each distinct row `before` held of it. A key is changed, and
+    deleted, as a whole: one of its two rows removed is an UPDATE to the row left, never a
+    DELETE of the key. Rows are compared whole, as multisets (each distinct row counted at
+    each end), so rewritten files, delete files and deletion vectors make no difference;
+    each table is scanned once, and only the changed keys' rows are windowed."""
     column_list = ", ".join(quote(c) for c in columns)
     by_key = ", ".join(quote(k) for k in keys)
+    on_key = " AND ".join(f"dbt_rows.{quote(k)} <=> dbt_changed.{quote(k)}" for k in keys)
     return (
-        f"SELECT {column_list}, CASE WHEN dbt_net < 0 THEN 'DELETE' WHEN dbt_key_removed "
-        f"THEN 'UPDATE' ELSE 'INSERT' END AS {CHANGE_TYPE_COLUMN}\n"
-        "FROM (SELECT *, "
-        f"max(dbt_net < 0) OVER (PARTITION BY {by_key}) AS dbt_key_removed, "
-        f"max(dbt_net > 0) OVER (PARTITION BY {by_key}) AS dbt_key_added\n"
-        f"FROM (SELECT {column_list}, sum(dbt_side) AS dbt_net\n"
-        f"FROM (SELECT {column_list}, 1 AS dbt_side FROM {after}\n"
-        f"UNION ALL SELECT {column_list}, -1 AS dbt_side FROM {before}) AS dbt_both\n"
-        f"GROUP BY {column_list} HAVING sum(dbt_side) <> 0) AS dbt_net_rows) AS dbt_changed\n"
-        # A key's removed row is its DELETE only when no row of it was added.
-        "WHERE dbt_net > 0 OR NOT dbt_key_added"
+        "WITH dbt_rows AS (\n"
+        f"SELECT {column_list}, sum(dbt_after) AS dbt_after, sum(dbt_before) AS dbt_before\n"
+        f"FROM (SELECT {column_list}, 1 AS dbt_after, 0 AS dbt_before FROM {after}\n"
+        f"UNION ALL SELECT {column_list}, 0 AS dbt_after, 1 AS dbt_before FROM {before}) "
+        f"AS dbt_both\nGROUP BY {column_list}),\n"
+        f"dbt_changed AS (SELECT DISTINCT {by_key} FROM dbt_rows WHERE dbt_after <> dbt_before),\n"
+        "dbt_key_rows AS (\n"
+        "SELECT dbt_rows.*, "
+        f"sum(dbt_after) OVER (PARTITION BY {by_key}) AS dbt_key_after, "
+        f"sum(dbt_before) OVER (PARTITION BY {by_key}) AS dbt_key_before\n"
+        f"FROM dbt_rows LEFT SEMI JOIN dbt_changed ON {on_key})\n"
+        f"SELECT {column_list}, CASE WHEN dbt_key_after = 0 THEN 'DELETE' "
+        f"WHEN dbt_key_before = 0 THEN 'INSERT' ELSE 'UPDATE' END AS {CHANGE_TYPE_COLUMN}\n"
+        "FROM dbt_key_rows\n"
+        # A kept key's rows, each as often as `after` holds it; a deleted key's, once each.
+        "LATERAL VIEW explode(sequence(1, CASE WHEN dbt_key_after = 0 THEN 1 "
+        "ELSE greatest(dbt_after, 1) END)) dbt_copies AS dbt_copy\n"
+        "WHERE (dbt_key_after > 0 AND dbt_after > 0) OR (dbt_key_after = 0 AND dbt_before > 0)"
     )

@@ -5,24 +5,32 @@ read, and the record of what a run read (pure functions).
 A run reads the upstream as of its snapshot current when the model's SQL is rendered
 (pinned for the run). A first build, or `--full-refresh`, reads the whole upstream there;
 an incremental run reads only the commits after the snapshot the table's last build read.
-That snapshot is recorded in the build's own commit, in its snapshot summary
-(`dbt.read.<upstream>` = `<upstream's table uuid>@<snapshot id>`), so the record and the
-rows it describes land together or not at all; a table property repeats it for engines
-that cannot tag a commit, and for a table whose tagged snapshot has expired.
+That snapshot is recorded in the build's own data commit (never in a hook's), in its
+snapshot summary (`dbt.read.<upstream>` = `<upstream's table uuid>@<snapshot id>`), so
+the record and the rows it describes land together or not at all. A table property
+repeats it, bound to the model's snapshot it describes (`...;on=<snapshot id>`): for
+engines that cannot tag a commit, a build that committed nothing, and a table whose
+tagged snapshot has expired. A property bound to a snapshot that is no longer in the
+model's history (the run was undone, or the table rolled back) is no record: the next run
+reads that range again.
 
 Without a key, a range is its appended rows, and a range with a commit that changed or
 deleted rows is refused. With a key (`unique_key=`), a range is its row changes, one row
-per changed key with `_change_type`: INSERT (a new key), UPDATE (the key's row replaced)
-or DELETE (the key's last row removed), the values being the row at the range's end (at
-its start for DELETE). A range of appends alone is read as its appended rows, all
-INSERT; any other is read as the difference of the upstream at the range's two ends,
-which every kind of commit (copy-on-write, merge-on-read, deletion vectors, compaction)
-gives exactly.
+per row of a changed key with `_change_type`: INSERT (a key that had no row before),
+UPDATE (a key whose rows changed: each of its rows at the range's end) or DELETE (a key
+with no row left: its rows at the range's start). A range of appends alone is read as its
+appended rows, all INSERT; any other is read as the difference of the upstream at the
+range's two ends, which every kind of commit (copy-on-write, merge-on-read, deletion
+vectors, compaction) gives exactly, and so does an upstream replaced since (a `table`
+model or a seed rebuilt), or rolled back, as long as the snapshot last read still exists.
 
 Every range that cannot be read exactly is refused, naming the upstream and the fix,
-never read approximately: a record that is missing, an upstream replaced, rolled back or
-expired past the recorded snapshot, changed rows without a key, and (with a key) a range
-over which the upstream's columns changed.
+never read approximately: a record that is missing, an upstream dropped and created again
+or expired past the recorded snapshot, (without a key) an upstream replaced or rolled
+back, or changed rows, and (with a key) columns that differ at the range's two ends. So
+is every model a read cannot be exact in (`refused_reader`): one with no table of its own
+to record the read on (a view, an ephemeral model, a test), and a strategy that replaces
+more than the rows read (microbatch, insert_overwrite with a key, a chunked rebuild).
 """
 
 from __future__ import annotations
@@ -42,6 +50,9 @@ CHANGE_TYPE_COLUMN = "_change_type"
 APPENDING = frozenset({"append"})
 # Operations that rewrite files without changing the table's rows (compaction).
 ROWS_UNCHANGED = frozenset({"replace"})
+# A range's operations when its start is no ancestor of its end (what came between is not
+# one line of commits).
+REPLACED_OPERATION = "replaced or rolled back"
 
 
 def read_tag(upstream: str) -> str:
@@ -49,35 +60,74 @@ def read_tag(upstream: str) -> str:
     return READ_TAG_PREFIX + upstream
 
 
+# A table property's record names the model's snapshot it describes after this.
+BOUND_TO = ";on="
+
+
 @dataclass(frozen=True)
 class ReadMark:
-    """What a build read of an upstream: the upstream table (its uuid) and its snapshot."""
+    """What a build read of an upstream: the upstream table (its uuid) and its snapshot;
+    as a table property, also the model's snapshot the build left (`on`; None in a
+    commit's own summary, and in a property written before records were bound)."""
 
     table_uuid: str
     snapshot_id: int
+    on: int | None = None
 
     def text(self) -> str:
         return f"{self.table_uuid}@{self.snapshot_id}"
 
+    def property_text(self, on: int | None) -> str:
+        """The record as a table property of the model, bound to its snapshot `on`
+        (None: the model's table has no snapshot)."""
+        return self.text() + (f"{BOUND_TO}{on}" if on is not None else "")
+
     @classmethod
     def parse(cls, text: str) -> ReadMark | None:
-        uuid, _, snapshot = text.rpartition("@")
-        return cls(uuid, int(snapshot)) if uuid and snapshot.isdigit() else None
+        mark, _, on = text.partition(BOUND_TO)
+        uuid, _, snapshot = mark.rpartition("@")
+        if not uuid or not snapshot.isdigit() or (on and not on.isdigit()):
+            return None
+        return cls(uuid, int(snapshot), int(on) if on else None)
+
+
+def bound_record_stale(mark: ReadMark, target: Lineage) -> bool:
+    """Whether a table property's record describes a snapshot of the model that its
+    history no longer holds: a build undone, or the table rolled back past it. A bound
+    snapshot that expired (not known at all) was in the history when it expired: kept."""
+    if mark.on is None:
+        return False
+    return mark.on in target.known and mark.on not in {a.snapshot_id for a in target.ancestors}
+
+
+def stale_read_records(target: Lineage) -> list[str]:
+    """The read records among the model's table properties that its history no longer
+    holds (see bound_record_stale): what an undo of the run that wrote them removes."""
+    stale = []
+    for key, value in target.properties.items():
+        mark = ReadMark.parse(value) if key.startswith(READ_TAG_PREFIX) else None
+        if mark is not None and bound_record_stale(mark, target):
+            stale.append(key)
+    return sorted(stale)
 
 
 def last_read(target: Lineage, upstream: str, upstream_lineage: Lineage) -> ReadMark | None:
     """What the target's last committed build read of `upstream`: the newest snapshot of
     its history that records it, or its table property, whichever is later in the
-    upstream's history. The property is written after each build: it alone records a
-    build over an engine that cannot tag a commit, a build that committed nothing (its
-    rows all filtered out), and a read whose tagged snapshot has expired; a tag is newer
-    only when the property's write failed after the commit."""
+    upstream's history. The property is written after each build, bound to the model's
+    snapshot it leaves: it alone records a build over an engine that cannot tag a commit,
+    a build that committed nothing (its rows all filtered out), and a read whose tagged
+    snapshot has expired; a tag is newer only when the property's write failed after the
+    commit. A property bound to a snapshot no longer in the model's history (an undo, a
+    rollback) records nothing."""
     key = read_tag(upstream)
     tagged = next(
         (ReadMark.parse(a.tagged[key]) for a in target.ancestors if key in a.tagged), None
     )
     recorded = target.properties.get(key)
     written = ReadMark.parse(recorded) if recorded else None
+    if written is not None and bound_record_stale(written, target):
+        written = None
     if tagged is None or written is None:
         return tagged or written
     order = [a.snapshot_id for a in upstream_lineage.ancestors]  # newest first
@@ -129,10 +179,13 @@ class UpstreamRange:
             return f"{self.upstream}: the whole table at {at}"
         if self.kind is RangeKind.NOTHING:
             return f"{self.upstream}: nothing new since snapshot {self.start}"
-        commits = f"{len(self.operations)} commit{'s' * (len(self.operations) != 1)}"
-        span = f"snapshots after {self.start} up to {self.end} ({commits}: " + ", ".join(
-            self.operations
-        )
+        if self.operations == (REPLACED_OPERATION,):
+            span = f"snapshot {self.start} to {self.end} (the upstream was {REPLACED_OPERATION}"
+        else:
+            commits = f"{len(self.operations)} commit{'s' * (len(self.operations) != 1)}"
+            span = f"snapshots after {self.start} up to {self.end} ({commits}: " + ", ".join(
+                self.operations
+            )
         if self.by_difference:
             return (
                 f"{self.upstream}: row changes per {', '.join(self.keys)} (INSERT, UPDATE, "
@@ -163,6 +216,19 @@ def refusal(model: str, upstream: str, problem: str, other_fix: str = "") -> Dbt
     )
 
 
+def check_key_argument(model: str, upstream: object, unique_key: object) -> tuple[str, ...]:
+    """upstream_changes()'s `unique_key` argument as key columns (none: a read of appended
+    rows): a column name, or a list of them."""
+    keys = [unique_key] if isinstance(unique_key, str) else unique_key or []
+    if not isinstance(keys, list) or not all(isinstance(k, str) and k for k in keys):
+        raise DbtRuntimeError(
+            f"Model `{model}`: upstream_changes({upstream}, unique_key=...) takes a column "
+            f"name or a list of them, not `{unique_key}`. Fix: name the upstream's key "
+            "column(s), such as unique_key='id'"
+        )
+    return tuple(keys)
+
+
 def check_keys(model: str, upstream: str, lineage: Lineage, keys: Sequence[str]) -> None:
     """A keyed read's key columns are the upstream's, and its own column is not."""
     known = {c.lower() for c in lineage.columns}
@@ -178,6 +244,21 @@ def check_keys(model: str, upstream: str, lineage: Lineage, keys: Sequence[str])
             f"Model `{model}`, upstream_changes({upstream}, unique_key=...): the upstream "
             f"has a column named `{CHANGE_TYPE_COLUMN}`, the one a keyed read adds. Fix: "
             "rename the upstream's column"
+        )
+
+
+def check_same_columns(
+    model: str, upstream: str, lineage: Lineage, start: int, end: int | None
+) -> None:
+    """A difference of two snapshots compares whole rows: both must have the same columns."""
+    before = lineage.snapshot_columns.get(start)
+    after = lineage.snapshot_columns.get(end) if end is not None else None
+    if before is None or before != after:
+        raise refusal(
+            model,
+            upstream,
+            f"the upstream's columns changed after snapshot {start}, so its rows at the two "
+            "ends of the range cannot be compared",
         )
 
 
@@ -218,17 +299,36 @@ def plan_range(
         )
     ids = [a.snapshot_id for a in lineage.ancestors]
     if mark.snapshot_id not in ids:
-        if mark.snapshot_id in lineage.known:
-            problem = (
-                f"snapshot {mark.snapshot_id}, which the model last read, is no longer in "
-                "the upstream's history (the upstream was replaced, or rolled back)"
-            )
-        else:
-            problem = (
+        if mark.snapshot_id not in lineage.known:
+            raise refusal(
+                model,
+                upstream,
                 f"snapshot {mark.snapshot_id}, which the model last read, has expired, so "
-                "the commits after it cannot be told apart"
+                "the commits after it cannot be told apart",
             )
-        raise refusal(model, upstream, problem)
+        if not keyed:
+            raise refusal(
+                model,
+                upstream,
+                f"snapshot {mark.snapshot_id}, which the model last read, is no longer in "
+                "the upstream's history (the upstream was replaced, or rolled back)",
+                "read its row changes with `upstream_changes(..., unique_key='<key>')`, "
+                "which compares the two snapshots, or ",
+            )
+        # Replaced (a table model or a seed rebuilt) or rolled back: the two snapshots
+        # still exist, and their difference is exact.
+        check_same_columns(model, upstream, lineage, mark.snapshot_id, end)
+        return UpstreamRange(
+            upstream,
+            lineage.table_uuid,
+            RangeKind.CHANGES,
+            mark.snapshot_id,
+            end,
+            (REPLACED_OPERATION,),
+            0,
+            keyed,
+            by_difference=True,
+        )
     start_index = ids.index(mark.snapshot_id)
     in_range = lineage.ancestors[:start_index]
     operations = tuple(a.operation or "unknown" for a in reversed(in_range))
@@ -251,14 +351,7 @@ def plan_range(
             "`merge_delete_when`, or ",
         )
     if changing:
-        schemas = {a.schema_id for a in lineage.ancestors[: start_index + 1]}
-        if len(schemas) > 1:
-            raise refusal(
-                model,
-                upstream,
-                f"the upstream's columns changed after snapshot {mark.snapshot_id}, so its "
-                "rows at the two ends of the range cannot be compared",
-            )
+        check_same_columns(model, upstream, lineage, mark.snapshot_id, end)
     rows = sum(a.added_rows for a in in_range if a.operation in APPENDING)
     return UpstreamRange(
         upstream,
@@ -271,3 +364,57 @@ def plan_range(
         keyed,
         by_difference=bool(changing),
     )
+
+
+# The materializations whose build can read upstream changes: an incremental model reads
+# what its table has not read yet; a table model reads the whole upstream on every build.
+READING_MATERIALIZATIONS = ("incremental", "table")
+
+
+def refused_reader(
+    model: str,
+    materialized: str,
+    strategy: str | None = None,
+    on_schema_change: str | None = None,
+    keyed: bool = False,
+) -> DbtRuntimeError | None:
+    """The refusal of `upstream_changes()` in a model where no read can be exact (None: it
+    can): one with no table of its own to record what it read, and a strategy that
+    replaces more rows than the read gives. Checked when the model's SQL renders, before
+    anything is read or written."""
+    head = f"Model `{model}`"
+    if materialized not in READING_MATERIALIZATIONS:
+        kind = {"ephemeral": "an ephemeral model", "view": "a view", "test": "a test"}.get(
+            materialized, f"a `{materialized}` node"
+        )
+        return DbtRuntimeError(
+            f"{head} (materialized `{materialized}`): upstream_changes() reads what an "
+            f"incremental model's table has not read yet, and {kind} has no table "
+            "of its own to record the read on (every build would read the whole upstream "
+            "again, or a view would stay at one snapshot); nothing was read or written. Fix: "
+            f"read the upstream with ref() in `{model}`, and upstream_changes() in the "
+            "incremental model that selects from it"
+        )
+    if strategy == "microbatch":
+        return DbtRuntimeError(
+            f"{head}: microbatch replaces each batch's whole event_time window, and "
+            "upstream_changes() gives only the rows the model has not read yet, so the "
+            "window's other rows would be lost; nothing was read or written. Fix: read the "
+            "upstream with ref() (each batch reads its window of it), or use "
+            "incremental_strategy `append` or `merge`"
+        )
+    if strategy == "insert_overwrite" and keyed:
+        return DbtRuntimeError(
+            f"{head}: insert_overwrite replaces whole partitions, and a partition whose "
+            "upstream rows were only deleted gets no row to replace it with, so "
+            "upstream_changes(..., unique_key=...) cannot keep it exact; nothing was read or "
+            "written. Fix: use incremental_strategy `merge` with `merge_delete_when`"
+        )
+    if on_schema_change == "full_incremental_refresh":
+        return DbtRuntimeError(
+            f"{head}: on_schema_change `full_incremental_refresh` rebuilds in time chunks, "
+            "possibly over several runs, each reading the upstream at another snapshot, so "
+            "upstream_changes() cannot read it exactly once; nothing was read or written. "
+            "Fix: set on_schema_change `full_refresh` (one rebuild in one commit)"
+        )
+    return None

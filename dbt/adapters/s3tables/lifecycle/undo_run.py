@@ -12,6 +12,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.iceberg import CatalogRelation, IcebergCatalog
+from dbt.adapters.s3tables.incremental.upstream_reads import READ_TAG_PREFIX, stale_read_records
 from dbt.adapters.s3tables.lifecycle.undo import plan_undo, undo_sql
 
 logger = AdapterLogger("s3tables")
@@ -79,6 +80,20 @@ class RunUndo:
                     self.execute(sql)
                 if step.action == "drop":
                     self.cache_dropped(relation)
+                if step.action == "restore":
+                    line += self._forget_undone_reads(relation)
             logger.info(("would undo: " if dry_run else "undone: ") + line)
             lines.append(line)
         return lines
+
+    def _forget_undone_reads(self, relation: BaseRelation) -> str:
+        """After a restore: the table's records of upstream reads that describe snapshots
+        the restore left (what the undone run read), removed, so that its next run reads
+        those ranges again; what the line says of it."""
+        iceberg = self.iceberg_for_database(self.catalog_database(relation.database))
+        namespace, name = str(relation.schema), str(relation.identifier)
+        stale = stale_read_records(iceberg.lineage(namespace, name, READ_TAG_PREFIX))
+        if not stale:
+            return ""
+        iceberg.set_properties_if_changed(namespace, name, {}, tuple(stale))
+        return f"; its record of what the run read ({', '.join(stale)}) removed"

@@ -66,11 +66,13 @@
       {% do adapter.catalog_ddl(target_relation).enforce_not_null(target_relation, model) %}
     {% endif %}
     {%- set write_sql = audit.replace_sql(run.create_sql if run is not none else sql) -%}
+    {% do adapter.tag_next_write() %}
     {%- call statement(statement_name) -%}
       {{ write_sql }}
     {%- endcall -%}
   {%- else -%}
     {%- set write_sql = _s3tables_create_sql(target_relation, run.create_sql if run is not none else sql, run, create, replace=run.replaces_table if run is not none else replace) -%}
+    {% do adapter.tag_next_write() %}
     {%- call statement(statement_name) -%}
       {{ write_sql }}
     {%- endcall -%}

@@ -57,6 +57,12 @@ MODELS = {
     # The same read merged on its key: a range read twice changes nothing.
     "appended_merged.sql": "{{ config(materialized='incremental', unique_key='id') }}\n"
     "select id from {{ upstream_changes(ref('appended')) }}",
+    # The same read, audited: published when its test passes, with the record of its read.
+    "audited_copy.sql": "{{ config(materialized='incremental', incremental_strategy='append', "
+    "audit_before_publish=true) }}\n"
+    "select id from {{ upstream_changes(ref('appended')) }}",
+    "audited_copy.yml": "version: 2\nmodels:\n  - name: audited_copy\n    columns:\n"
+    "      - name: id\n        data_tests: [not_null]\n",
     "tripled.py": "def model(dbt, session):\n"
     "    df = dbt.ref('numbers')\n"
     "    return df.filter(df.id <= 5).withColumn('tripled', df.id * 3)\n",
@@ -127,7 +133,13 @@ def test_upstream_changes_reads_each_append_once_over_connect(
     snapshot = upstream.current_snapshot()
     assert snapshot is not None
     recorded = properties[key]
-    assert recorded == f"{upstream.metadata.table_uuid}@{snapshot.snapshot_id}"
+    copy = local_catalog(warehouse).load_table("analytics", "appended_copy")
+    copied = copy.current_snapshot()
+    assert copied is not None
+    # Bound to the copy's snapshot it describes (an undo of that build makes it void).
+    assert recorded == (
+        f"{upstream.metadata.table_uuid}@{snapshot.snapshot_id};on={copied.snapshot_id}"
+    )
 
     # At least once: a build whose property write was lost (killed between its commit and
     # the write) leaves the record of the read before; the range is read again, and the
@@ -263,3 +275,26 @@ def test_spark_conf_reaches_the_connect_session(tmp_path: Path, server: dict) ->
         "The Spark Connect server refused `spark_conf` `spark.executor.memory`: Spark reads it "
         "only when it starts" in refused.stdout
     ), refused.stdout[-4000:]
+
+
+def test_an_audited_build_records_its_read_at_its_publish_over_connect(
+    server: dict, first_build: tuple[Path, Path, subprocess.CompletedProcess[str]]
+) -> None:
+    """Spark 3.5's Connect server cannot tag a commit: an audited build's read is recorded
+    when the build publishes, so the next build reads only what is new (it used to record
+    nothing, and every later build was refused)."""
+    folder, project, first = first_build
+    assert first.returncode == 0, first.stdout[-6000:]
+    warehouse = server["warehouse"]
+
+    def ids(table: str) -> list[int]:
+        return sorted(r["id"] for r in rows(warehouse, table))
+
+    assert ids("audited_copy") == ids("appended")
+    added = dbt_in(folder, project, "run", "-s", "appended", "--vars", "{start: 100}")
+    assert added.returncode == 0, added.stdout[-6000:]
+    for _ in range(2):  # the second build finds nothing new
+        built = dbt_in(folder, project, "build", "-s", "audited_copy", "--vars", "{}")
+        assert built.returncode == 0, built.stdout[-6000:]
+        assert "audited_copy: staged on branch" in built.stdout
+        assert ids("audited_copy") == ids("appended")

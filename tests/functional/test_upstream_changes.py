@@ -214,7 +214,7 @@ class TestUpstreamRowChanges:
         assert rows(project, "customers_mirror") == [(1, "A"), (2, "B")]
         assert len(snapshot_ids(project, mirror)) - len(before) <= 1
 
-    def test_a_schema_change_or_a_rollback_in_the_range_is_refused(self, project):
+    def test_a_schema_change_is_refused_and_a_rollback_read_as_a_difference(self, project):
         upstream, mirror = relation(project, "customers"), relation(project, "customers_mirror")
         run_dbt(["run", "--full-refresh"])
 
@@ -247,9 +247,11 @@ class TestUpstreamRowChanges:
                 json.dumps({"invocation_id": upstream_run}),
             ]
         )
+        # Snapshot 5's read is no longer in the upstream's history, but the snapshot still
+        # exists: the difference of the two snapshots is read, and the mirror follows.
         project.run_sql(f"update {upstream} set name = 'b2' where id = 2")
-        refused = run_dbt(["run", "-s", "customers_mirror"], expect_pass=False)
-        assert "no longer in the upstream's history" in refused[0].message, output
+        assert_all_passed(run_dbt(["run", "-s", "customers_mirror"]), 1)
+        assert rows(project, "customers_mirror") == rows(project, "customers"), output
 
 
 # An audited upstream; the relationships test reads both models, so the copy is built
@@ -347,3 +349,251 @@ def test_a_run_killed_before_its_commit_reads_its_range_again(tmp_path: Path) ->
     assert project.ids("orders_copy") == [1, 2, 3]
     assert project.run("run", "-s", "orders_copy").returncode == 0
     assert project.ids("orders_copy") == [1, 2, 3]
+
+
+# --- where upstream_changes() meets other features ------------------------------------------
+
+# An upstream of dated events, appended per batch: batch 2 adds a row to 2024-01-01.
+DATED = batch_model(
+    "materialized='incremental', incremental_strategy='append'",
+    {
+        1: "select * from values (1, date'2024-01-01'), (2, date'2024-01-02') as t(id, d)",
+        2: "select * from values (3, date'2024-01-01') as t(id, d)",
+        3: "select * from values (4, date'2024-01-03') as t(id, d)",
+    },
+)
+# insert_overwrite replaces whole partitions: each must get all of its rows.
+DATED_COPY = """
+{{ config(materialized='incremental', incremental_strategy='insert_overwrite',
+          partition_by=['d']) }}
+select id, d from {{ upstream_changes(ref('dated')) }}
+"""
+DAILY_COUNTS = """
+{{ config(materialized='incremental', incremental_strategy='insert_overwrite',
+          partition_by=['d']) }}
+select d, count(*) as n from {{ upstream_changes(ref('dated')) }} group by d
+"""
+
+
+class TestUpstreamChangesUnderInsertOverwrite:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "dated.sql": DATED,
+            "dated_copy.sql": DATED_COPY,
+            "daily_counts.sql": DAILY_COUNTS,
+        }
+
+    def test_a_partition_that_gains_a_row_keeps_its_old_rows(self, project):
+        assert_all_passed(run_dbt(["run"]), 3)
+        assert_all_passed(run_dbt(["run", *run_vars(batch=2)]), 3)
+        # Not only the new row: the whole 2024-01-01 partition as a full rebuild gives it.
+        assert ids(project, "dated_copy") == [1, 2, 3]
+        counts = query_rows(project, f"select d, n from {relation(project, 'daily_counts')}")
+        assert [(str(d), n) for d, n in counts] == [("2024-01-01", 2), ("2024-01-02", 1)]
+        # A partition the changes do not reach is not rewritten.
+        before = snapshot_ids(project, relation(project, "dated_copy"))
+        assert_all_passed(run_dbt(["run", *run_vars(batch=3)]), 3)
+        assert ids(project, "dated_copy") == [1, 2, 3, 4]
+        summary = latest_snapshot_summary(project, relation(project, "dated_copy"))
+        assert summary["changed-partition-count"] == "1"
+        assert len(snapshot_ids(project, relation(project, "dated_copy"))) == len(before) + 1
+
+
+# Readers no read can be exact in: each is refused in one sentence, nothing written.
+EPHEMERAL_CHANGES = """
+{{ config(materialized='ephemeral') }}
+select id, ordered_at from {{ upstream_changes(ref('orders')) }}
+"""
+READS_EPHEMERAL = """
+{{ config(materialized='incremental', incremental_strategy='append') }}
+select id from {{ ref('ephemeral_changes') }}
+"""
+VIEW_CHANGES = """
+{{ config(materialized='view') }}
+select id from {{ upstream_changes(ref('orders')) }}
+"""
+MICROBATCH_CHANGES = """
+{{ config(materialized='incremental', incremental_strategy='microbatch',
+          event_time='ordered_at', begin='2024-01-01', batch_size='day') }}
+select id, ordered_at from {{ upstream_changes(ref('orders')) }}
+"""
+
+
+class TestReadersNoReadCanBeExactInAreRefused:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "orders.sql": ORDERS,
+            "ephemeral_changes.sql": EPHEMERAL_CHANGES,
+            "reads_ephemeral.sql": READS_EPHEMERAL,
+            "view_changes.sql": VIEW_CHANGES,
+            "microbatch_changes.sql": MICROBATCH_CHANGES,
+        }
+
+    def test_each_is_refused_before_anything_is_written(self, project):
+        assert_all_passed(run_dbt(["run", "-s", "orders"]), 1)
+        window = ["--event-time-start", "2024-01-01", "--event-time-end", "2024-01-03"]
+        for _ in range(2):  # the same on every run (an ephemeral used to read it all again)
+            results, output = run_dbt_and_capture(["run", *window], expect_pass=False)
+            statuses = {r.node.name: r.status for r in results}
+            # dbt reports an ephemeral model's error at the model that selects from it.
+            assert statuses["reads_ephemeral"] in ("error", "skipped")
+            assert (
+                "Model `ephemeral_changes` (materialized `ephemeral`): upstream_changes()" in output
+            )
+            for name, problem in [
+                ("view_changes", "(materialized `view`): upstream_changes() reads"),
+                ("microbatch_changes", "microbatch replaces each batch's whole event_time"),
+            ]:
+                assert statuses[name] in ("error", "partial success"), name
+                assert f"Model `{name}`{' ' if '(' in problem else ': '}{problem}" in output
+            assert output.count("nothing was read or written") >= 3
+            assert "Traceback" not in output
+            relations = {
+                r.identifier for r in project.adapter.list_relations(None, project.test_schema)
+            }
+            assert relations == {"orders"}
+
+
+# A copy whose pre-hook commits on its own table (`prehook`), and whose write can fail.
+HOOKED_COPY = """
+{{ config(materialized='incremental', incremental_strategy='append',
+          pre_hook="{% if var('prehook', false) and is_incremental() %}"
+                   ~ "insert into {{ this }} values (-1, timestamp'2000-01-01 00:00:00')"
+                   ~ "{% endif %}") }}
+select id, ordered_at from {{ upstream_changes(ref('orders')) }}
+where assert_true(not {{ var('fail', false) }}) is null
+"""
+
+
+class TestUpstreamReadsMeetHooksAndUndo:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"orders.sql": ORDERS, "orders_copy.sql": HOOKED_COPY}
+
+    def test_a_committing_pre_hook_before_a_failed_write_records_no_read(self, project):
+        run_dbt(["run", "--full-refresh"])
+        assert_all_passed(run_dbt(["run", "-s", "orders", *run_vars(batch=2)]), 1)
+        failed = run_dbt(
+            ["run", "-s", "orders_copy", *run_vars(prehook=True, fail=True)], expect_pass=False
+        )
+        assert failed[0].status == "error"
+        # The hook's row committed; the write did not, and its read is not recorded.
+        assert ids(project, "orders_copy") == [-1, 1, 2]
+        summary = latest_snapshot_summary(project, relation(project, "orders_copy"))
+        assert not [key for key in summary if key.startswith("dbt.read.")]
+        assert_all_passed(run_dbt(["run", "-s", "orders_copy"]), 1)
+        assert ids(project, "orders_copy") == [-1, 1, 2, 3]
+
+    def test_an_undone_read_is_read_again(self, project):
+        run_dbt(["run", "--full-refresh"])
+        assert_all_passed(run_dbt(["run", "-s", "orders", *run_vars(batch=2)]), 1)
+        assert_all_passed(run_dbt(["run", "-s", "orders_copy"]), 1)
+        assert ids(project, "orders_copy") == [1, 2, 3]
+        reader_run = last_invocation_id(project)
+        _, output = run_dbt_and_capture(
+            [
+                "run-operation",
+                "s3tables_rollback",
+                "--args",
+                json.dumps({"invocation_id": reader_run}),
+            ]
+        )
+        assert ids(project, "orders_copy") == [1, 2]
+        assert "its record of what the run read (dbt.read." in output
+        # The range the undone run read is read again, once.
+        for _ in range(2):
+            assert_all_passed(run_dbt(["run", "-s", "orders_copy"]), 1)
+            assert ids(project, "orders_copy") == [1, 2, 3]
+
+
+# An upstream whose key repeats: key 1 has two rows until one of them goes.
+REPEATED = batch_model(
+    "materialized='table'",
+    {
+        1: "select * from values (1, 'a'), (1, 'b'), (2, 'c') as t(id, name)",
+        2: "select * from values (1, 'a'), (2, 'c') as t(id, name)",
+        3: "select * from values (2, 'C'), (4, 'd') as t(id, name)",
+    },
+)
+# Every change a keyed read gives, as it gives it.
+REPEATED_CHANGES = """
+{{ config(materialized='incremental', incremental_strategy='append') }}
+select id, name, _change_type, {{ var('batch', 1) }} as batch
+from {{ upstream_changes(ref('repeated'), unique_key='id') }}
+"""
+# A keyed mirror of a `table` model (rebuilt, CREATE OR REPLACE, on every run) and of a seed.
+TABLE_MIRROR = """
+{{ config(materialized='incremental', unique_key='id',
+          merge_delete_when="_change_type = 'DELETE'") }}
+select id, name, _change_type from {{ upstream_changes(ref('repeated'), unique_key='id') }}
+where id <> 1
+"""
+SEED_MIRROR = """
+{{ config(materialized='incremental', unique_key='id',
+          merge_delete_when="_change_type = 'DELETE'") }}
+select id, name, _change_type from {{ upstream_changes(ref('people'), unique_key='id') }}
+"""
+
+
+class TestKeyedReadsOfRebuiltUpstreams:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "repeated.sql": REPEATED,
+            "repeated_changes.sql": REPEATED_CHANGES,
+            "table_mirror.sql": TABLE_MIRROR,
+            "seed_mirror.sql": SEED_MIRROR,
+        }
+
+    @pytest.fixture(scope="class")
+    def seeds(self):
+        return {"people.csv": "id,name\n1,ann\n2,bob\n"}
+
+    def test_a_key_with_a_row_left_is_updated_not_deleted(self, project):
+        assert_all_passed(run_dbt(["run", "-s", "repeated", "repeated_changes"]), 2)
+        assert_all_passed(
+            run_dbt(["run", "-s", "repeated", "repeated_changes", *run_vars(batch=2)]), 2
+        )
+        changes = query_rows(
+            project,
+            f"select id, name, _change_type from {relation(project, 'repeated_changes')} "
+            "where batch = 2",
+        )
+        # Key 1 still has its row `a` upstream: an UPDATE to it, never a DELETE of the key.
+        assert changes == [(1, "a", "UPDATE")]
+        assert_all_passed(
+            run_dbt(["run", "-s", "repeated", "repeated_changes", *run_vars(batch=3)]), 2
+        )
+        changes = query_rows(
+            project,
+            f"select id, name, _change_type from {relation(project, 'repeated_changes')} "
+            "where batch = 3",
+        )
+        assert changes == [(1, "a", "DELETE"), (2, "C", "UPDATE"), (4, "d", "INSERT")]
+
+    def test_a_table_model_and_a_seed_rebuilt_every_run_are_mirrored(self, project):
+        run_dbt(["seed"])
+        run_dbt(["run", "-s", "repeated", "table_mirror", "seed_mirror", "--full-refresh"])
+        mirror = relation(project, "table_mirror")
+        for batch in (2, 3, 1):
+            assert_all_passed(run_dbt(["run", "-s", "repeated", *run_vars(batch=batch)]), 1)
+            assert_all_passed(run_dbt(["run", "-s", "table_mirror", *run_vars(batch=batch)]), 1)
+            expected = query_rows(
+                project, f"select id, name from {relation(project, 'repeated')} where id <> 1"
+            )
+            assert query_rows(project, f"select id, name from {mirror}") == expected
+        (read,) = adapter_responses(project)["table_mirror"]["upstream_reads"]
+        assert read["read"] == "row_changes" and read["commits"] == ["replaced or rolled back"]
+
+        seed_path = Path(project.project_root) / "seeds" / "people.csv"
+        for text in ("id,name\n1,ann\n2,BOB\n3,cy\n", "id,name\n3,cy\n"):
+            seed_path.write_text(text)
+            run_dbt(["seed"])
+            assert_all_passed(run_dbt(["run", "-s", "seed_mirror"]), 1)
+            expected = query_rows(project, f"select id, name from {relation(project, 'people')}")
+            assert (
+                query_rows(project, f"select id, name from {relation(project, 'seed_mirror')}")
+                == expected
+            )

@@ -94,6 +94,10 @@ class UpstreamChanges:
             reader.name, reader.materialized, reader.strategy, reader.on_schema_change, bool(keys)
         )
         if refused is not None:
+            if reader.strategy == "microbatch":
+                # dbt 1.11 logs a failed batch's error at debug level only, and prints
+                # `ERROR` in its place: said here, or the console would not say why.
+                logger.error(refused.msg)
             raise refused
         if found is None or not found.is_table:
             what = "does not exist" if found is None else "is a view"

@@ -517,11 +517,17 @@ REPEATED = batch_model(
         3: "select * from values (2, 'C'), (4, 'd') as t(id, name)",
     },
 )
+# The same rows in an incremental model, changed in place (never replaced).
+REPEATED_IN_PLACE = """
+{{ config(materialized='incremental', incremental_strategy='append') }}
+select * from values (1, 'a'), (1, 'b'), (2, 'c') as t(id, name)
+{% if is_incremental() %} where false {% endif %}
+"""
 # Every change a keyed read gives, as it gives it.
 REPEATED_CHANGES = """
 {{ config(materialized='incremental', incremental_strategy='append') }}
 select id, name, _change_type, {{ var('batch', 1) }} as batch
-from {{ upstream_changes(ref('repeated'), unique_key='id') }}
+from {{ upstream_changes(ref('repeated_in_place'), unique_key='id') }}
 """
 # A keyed mirror of a `table` model (rebuilt, CREATE OR REPLACE, on every run) and of a seed.
 TABLE_MIRROR = """
@@ -542,6 +548,7 @@ class TestKeyedReadsOfRebuiltUpstreams:
     def models(self):
         return {
             "repeated.sql": REPEATED,
+            "repeated_in_place.sql": REPEATED_IN_PLACE,
             "repeated_changes.sql": REPEATED_CHANGES,
             "table_mirror.sql": TABLE_MIRROR,
             "seed_mirror.sql": SEED_MIRROR,
@@ -552,26 +559,23 @@ class TestKeyedReadsOfRebuiltUpstreams:
         return {"people.csv": "id,name\n1,ann\n2,bob\n"}
 
     def test_a_key_with_a_row_left_is_updated_not_deleted(self, project):
-        assert_all_passed(run_dbt(["run", "-s", "repeated", "repeated_changes"]), 2)
-        assert_all_passed(
-            run_dbt(["run", "-s", "repeated", "repeated_changes", *run_vars(batch=2)]), 2
-        )
-        changes = query_rows(
-            project,
-            f"select id, name, _change_type from {relation(project, 'repeated_changes')} "
-            "where batch = 2",
-        )
+        upstream = relation(project, "repeated_in_place")
+        changes = relation(project, "repeated_changes")
+        assert_all_passed(run_dbt(["run", "-s", "repeated_in_place", "repeated_changes"]), 2)
+        project.run_sql(f"delete from {upstream} where id = 1 and name = 'b'")
+        assert_all_passed(run_dbt(["run", "-s", "repeated_changes", *run_vars(batch=2)]), 1)
+        read = f"select id, name, _change_type from {changes} where batch = "
         # Key 1 still has its row `a` upstream: an UPDATE to it, never a DELETE of the key.
-        assert changes == [(1, "a", "UPDATE")]
-        assert_all_passed(
-            run_dbt(["run", "-s", "repeated", "repeated_changes", *run_vars(batch=3)]), 2
-        )
-        changes = query_rows(
-            project,
-            f"select id, name, _change_type from {relation(project, 'repeated_changes')} "
-            "where batch = 3",
-        )
-        assert changes == [(1, "a", "DELETE"), (2, "C", "UPDATE"), (4, "d", "INSERT")]
+        assert query_rows(project, read + "2") == [(1, "a", "UPDATE")]
+        project.run_sql(f"delete from {upstream} where id = 1")
+        project.run_sql(f"update {upstream} set name = 'C' where id = 2")
+        project.run_sql(f"insert into {upstream} values (4, 'd')")
+        assert_all_passed(run_dbt(["run", "-s", "repeated_changes", *run_vars(batch=3)]), 1)
+        assert query_rows(project, read + "3") == [
+            (1, "a", "DELETE"),
+            (2, "C", "UPDATE"),
+            (4, "d", "INSERT"),
+        ]
 
     def test_a_table_model_and_a_seed_rebuilt_every_run_are_mirrored(self, project):
         run_dbt(["seed"])

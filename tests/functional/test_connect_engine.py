@@ -80,7 +80,7 @@ def server(run_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     warehouse = tmp_path_factory.mktemp("connect-warehouse")
     state = services("start", "connect", run_dir, "--warehouse", str(warehouse))
     yield state
-    assert services("stop", "connect", run_dir) == {"stopped": state["pids"]}
+    assert services("stop", "connect", run_dir) == {"stopped": state["pids"], "not_signalled": []}
     assert not services_alive(run_dir, "connect")
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from dbt.tests.util import run_dbt, run_dbt_and_capture
+from dbt.tests.util import run_dbt, run_dbt_and_capture, write_file
 from pyiceberg.manifest import FileFormat
 
 from tests.functional.harness import (
@@ -25,6 +25,8 @@ from tests.functional.harness import (
     iceberg_table,
     last_invocation_id,
     not_null_id_tests,
+    relation,
+    snapshot_ids,
     table_rows,
 )
 
@@ -183,3 +185,165 @@ class TestIcebergV3:
             "`format_version` from the model"
         ) in log, log
         assert iceberg_table(project, "plain").current_snapshot() == snapshot
+
+
+# --- an enforced contract's not_null columns on v3 tables ---
+
+# A table model, an incremental model and an audited table model at v3 with an enforced
+# contract whose `id` is not_null. `null_id` puts a NULL in it, `first` drops rows from
+# the start, `extra` adds a column (the contract gets it too, see contract_yml).
+CONTRACT_SELECT = """
+select
+  {% if var('null_id', false) %}cast(null as int){% else %}cast(id as int){% endif %} as id,
+  concat('n', id) as note
+  {% if var('extra', false) %}, 1 as extra{% endif %}
+from range({{ var('first', 1) }}, 4) as t(id)
+"""
+CONTRACT_TABLE = "{{ config(materialized='table', format_version=3) }}" + CONTRACT_SELECT
+CONTRACT_INCREMENTAL = (
+    "{{ config(materialized='incremental', unique_key='id', format_version=3,"
+    " on_schema_change='append_new_columns') }}" + CONTRACT_SELECT
+)
+CONTRACT_AUDITED = (
+    "{{ config(materialized='table', format_version=3, audit_before_publish=true) }}"
+    + CONTRACT_SELECT
+)
+CONTRACT_MODELS = ("contract_table", "contract_incremental", "contract_audited")
+
+
+def contract_yml(extra: bool = False) -> str:
+    """Each contract model's enforced contract: `id` not_null, `note`, and `extra`; the
+    audited model's `id` has a not_null test (a build audits it before publishing)."""
+    entries = []
+    for model in CONTRACT_MODELS:
+        tests = ", data_tests: [not_null]" if model == "contract_audited" else ""
+        entries.append(
+            f"  - name: {model}\n"
+            "    config: {contract: {enforced: true}}\n"
+            "    columns:\n"
+            f"      - {{name: id, data_type: int, constraints: [{{type: not_null}}]{tests}}}\n"
+            "      - {name: note, data_type: string}\n"
+            + ("      - {name: extra, data_type: int}\n" if extra else "")
+        )
+    return "version: 2\nmodels:\n" + "".join(entries)
+
+
+def required_fields(project, name: str) -> dict[str, bool]:
+    """Each column of the table and whether the Iceberg schema requires it."""
+    return {f.name: f.required for f in iceberg_table(project, name).schema().fields}
+
+
+def current_snapshot_id(project, name: str) -> int | None:
+    snapshot = iceberg_table(project, name).current_snapshot()
+    return snapshot.snapshot_id if snapshot else None
+
+
+def contract_build(*args: str, expect_pass: bool = True) -> tuple[list, str]:
+    """`dbt build <args>` (the audited model is audited when its test runs); the models'
+    results, each a success (or, not expect_pass, an error)."""
+    results, log = run_dbt_and_capture(["build", *args], expect_pass=None)  # type: ignore[arg-type]  # None: either, the log says why
+    models = [r for r in results if r.node.resource_type == "model"]
+    wanted = "success" if expect_pass else "error"
+    assert models and all(str(r.status) == wanted for r in models), log
+    if expect_pass:
+        assert all(str(r.status) in ("success", "pass") for r in results), log
+    return models, log
+
+
+class TestV3EnforcedContract:
+    """A v3 table of the embedded catalog gets its contract's not_null columns as required
+    Iceberg fields, as on v2, on a first build, a rebuild, a --full-refresh and an audited
+    build. PyIceberg 0.12 cannot write v3 metadata and Spark cannot make a column NOT NULL
+    in place: the table is created with its NOT NULL columns declared, then filled in one
+    commit; a rebuild is one INSERT OVERWRITE; a rebuild that would change the columns is
+    refused before anything is written."""
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {
+            "contract_table.sql": CONTRACT_TABLE,
+            "contract_incremental.sql": CONTRACT_INCREMENTAL,
+            "contract_audited.sql": CONTRACT_AUDITED,
+            "contract.yml": contract_yml(),
+        }
+
+    def test_not_null_columns_are_required_on_v3(self, project) -> None:
+        _, log = contract_build()
+        assert "contract_audited: staged on branch" in log, log
+        for model in CONTRACT_MODELS:
+            assert iceberg_table(project, model).format_version == 3, model
+            assert required_fields(project, model) == {"id": True, "note": False}, model
+            assert table_rows(project, model) == [(1, "n1"), (2, "n2"), (3, "n3")], model
+        # Another engine writing a NULL is refused by the table itself.
+        with pytest.raises(Exception, match="(?i)null value appeared in non-nullable field"):
+            project.run_sql(f"insert into {relation(project, 'contract_table')} values (null, 'x')")
+
+        # A rebuild, and --full-refresh: one commit each on top of the table's history,
+        # the columns still required.
+        history = {
+            model: snapshot_ids(project, relation(project, model)) for model in CONTRACT_MODELS
+        }
+        contract_build("--vars", "{first: 2}")
+        assert table_rows(project, "contract_table") == [(2, "n2"), (3, "n3")]
+        assert table_rows(project, "contract_audited") == [(2, "n2"), (3, "n3")]
+        contract_build("--full-refresh")
+        for model in CONTRACT_MODELS:
+            assert required_fields(project, model) == {"id": True, "note": False}, model
+            assert table_rows(project, model) == [(1, "n1"), (2, "n2"), (3, "n3")], model
+            snapshots = snapshot_ids(project, relation(project, model))
+            assert snapshots[: len(history[model])] == history[model], model
+        assert (
+            len(snapshot_ids(project, relation(project, "contract_table")))
+            == len(history["contract_table"]) + 2
+        )
+
+        # A NULL fails every build with the contract's message; no table moves.
+        before = {model: current_snapshot_id(project, model) for model in CONTRACT_MODELS}
+        results, _ = contract_build("--vars", "{null_id: true}", expect_pass=False)
+        for result in results:
+            assert "column `id` is not_null" in result.message, result.message
+        for model in CONTRACT_MODELS:
+            assert current_snapshot_id(project, model) == before[model], model
+            assert required_fields(project, model) == {"id": True, "note": False}, model
+
+        # A rebuild that adds a column cannot keep the table's NOT NULL columns exact in
+        # one commit: refused before anything is written, naming the fix.
+        write_file(contract_yml(extra=True), project.project_root, "models", "contract.yml")
+        table = relation(project, "contract_table")
+        results, log = contract_build(
+            "--select", "contract_table", "--vars", "{extra: true}", expect_pass=False
+        )
+        assert (
+            f"Model `contract_table`, config `contract`: its table `{table}` is at Iceberg "
+            "format v3 and this build changes it (column `extra` is new)"
+        ) in results[0].message, log
+        assert (
+            f"Fix: drop the table (`dbt run-operation s3tables_drop_table --args "
+            f"'{{name: {table}}}'`"
+        ) in results[0].message, log
+        assert current_snapshot_id(project, "contract_table") == before["contract_table"]
+        # The incremental model adds it in place; the audited build evolves its schema.
+        contract_build(
+            "--select", "contract_incremental", "contract_audited", "--vars", "{extra: true}"
+        )
+        for model in ("contract_incremental", "contract_audited"):
+            fields = {"id": True, "note": False, "extra": False}
+            assert required_fields(project, model) == fields, model
+
+        # The fix: the table dropped, a first build that fails leaves no table; the next
+        # creates it with the new column and `id` required.
+        operation("s3tables_drop_table", "--args", f"{{name: {table}}}")
+        contract_build(
+            "--select",
+            "contract_table",
+            "--vars",
+            "{extra: true, null_id: true}",
+            expect_pass=False,
+        )
+        assert not project.adapter.iceberg.catalog.table_exists(
+            (project.test_schema, "contract_table")
+        )
+        contract_build("--select", "contract_table", "--vars", "{extra: true}")
+        fields = {"id": True, "note": False, "extra": False}
+        assert required_fields(project, "contract_table") == fields
+        assert iceberg_table(project, "contract_table").format_version == 3

@@ -54,11 +54,19 @@ from dbt.adapters.s3tables.keys.config_keys import FAIL_FLAG, FAIL_FLAG_SPEC, Co
 from dbt.adapters.s3tables.lifecycle.audit import LEDGER
 from dbt.adapters.s3tables.lifecycle.maintainer import TableMaintainer
 from dbt.adapters.s3tables.lifecycle.publishing import WriteAuditPublish
+from dbt.adapters.s3tables.lifecycle.required_columns import (
+    RequiredColumnsBuild,
+    plan_required_columns,
+)
 from dbt.adapters.s3tables.lifecycle.undo_run import RunUndo
 from dbt.adapters.s3tables.model_config import ModelConfig, ParsedModelConfigs
 from dbt.adapters.s3tables.relation import S3TablesRelation
 from dbt.adapters.s3tables.seeds.loader import SeedLoader
-from dbt.adapters.s3tables.sql.contracts import contract_constraints, model_contract_sql
+from dbt.adapters.s3tables.sql.contracts import (
+    contract_constraints,
+    model_contract_sql,
+    not_null_columns,
+)
 from dbt.adapters.s3tables.sql.cross_db import listagg_sql
 from dbt.adapters.s3tables.sql.text import quote, sql_string
 from dbt.adapters.s3tables.sql.types import typed_query
@@ -468,6 +476,36 @@ class S3TablesAdapter(SparkAdapter):
     @available
     def undo(self) -> RunUndo:
         return self._undo
+
+    @available
+    def required_columns_build(
+        self,
+        target: BaseRelation,
+        model: Any,
+        sql: str,
+        properties: dict[str, str],
+        partition_by: Any,
+        table_exists: bool,
+        audited: bool,
+    ) -> RequiredColumnsBuild | None:
+        """The build of `model` whose enforced contract's `not_null` columns are declared
+        when its table is created (format v3 on the embedded catalog), checked before
+        anything is written; None when they are made required after the build
+        (lifecycle/required_columns.py)."""
+        if not (model.get("config") or {}).get("contract", {}).get("enforced"):
+            return None
+        return plan_required_columns(
+            model_name=model["name"],
+            target=target,
+            warehouse=self._warehouse(target),
+            execute=lambda sql: self.connections.execute(sql)[0],
+            not_null=not_null_columns(model["columns"], model.get("constraints") or []),
+            sql=sql,
+            properties=properties,
+            partition_by=partition_by,
+            table_exists=table_exists,
+            audited=audited,
+        )
 
     def _query_rows(self, sql: str) -> list[dict[str, Any]]:
         _, result = self.execute(sql, fetch=True)

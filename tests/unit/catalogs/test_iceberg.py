@@ -192,3 +192,17 @@ def test_a_namespace_another_process_creates_meanwhile_is_created(tmp_path) -> N
     catalog.namespace_exists = check_before_the_other_insert  # type: ignore[method-assign]
     ours.create_namespace("faults")  # our insert hits the unique key: created all the same
     assert real_check("faults") and len(checks) == 2
+
+
+def test_v3_metadata_goes_through_spark_sql_where_pyiceberg_writes_the_files() -> None:
+    from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+    from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+
+    embedded = IcebergCatalog(CatalogConfig(name="local", catalog_type="local", warehouse="/w"))
+    assert not embedded.writes_metadata_through_sql(2)
+    assert embedded.writes_metadata_through_sql(3)
+    # A REST catalog's server writes the metadata: PyIceberg commits on every version.
+    rest = IcebergCatalog(
+        CatalogConfig(name="cat", catalog_type="rest", warehouse="wh", uri="http://127.0.0.1:8181")
+    )
+    assert not rest.writes_metadata_through_sql(3)

@@ -6,8 +6,12 @@ port, nothing to stop or report)."""
 
 from __future__ import annotations
 
+import json
 import socket
+import subprocess
 import textwrap
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,6 +31,8 @@ from dbt.adapters.s3tables.engines.engine_command import (
     started_text,
     stopped_text,
 )
+from dbt.adapters.s3tables.engines.local_services import StopReport
+from dbt.adapters.s3tables.engines.process_identity import ProcessCheck
 
 CONNECT_STATE = {
     "host": "127.0.0.1",
@@ -179,10 +185,18 @@ def test_start_says_where_the_server_answers_and_its_logs(tmp_path: Path) -> Non
 
 
 def test_stop_says_what_it_stopped() -> None:
-    assert stopped_text("connect", CONNECT_STATE, [4242]) == (
+    assert stopped_text("connect", CONNECT_STATE, StopReport([4242])) == (
         "Stopped the Spark Connect server at 127.0.0.1:15002 (pid 4242)."
     )
-    assert stopped_text("thrift", None, []) == "No Spark Thrift Server was running."
+    assert stopped_text("thrift", None, StopReport()) == "No Spark Thrift Server was running."
+    # A cluster whose worker's pid went to another program: the others stopped, one line
+    # for the one left alone.
+    mixed = StopReport([1, 2], {3: ProcessCheck.RECYCLED})
+    assert stopped_text("cluster", CLUSTER_STATE, mixed).splitlines() == [
+        "Stopped the Spark standalone cluster at spark://127.0.0.1:40001 (pid 1, 2).",
+        "Not signalled: pid 3 is now another process than the Spark standalone cluster "
+        "started (its record outlived it, a reboot perhaps); the stale record is removed.",
+    ]
 
 
 def test_a_taken_port_fails_the_start_naming_it_and_the_fix(
@@ -223,3 +237,113 @@ def test_without_java_the_start_fails_in_the_sentence_that_says_so(
     error = capsys.readouterr().err
     assert error.startswith(f"Cannot start Spark: JAVA_HOME is {tmp_path / 'no-java'}")
     assert "Runtime Error" not in error and not (tmp_path / "run" / "cluster.json").exists()
+
+
+# --- records that outlived their processes: pids the system gave to other programs ---
+
+
+@pytest.fixture
+def other_program() -> Iterator[subprocess.Popen[bytes]]:
+    """A program of this user that leads its own process group, as `setsid sleep 1000`
+    does: what a pid in a stale record may name after a reboot."""
+    process = subprocess.Popen(["sleep", "1000"], start_new_session=True)
+    try:
+        yield process
+    finally:
+        process.kill()
+        process.wait()
+
+
+def stale_records(pid: int) -> dict[str, dict]:
+    """Records naming `pid`: one that says it was started at another time (a start before a
+    reboot), and one of a version that recorded pids only."""
+    return {
+        "another start": {**CONNECT_STATE, "pids": [pid], "identities": {str(pid): "linux:x:1"}},
+        "pids only": {**CONNECT_STATE, "pids": [pid]},
+    }
+
+
+def write_record(tmp_path: Path, record: dict) -> Path:
+    """`record` as the Connect server's state in a run folder; the run folder."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir(exist_ok=True)
+    (run_dir / "connect.json").write_text(json.dumps(record))
+    return run_dir
+
+
+RECORDS = ["another start", "pids only"]
+
+
+@pytest.mark.parametrize("record", RECORDS)
+def test_stop_never_signals_a_pid_its_record_cannot_vouch_for(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    other_program: subprocess.Popen[bytes],
+    record: str,
+) -> None:
+    pid = other_program.pid
+    run_dir = write_record(tmp_path, stale_records(pid)[record])
+    assert main(["stop", "connect", "--run-dir", str(run_dir)]) == 0
+    time.sleep(0.2)
+    assert other_program.poll() is None, "the other program was signalled"
+    # Said in one line, and the record removed.
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "No Spark Connect server was running."
+    assert len(lines) == 2 and lines[1].startswith(f"Not signalled: pid {pid} ")
+    if record == "another start":
+        assert "is now another process than the Spark Connect server started" in lines[1]
+    else:
+        assert f"if `ps -o args= -p {pid}` shows the Spark Connect server's java" in lines[1]
+    assert not (run_dir / "connect.json").exists()
+
+
+@pytest.mark.parametrize("record", RECORDS)
+def test_status_never_reports_a_pid_its_record_cannot_vouch_for_as_running(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    other_program: subprocess.Popen[bytes],
+    record: str,
+) -> None:
+    pid = other_program.pid
+    run_dir = write_record(tmp_path, stale_records(pid)[record])
+    assert main(["status", "connect", "--run-dir", str(run_dir)]) == 1
+    line = capsys.readouterr().out
+    if record == "another start":
+        assert line == (
+            f"connect: not running (its record names pid {pid}, now another process than the "
+            "Spark Connect server started (the record outlived it, a reboot perhaps); the "
+            "stale record is removed)\n"
+        )
+        assert not (run_dir / "connect.json").exists()
+    else:  # kept: `stop` forgets it, saying what to check first
+        assert line.startswith(f"connect: unknown: pid {pid} runs, but nothing shows it is ")
+        assert f"check with `ps -o args= -p {pid}`" in line and line.count("\n") == 1
+        assert (run_dir / "connect.json").exists()
+    assert other_program.poll() is None
+
+
+@pytest.mark.parametrize("record", RECORDS)
+def test_start_never_takes_a_pid_its_record_cannot_vouch_for_for_the_server(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    other_program: subprocess.Popen[bytes],
+    record: str,
+) -> None:
+    pid = other_program.pid
+    run_dir = write_record(tmp_path, stale_records(pid)[record])
+    # The record goes and the start goes on, here to a port in use, before launching
+    # anything (not to "was already running at ... pid <the other program>").
+    monkeypatch.setattr(engine_command, "installed_spark_line", lambda: "4.1")
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = str(taken.getsockname()[1])
+        arguments = ["start", "connect", "--warehouse", str(tmp_path / "wh"), "--port", port]
+        assert main([*arguments, "--run-dir", str(run_dir)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert lines[0].startswith(f"Not signalled: pid {pid} ")
+    assert lines[1].startswith(f"Port {port} on 127.0.0.1 is taken")
+    assert not (run_dir / "connect.json").exists()
+    time.sleep(0.2)
+    assert other_program.poll() is None

@@ -458,13 +458,20 @@ class IcebergCatalog:
 
         return self.call(load, f"state of {namespace}.{name}")
 
+    def writes_metadata_through_sql(self, format_version: int) -> bool:
+        """Whether a table at `format_version` has its metadata changes made through Spark
+        SQL: PyIceberg writes this catalog's metadata files itself (the embedded catalog)
+        and cannot write that version's (v3, PyIceberg 0.12). A REST catalog's server
+        writes the metadata: PyIceberg's commits work there on every version."""
+        return self.config.kind.client_writes_metadata and not pyiceberg_writes(format_version)
+
     def commit(self, namespace: str, name: str, table: Table, change: MetadataChange) -> None:
         """Commit `change` to the loaded `table`: one PyIceberg transaction, or, for a
         format-v3 table of a catalog whose metadata files PyIceberg writes (which PyIceberg
         0.12 cannot do on v3), Iceberg Spark SQL statements, one commit each."""
         if not change:
             return
-        if pyiceberg_writes(table) or not self.config.kind.client_writes_metadata:
+        if not self.writes_metadata_through_sql(table.format_version):
             apply_with_pyiceberg(table, change)
             return
         label = f"`{namespace}.{name}` (Iceberg format v{table.format_version})"

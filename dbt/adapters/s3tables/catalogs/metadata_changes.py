@@ -200,6 +200,6 @@ def upgrade_sql(identifier: str, version: int) -> str:
     )
 
 
-def pyiceberg_writes(table: Table) -> bool:
-    """Whether PyIceberg can write this table's metadata."""
-    return table.format_version < FIRST_UNWRITABLE_FORMAT_VERSION
+def pyiceberg_writes(format_version: int) -> bool:
+    """Whether PyIceberg can write the metadata of a table at `format_version`."""
+    return format_version < FIRST_UNWRITABLE_FORMAT_VERSION

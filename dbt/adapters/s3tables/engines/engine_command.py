@@ -31,6 +31,7 @@ from dbt.adapters.s3tables.engines.local_services import (
     Service,
     ServiceError,
     State,
+    StopReport,
     connect_binds_an_address,
     every_interface,
     port_taken,
@@ -38,6 +39,7 @@ from dbt.adapters.s3tables.engines.local_services import (
     start_connect,
     start_thrift,
 )
+from dbt.adapters.s3tables.engines.process_identity import ProcessCheck
 from dbt.adapters.s3tables.errors import MissingDependencyError
 
 COMMAND = "dbt-s3tables-engine"
@@ -65,8 +67,10 @@ with --port.
 
 `start` returns once the service answers and prints a profiles.yml output for it. State
 and logs: $XDG_CACHE_HOME/dbt-s3tables/engines (else ~/.cache/dbt-s3tables/engines), or
---run-dir. `stop` stops exactly the processes `start` recorded. `status` exits with 0 when
-the service (with none named: any service) runs, else 1."""
+--run-dir. `stop` stops exactly the processes `start` recorded: a recorded pid whose
+process is not the one started (a record that outlived a crash or a reboot, whose pid went
+to another program) is never signalled, and its stale record is removed. `status` exits
+with 0 when the service (with none named: any service) runs, else 1."""
 
 
 class UsageError(Exception):
@@ -250,29 +254,81 @@ def started_text(service: str, state: State, run_dir: Path, already: bool) -> st
     return "\n".join(lines)
 
 
+def pid_list(pids: list[int]) -> str:
+    return f"pid {', '.join(str(pid) for pid in pids)}"
+
+
+def stale_text(title: str, checks: dict[int, ProcessCheck]) -> str:
+    """Why a record names none of the service's processes any more (each pid exited, or
+    is another process now)."""
+    recycled = [pid for pid, check in checks.items() if check is ProcessCheck.RECYCLED]
+    if not recycled:
+        return f"its record names {pid_list(list(checks))}, which exited"
+    return (
+        f"its record names {pid_list(recycled)}, now another process than the {title} "
+        "started (the record outlived it, a reboot perhaps)"
+    )
+
+
+def not_signalled_line(title: str, pid: int, check: ProcessCheck) -> str:
+    """One line for a recorded pid left alone: whose process it is not, or cannot be
+    shown to be, and what to do."""
+    if check is ProcessCheck.RECYCLED:
+        return (
+            f"Not signalled: pid {pid} is now another process than the {title} started (its "
+            "record outlived it, a reboot perhaps); the stale record is removed."
+        )
+    return (
+        f"Not signalled: pid {pid} runs, but nothing shows it is the {title} (its record, "
+        "from an older dbt-s3tables, keeps no start time, or this system shows none); if "
+        f"`ps -o args= -p {pid}` shows the {title}'s java, end it with `kill {pid}`; the "
+        "record is removed."
+    )
+
+
 def status_line(service: Service, run_dir: Path) -> str:
-    """One service's line of `status`: whether it runs, where, its pids and its logs."""
-    state, alive = service.state(), len(service.alive())
+    """One service's line of `status`: whether it runs, where, its pids and its logs. A
+    stale record (its pids exited, or went to other processes) is removed, and said so."""
+    state, checks = service.state(), service.checks()
     if not state:
         return f"{service.name}: not running"
-    if alive < len(state["pids"]):
+    if service.stale():
+        service.forget()
         return (
-            f"{service.name}: broken, {alive} of {len(state['pids'])} processes alive (logs "
-            f"in {run_dir}); end it with `{COMMAND} stop {service.name}{run_dir_option(run_dir)}`"
+            f"{service.name}: not running ({stale_text(service.title, checks)}; the stale "
+            "record is removed)"
+        )
+    unverified = [pid for pid, check in checks.items() if check is ProcessCheck.UNVERIFIABLE]
+    stop = f"`{COMMAND} stop {service.name}{run_dir_option(run_dir)}`"
+    if unverified:
+        return (
+            f"{service.name}: unknown: {pid_list(unverified)} runs, but nothing shows it is "
+            f"the {service.title} (its record, from an older dbt-s3tables, keeps no start "
+            f"time, or this system shows none); check with `ps -o args= -p "
+            f"{unverified[0]}`, and {stop} forgets the record without signalling it"
+        )
+    alive = len(service.alive())
+    if alive < len(checks):
+        return (
+            f"{service.name}: broken, {alive} of {len(checks)} processes alive (logs "
+            f"in {run_dir}); end it with {stop}"
         )
     where = f"{address_text(service.name, state)}, listening on {listens_text(state)}"
     warehouse = f", warehouse {state['warehouse']}" if "warehouse" in state else ""
     return f"{service.name}: running at {where}{warehouse}; logs in {run_dir}"
 
 
-def stopped_text(service: str, state: State | None, stopped: list[int]) -> str:
-    """What `stop` prints: what it stopped, or that nothing ran."""
+def stopped_text(service: str, state: State | None, report: StopReport) -> str:
+    """What `stop` prints: what it stopped, or that nothing ran; then one line for each
+    recorded pid it did not signal."""
     title = SERVICE_TITLES[service]
-    if not state or not stopped:
-        return f"No {title} was running."
-    where = state["master"] if service == "cluster" else f"{state['host']}:{state['port']}"
-    pids = ", ".join(str(pid) for pid in stopped)
-    return f"Stopped the {title} at {where} (pid {pids})."
+    if not state or not report.stopped:
+        lines = [f"No {title} was running."]
+    else:
+        where = state["master"] if service == "cluster" else f"{state['host']}:{state['port']}"
+        lines = [f"Stopped the {title} at {where} ({pid_list(report.stopped)})."]
+    lines += [not_signalled_line(title, pid, check) for pid, check in report.not_signalled.items()]
+    return "\n".join(lines)
 
 
 def start(arguments: argparse.Namespace, run_dir: Path) -> int:
@@ -287,7 +343,10 @@ def start(arguments: argparse.Namespace, run_dir: Path) -> int:
             )
         report(arguments, state, started_text(service.name, state, run_dir, already=True))
         return 0
-    service.stop()  # what a broken start left
+    # What a broken start left, or a record that outlived its processes (only processes
+    # still the ones recorded are signalled).
+    for pid, check in service.stop().not_signalled.items():
+        print(not_signalled_line(service.title, pid, check), file=sys.stderr)
     connect_binds = connect_binds_an_address(installed_spark_line())
     listen = listen_address(service.name, arguments.bind, connect_binds)
     # 0: a free port (the cluster's master).
@@ -316,15 +375,17 @@ def stop(arguments: argparse.Namespace, run_dir: Path) -> int:
     service = Service(arguments.service, run_dir)
     state = service.state()
     stopped = service.stop()
-    report(arguments, {"stopped": stopped}, stopped_text(service.name, state, stopped))
+    result = {"stopped": stopped.stopped, "not_signalled": list(stopped.not_signalled)}
+    report(arguments, result, stopped_text(service.name, state, stopped))
     return 0
 
 
 def status(arguments: argparse.Namespace, run_dir: Path) -> int:
     names = [arguments.service] if arguments.service else list(SERVICES)
     services = [Service(name, run_dir) for name in names]
-    states = {s.name: {"running": s.running(), **(s.state() or {})} for s in services}
+    # The lines first: a stale record is removed as its line says so.
     text = "\n".join(status_line(service, run_dir) for service in services)
+    states = {s.name: {"running": s.running(), **(s.state() or {})} for s in services}
     report(arguments, states[arguments.service] if arguments.service else states, text)
     return 0 if any(state["running"] for state in states.values()) else 1
 

@@ -5,9 +5,13 @@ server (the warm engine of `method: connect`). Both servers' Iceberg catalog is 
 embedded catalog of a warehouse folder, as the profile's `local` catalog.
 
 What this module owns: launching a service's processes, recording them in
-`<run_dir>/<service>.json` (pids, address, warehouse), waiting until the service answers,
-and stopping exactly the processes a start recorded. Each process writes its console to
-`<run_dir>/<service>-<process>.log` and its JVM's log beside it (`...-jvm.log`).
+`<run_dir>/<service>.json` (pids and what identifies each process beyond its pid, address,
+warehouse), waiting until the service answers, and stopping exactly the processes a start
+recorded. A recorded pid counts only while its process still has the identity recorded
+(process_identity.py): a record that outlived its processes (a crash, a reboot) names pids
+the system may have handed to other programs, which are never signalled. Each process
+writes its console to `<run_dir>/<service>-<process>.log` and its JVM's log beside it
+(`...-jvm.log`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +42,11 @@ from dbt.adapters.s3tables.catalogs.jars import (
     resolve_jars,
     scala_version,
     spark_connect_server,
+)
+from dbt.adapters.s3tables.engines.process_identity import (
+    ProcessCheck,
+    check_recorded,
+    process_identity,
 )
 from dbt.adapters.s3tables.engines.spark_session import LOG4J_CONFIG, session_settings
 
@@ -99,14 +109,22 @@ def spark_class(main_class: str, *arguments: str) -> list[str]:
     return [str(SPARK_HOME / "bin" / "spark-class"), main_class, *arguments]
 
 
-def pid_alive(pid: int) -> bool:
+def signal_group(pid: int, signum: signal.Signals) -> None:
+    """Signal the process group a checked service process leads (it exited meanwhile:
+    nothing to do)."""
     try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    # A zombie (exited child not yet reaped) is not alive.
-    status = Path(f"/proc/{pid}/stat")
-    return not (status.exists() and status.read_text().split()[2] == "Z")
+        os.killpg(pid, signum)
+    except ProcessLookupError:
+        pass
+
+
+@dataclass
+class StopReport:
+    """What `Service.stop` did: the pids it stopped, and the recorded pids it left alone
+    because their process is not (or cannot be shown to be) the one recorded."""
+
+    stopped: list[int] = field(default_factory=list)
+    not_signalled: dict[int, ProcessCheck] = field(default_factory=dict)
 
 
 class Service:
@@ -116,6 +134,8 @@ class Service:
         self.name = name
         self.run_dir = run_dir
         self.state_file = run_dir / f"{name}.json"
+        # The identity of each process this object launched, taken at its launch.
+        self.identities: dict[int, str | None] = {}
 
     @property
     def title(self) -> str:
@@ -128,7 +148,13 @@ class Service:
         return state
 
     def record(self, state: State) -> None:
-        self.state_file.write_text(json.dumps(state))
+        """Write the state, with the identity of each of its pids this object launched."""
+        identities = {str(pid): self.identities.get(pid) for pid in state["pids"]}
+        self.state_file.write_text(json.dumps({**state, "identities": identities}))
+
+    def forget(self) -> None:
+        """Remove the record (never signalling anything)."""
+        self.state_file.unlink(missing_ok=True)
 
     def log(self, label: str) -> Path:
         return self.run_dir / f"{self.name}-{label}.log"
@@ -160,30 +186,57 @@ class Service:
                 },
                 start_new_session=True,
             )
+        # Taken now, while the process is surely the one launched (its pid leads the new
+        # session: `stop` signals that process group).
+        self.identities[process.pid] = process_identity(process.pid)
         return process.pid
 
-    def alive(self) -> list[int]:
+    def checks(self) -> dict[int, ProcessCheck]:
+        """What each recorded pid is now (see process_identity.py); empty without a record.
+        A record without identities (an older version's) leaves every live pid
+        unverifiable."""
         state = self.state() or {}
-        return [pid for pid in state.get("pids", []) if pid_alive(pid)]
+        identities = state.get("identities") or {}
+        return {pid: check_recorded(pid, identities.get(str(pid))) for pid in state.get("pids", [])}
+
+    def alive(self) -> list[int]:
+        """The recorded pids whose process is still the one recorded."""
+        return [pid for pid, check in self.checks().items() if check is ProcessCheck.RUNNING]
 
     def running(self) -> bool:
-        """Whether every process the start recorded is alive."""
-        state = self.state()
-        return state is not None and len(self.alive()) == len(state["pids"])
+        """Whether every process the start recorded is alive and still the one recorded."""
+        checks = self.checks()
+        return bool(checks) and all(c is ProcessCheck.RUNNING for c in checks.values())
 
-    def stop(self) -> list[int]:
-        """Stop the recorded processes (politely, then for good after 20 s); the pids that
-        were alive."""
-        stopped = self.alive()
-        for pid in stopped:
-            os.killpg(pid, signal.SIGTERM)
+    def stale(self) -> bool:
+        """Whether the record names no process of the service any more: each of its pids
+        exited, or now has another process (never one it cannot verify)."""
+        checks = self.checks()
+        return bool(checks) and all(
+            c in (ProcessCheck.EXITED, ProcessCheck.RECYCLED) for c in checks.values()
+        )
+
+    def stop(self) -> StopReport:
+        """Stop the recorded processes that are still the ones recorded (politely, then for
+        good after 20 s) and remove the record. A pid whose process is another one, or
+        cannot be shown to be the one recorded, is never signalled."""
+        report = StopReport()
+        for pid, check in self.checks().items():
+            if check is ProcessCheck.RUNNING:
+                report.stopped.append(pid)
+            elif check is not ProcessCheck.EXITED:
+                report.not_signalled[pid] = check
+        # Each signal follows a check of the identity (`alive()` checks again): a pid that
+        # exits meanwhile and goes to another program is not signalled after the wait.
+        for pid in report.stopped:
+            signal_group(pid, signal.SIGTERM)
         deadline = time.monotonic() + 20
         while self.alive() and time.monotonic() < deadline:
             time.sleep(0.2)
         for pid in self.alive():
-            os.killpg(pid, signal.SIGKILL)
-        self.state_file.unlink(missing_ok=True)
-        return stopped
+            signal_group(pid, signal.SIGKILL)
+        self.forget()
+        return report
 
     def wait_for(self, check: Callable[[], bool], what: str) -> None:
         """Return once `check()` holds; stop the service and say where its logs are when a

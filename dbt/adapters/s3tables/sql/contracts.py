@@ -1,11 +1,14 @@
-"""Enforced model contracts: which columns are `not_null`, and the query that writes
-them (pure functions).
+"""Enforced model contracts: which columns are `not_null`, the query that writes them,
+and the typed column list that declares them (pure functions).
 
 Spark cannot declare a schema in `CREATE TABLE ... AS SELECT` and Iceberg refuses
 `ALTER COLUMN ... SET NOT NULL`, so a `not_null` column is enforced twice: the writing
 statement checks every row (a NULL raises inside the one statement, so nothing is
-committed), and the committed table's field is then made required in the Iceberg schema,
-so every engine reading or writing the table sees the constraint.
+committed), and the table's field is required in the Iceberg schema, so every engine
+reading or writing the table sees the constraint: made so after the build through
+PyIceberg, or, where PyIceberg cannot write the table's metadata (format v3 on the embedded
+catalog), declared in a `CREATE TABLE` with a typed column list (see
+lifecycle/required_columns.py).
 """
 
 from __future__ import annotations
@@ -64,6 +67,15 @@ def contract_select_sql(
         else:
             selected.append(name)
     return f"SELECT {', '.join(selected)}\nFROM (\n{sql}\n) AS model_subq"
+
+
+def declared_columns_sql(columns: Sequence[tuple[str, str, bool]]) -> str:
+    """The column list of a `CREATE TABLE` (without a query) from (name, Spark type,
+    required) triples: `` `id` int NOT NULL, `note` string ``."""
+    return ", ".join(
+        f"{quote(name)} {type_text}{' NOT NULL' if required else ''}"
+        for name, type_text, required in columns
+    )
 
 
 def contract_constraints(

@@ -56,18 +56,23 @@
   {%- endif %}
 {%- endmacro %}
 
-{% macro s3tables_create_or_replace_table(relation, compiled_code, extra_properties={}, typed=false, replace=true, properties=none) -%}
-  {%- if not typed and not config.get('contract').enforced -%}
+{#-- With `columns` (a typed column list, NOT NULL where declared) and no `compiled_code`:
+     the table is created empty with those columns, which CREATE ... AS cannot declare (see
+     required_columns.py). --#}
+{% macro s3tables_create_or_replace_table(relation, compiled_code, extra_properties={}, typed=false, replace=true, properties=none, columns=none) -%}
+  {%- if compiled_code is not none and not typed and not config.get('contract').enforced -%}
     {%- set compiled_code = adapter.typed_sql(model['name'], compiled_code) -%}
   {%- endif %}
-  create {{ 'or replace ' if replace }}table {{ relation }}
+  create {{ 'or replace ' if replace }}table {{ relation }}{% if columns %} ({{ columns }}){% endif %}
   {{ file_format_clause() }}
   {{ partition_cols(label="partitioned by") }}
   {{ s3tables__location_clause(relation) }}
   {{ s3tables__tblproperties_clause(extra_properties, properties) }}
   {{ comment_clause() }}
+  {%- if compiled_code is not none %}
   as
   {{ compiled_code }}
+  {%- endif %}
 {%- endmacro %}
 
 {% macro s3tables__create_view_as(relation, sql) -%}

@@ -40,7 +40,12 @@
        statement_name     the name of the writing statement ('main'; a seed's 'load_seed')
        enforce_not_null   an enforced contract's `not_null` columns made required in the
                           Iceberg schema (catalog_ddl's enforce_not_null): before an audited
-                          write, after one on main (a seed has no contract: false)
+                          write, after one on main (a seed has no contract: false). Where
+                          that cannot be done after the build (format v3 on the embedded
+                          catalog, adapter.required_columns_build), they are declared when
+                          the table is created instead: CREATE TABLE with its typed column
+                          list then one INSERT, or one INSERT OVERWRITE of a table that
+                          already has them (see required_columns.py)
        forget_model_state a replaced table's incremental state goes (a table model over an
                           incremental model's table): at the publish, when audited --#}
 {% macro s3tables_audited_write(target_relation, audit, table_exists, sql=none, run=none, create='create_table_as', replace=true, statement_name='main', enforce_not_null=true, forget_model_state=false) %}
@@ -54,22 +59,47 @@
     {{ return({'audit': audit, 'relation': audit.relation if audit else target_relation, 'sql': none}) }}
   {%- endif -%}
 
+  {%- set query = run.create_sql if run is not none else sql -%}
+  {%- set required = none -%}
+  {%- if enforce_not_null -%}
+    {%- set properties = run.table_properties if run is not none else adapter.table_properties(model, model.get('database')) -%}
+    {%- set required = adapter.required_columns_build(target_relation, model, query, properties, config.get('partition_by'), table_exists, audit is not none) -%}
+  {%- endif -%}
+
   {%- if audit -%}
     {% if not table_exists %}
       {%- call statement('create_empty') -%}
-        {{ _s3tables_create_sql(target_relation, audit.empty_sql(run.create_sql if run is not none else sql), run, create, replace=false) }}
+        {%- if required -%}
+          {{ s3tables_create_or_replace_table(target_relation, none, properties=properties, typed=true, replace=false, columns=required.column_definitions) }}
+        {%- else -%}
+          {{ _s3tables_create_sql(target_relation, audit.empty_sql(query), run, create, replace=false) }}
+        {%- endif -%}
       {%- endcall -%}
     {% elif forget_model_state %}
       {% do audit.forget_model_state() %}
     {% endif %}
-    {% if enforce_not_null %}
+    {% if enforce_not_null and not required %}
       {% do adapter.catalog_ddl(target_relation).enforce_not_null(target_relation, model) %}
     {% endif %}
-    {%- set write_sql = audit.replace_sql(run.create_sql if run is not none else sql) -%}
+    {%- set write_sql = audit.replace_sql(query) -%}
     {% do adapter.tag_next_write() %}
     {%- call statement(statement_name) -%}
       {{ write_sql }}
     {%- endcall -%}
+  {%- elif required -%}
+    {#-- Declared at creation: the statements run in Python, which drops a table it
+         created when its rows fail to commit. --#}
+    {%- if required.creates_table -%}
+      {%- set written = required.create_and_fill(s3tables_create_or_replace_table(target_relation, none, properties=properties, typed=true, replace=false, columns=required.column_definitions)) -%}
+    {%- else -%}
+      {%- set written = required.overwrite() -%}
+    {%- endif -%}
+    {% do store_result(statement_name, response=written[0]) %}
+    {%- set write_sql = written[1] -%}
+    {% do write(write_sql) %}
+    {% if forget_model_state and table_exists %}
+      {% do adapter.incremental(target_relation).forget_state() %}
+    {% endif %}
   {%- else -%}
     {%- set write_sql = _s3tables_create_sql(target_relation, run.create_sql if run is not none else sql, run, create, replace=run.replaces_table if run is not none else replace) -%}
     {% do adapter.tag_next_write() %}

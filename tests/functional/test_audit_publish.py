@@ -304,3 +304,156 @@ class TestRetryAfterAFailedAudit:
             assert branches(project, name) == [] and record_keys(project, name) == []
         # The incremental state kept for the publish landed with it.
         assert model_state(project, "events") != state
+
+
+# Gates orders: every round it holds must be listed in `rounds`, a table the test creates
+# when it wants the test to find it (until then the test errors: its query cannot run).
+ROUNDS_TEST_SQL = """
+select * from {{ ref('orders') }}
+where round not in (select round from {{ target.schema }}.rounds)
+"""
+
+
+def make_rounds(project, *rounds: int) -> None:
+    """The `rounds` table the gating tests read, holding `rounds` (dropped first)."""
+    drop_rounds(project)
+    values = ", ".join(f"({r})" for r in rounds)
+    project.run_sql(
+        f"create table {project.test_schema}.rounds using iceberg as "
+        f"select * from values {values} as t(round)"
+    )
+
+
+def drop_rounds(project) -> None:
+    project.run_sql(f"drop table if exists {project.test_schema}.rounds purge")
+
+
+class TestRetryAfterAnErroredAudit:
+    """A gating test that errors (its query cannot run) never reports: the staged build
+    must end unpublished, and `dbt retry` must audit it again, never pass on main."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"orders.sql": ORDERS_SQL}
+
+    @pytest.fixture(scope="class")
+    def tests(self):
+        return {"orders_rounds_listed.sql": ROUNDS_TEST_SQL}
+
+    def test_a_retry_audits_the_staged_build_again_and_publishes_it(self, project) -> None:
+        make_rounds(project, 1)
+        run_dbt(["build", "--vars", "{round: 1}"])
+        published = rows(project, "orders")
+        drop_rounds(project)
+        results, build_output = run_dbt_and_capture(
+            ["build", "--vars", "{round: 2}"], expect_pass=False
+        )
+        assert statuses(results) == {"orders": "success", "orders_rounds_listed": "error"}
+        branch = audit_branch(last_invocation_id(project))
+        assert rows(project, "orders") == published
+        assert {r[1] for r in rows(project, "orders", branch)} == {2}
+
+        # The retry's test reads the staged data (round 2): not listed, it fails.
+        make_rounds(project, 1)
+        results, output = run_dbt_and_capture(["retry"], expect_pass=False)
+        assert statuses(results) == {"orders_rounds_listed": "fail"}
+        assert f"orders: the build staged on branch {branch} was not published" in output
+        assert rows(project, "orders") == published
+
+        # Listed, it passes on the staged data, which is published.
+        make_rounds(project, 2)
+        results, output = run_dbt_and_capture(["retry"])
+        assert statuses(results) == {"orders_rounds_listed": "pass"}
+        assert "orders: audited (1 test(s) passed) and published" in output
+        assert rows(project, "orders") == [(i, 2) for i in range(6)]
+        assert branches(project, "orders") == [] and record_keys(project, "orders") == []
+        # The build whose test errored said, at its end, what it left and the fix.
+        assert f"orders: left unpublished on branch {branch}" in build_output
+        assert "Fix: " in build_output.split(f"orders: left unpublished on branch {branch}")[1]
+
+
+# `child` is staged only because orders is (no audit of its own): a test reading both
+# (child first) still has to run when child builds. `order_ids` is staged the same way,
+# but its own test passes: only its parent's test, which errors, keeps it unpublished.
+PLAIN_CHILD_SQL = """
+{{ config(materialized='table') }}
+select id as order_id, round from {{ ref('orders') }}
+"""
+CHILD_ROUNDS_TEST_SQL = """
+select c.* from {{ ref('child') }} as c join {{ ref('orders') }} as o on c.order_id = o.id
+where c.round not in (select round from {{ target.schema }}.rounds)
+"""
+# Reads orders and a source, which order_ids does not read: order_ids does not wait for it.
+SOURCE_ROUNDS_TEST_SQL = """
+select * from {{ ref('orders') }}
+where round not in (select round from {{ source('reference', 'rounds') }})
+"""
+FAMILY_YML = """
+version: 2
+sources:
+  - name: reference
+    schema: "{{ target.schema }}"
+    tables: [{name: rounds}]
+models:
+  - name: orders
+    columns:
+      - name: id
+        data_tests: [not_null]
+  - name: order_ids
+    columns:
+      - name: order_id
+        data_tests: [not_null]
+"""
+
+
+class TestRetryOfChildrenStagedBehindTheirParent:
+    """Models built while their parent was staged are staged behind it: when the parent's
+    test errors, `dbt retry` must publish them with their parent, or not go green."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "orders.sql": ORDERS_SQL,
+            "child.sql": PLAIN_CHILD_SQL,
+            "order_ids.sql": PLAIN_CHILD_SQL,
+            "schema.yml": FAMILY_YML,
+        }
+
+    @pytest.fixture(scope="class")
+    def tests(self):
+        return {
+            "child_rounds_listed.sql": CHILD_ROUNDS_TEST_SQL,
+            "orders_rounds_listed.sql": SOURCE_ROUNDS_TEST_SQL,
+        }
+
+    def test_the_retry_publishes_the_parent_then_its_children(self, project) -> None:
+        make_rounds(project, 1)
+        run_dbt(["build", "--vars", "{round: 1}"])
+        models = ("orders", "child", "order_ids")
+        published = {n: rows(project, n) for n in models}
+        drop_rounds(project)
+        results, output = run_dbt_and_capture(["build", "--vars", "{round: 2}"], expect_pass=False)
+        assert statuses(results) == {
+            "orders": "success",
+            "not_null_orders_id": "pass",
+            "child": "success",
+            "order_ids": "success",
+            "not_null_order_ids_order_id": "pass",
+            "child_rounds_listed": "error",
+            "orders_rounds_listed": "error",
+        }
+        # Both children were built from the staged orders, and staged behind it.
+        branch = audit_branch(last_invocation_id(project))
+        assert "child: staged on branch" in output and "order_ids: staged on branch" in output
+        for name in models:
+            assert rows(project, name) == published[name]
+            assert {r[1] for r in rows(project, name, branch)} == {2}
+
+        # Only round 2 listed: the retry's tests pass only on the staged data (child's
+        # main is round 1), and order_ids, which no retried test reads, publishes too.
+        make_rounds(project, 2)
+        results, output = run_dbt_and_capture(["retry"])
+        assert statuses(results) == {"child_rounds_listed": "pass", "orders_rounds_listed": "pass"}
+        for name in models:
+            assert {r[1] for r in rows(project, name)} == {2}, name
+            assert branches(project, name) == [] and record_keys(project, name) == [], name

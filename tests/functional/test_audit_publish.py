@@ -14,7 +14,14 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from dbt.adapters.s3tables.incremental.model_state import STATE_KEYS
 from dbt.adapters.s3tables.lifecycle.audit import RECORD_PREFIX, audit_branch
-from tests.functional.harness import last_invocation_id, table_rows
+from tests.functional.harness import (
+    Project,
+    kill_while_running,
+    last_invocation_id,
+    run_vars,
+    table_rows,
+    write_files,
+)
 
 # `round` changes the data; `bad` puts a NULL id in it (the not_null test fails).
 ORDERS_SQL = """
@@ -457,3 +464,33 @@ class TestRetryOfChildrenStagedBehindTheirParent:
         for name in models:
             assert {r[1] for r in rows(project, name)} == {2}, name
             assert branches(project, name) == [] and record_keys(project, name) == [], name
+
+
+# Gates orders; sleeps on each row when told, so that its run can be killed while it runs
+# (a condition Spark cannot fold away); passes otherwise.
+SLOW_TEST_SQL = """
+select * from {{ ref('orders') }}
+where length(coalesce(reflect('java.lang.Thread', 'sleep',
+                               cast({{ var('sleep_ms', 0) }} as bigint)), 'slept')) = 0
+"""
+
+
+def test_a_build_killed_before_its_audit_is_audited_by_the_next_dbt_test(tmp_path: Path) -> None:
+    """A `dbt build` killed after staging, before its tests reported: the next `dbt test`
+    audits the staged build (its process is gone) and publishes it, never green on main."""
+    project = Project(tmp_path / "project", tmp_path / "warehouse", progress_interval_seconds=1)
+    project.model("orders", ORDERS_SQL)
+    write_files(project.root, {"tests/orders_slow_check.sql": SLOW_TEST_SQL})
+    built = project.run("build", *run_vars(round=1))
+    assert built.returncode == 0, built.stdout[-4000:]
+
+    job = project.start("build", *run_vars(round=2, sleep_ms=60000), log_path="killed")
+    kill_while_running(job, "orders_slow_check")
+    assert project.ids("orders") == [0, 1, 2]
+    (branch,) = project.catalog().branches("faults", "orders").heads
+
+    tested = project.run("test")
+    assert tested.returncode == 0, tested.stdout[-4000:]
+    assert f"orders: the build staged on branch {branch} was not published" in tested.stdout
+    assert project.ids("orders") == list(range(6))
+    assert project.catalog().branches("faults", "orders").heads == {}

@@ -192,6 +192,48 @@ class TestChildOfAStagedParent:
         assert rows(project, "orders_view") == [(i, 1) for i in range(3)]
 
 
+# The child reads orders through an ephemeral model (inlined into its query).
+EPHEMERAL_SQL = """
+{{ config(materialized='ephemeral') }}
+select * from {{ ref('orders') }}
+"""
+CHILD_THROUGH_EPHEMERAL_SQL = """
+{{ config(materialized='table') }}
+select id as order_id, round from {{ ref('orders_ephemeral') }}
+{% if var('orphan', false) %} union all select 999, 0 {% endif %}
+"""
+
+
+class TestChildThroughAnEphemeralModel:
+    """A child reading a staged parent through an ephemeral model reads the parent's branch:
+    it is staged behind it as a direct child is, never written to main first."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "orders.sql": ORDERS_SQL,
+            "orders_ephemeral.sql": EPHEMERAL_SQL,
+            "child.sql": CHILD_THROUGH_EPHEMERAL_SQL,
+            "schema.yml": RELATIONSHIP_YML,
+        }
+
+    def test_the_child_is_staged_behind_the_parent(self, project) -> None:
+        _, output = run_dbt_and_capture(["build", "--vars", "{round: 1}"])
+        assert "child: staged on branch" in output and "model.test.orders publish" in output
+        assert rows(project, "child") == [(i, 1) for i in range(3)]
+
+        _, output = run_dbt_and_capture(
+            ["build", "--vars", "{round: 2, orphan: true}"], expect_pass=False
+        )
+        # The relationships test failed: the child, built from the staged rows, stays on
+        # its branch with them; its main keeps the published rows.
+        assert rows(project, "child") == [(i, 1) for i in range(3)]
+        assert rows(project, "orders") == [(i, 1) for i in range(3)]
+        branch = audit_branch(last_invocation_id(project))
+        assert {r[1] for r in rows(project, "child", branch)} == {0, 2}
+        assert "child: not published" in output
+
+
 SEED_CSV = "code,name\nA,alpha\nB,beta\n"
 SEED_YML = """
 version: 2

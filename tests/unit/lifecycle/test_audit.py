@@ -277,6 +277,20 @@ def test_a_build_not_taken_up_reads_main() -> None:
     assert ledger.reading_branch(RUN, "m.a", None, None, resume=True) is None
 
 
+def test_a_model_written_to_main_in_this_invocation_is_not_taken_up() -> None:
+    ledger = AuditLedger()
+    asked = []
+
+    def resumer(invocation: str, relation: object, node: object) -> list[StagedBuild]:
+        asked.append(invocation)
+        return [StagedBuild("m.a", "a", "dbt_audit_old", {"t"}, set())]
+
+    ledger.resume_with(resumer, lambda invocation, update: None)
+    ledger.built_on_main(RUN, "m.a")
+    assert ledger.reading_branch(RUN, "m.a", None, None, resume=True) is None
+    assert asked == []
+
+
 def test_builds_still_waiting_when_the_invocation_ends_end_unpublished() -> None:
     ledger = AuditLedger()
     ledger.stage(RUN, build("errored", tests={"t.errored", "t.passed"}))

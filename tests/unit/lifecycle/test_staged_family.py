@@ -9,6 +9,7 @@ import pytest
 from dbt.adapters.s3tables.lifecycle.audit import AuditRecord
 from dbt.adapters.s3tables.lifecycle.staged_family import (
     children_by_parent,
+    read_parents,
     stageable_models,
     staged_family,
 )
@@ -32,6 +33,7 @@ GRAPH = {
     "model.view": node("model", "view", "model.orders"),
     "model.behind_view": node("model", "table", "model.view"),
     "model.ephemeral": node("model", "ephemeral", "model.orders", audited="true"),
+    "model.behind_ephemeral": node("model", "table", "model.ephemeral", "model.plain"),
     "model.from_codes": node("model", "table", "seed.codes"),
     "model.audit_off": node("model", "table", audited="False"),
     "test.t": node("test", "test", "model.plain", "model.orders"),
@@ -44,6 +46,7 @@ def test_stageable_models_are_the_audited_and_the_tables_built_from_them() -> No
         "model.orders",
         "model.child",
         "model.grandchild",
+        "model.behind_ephemeral",
         "model.from_codes",
     }
     # A view reads main: neither it nor what is built from it alone is ever staged.
@@ -52,9 +55,18 @@ def test_stageable_models_are_the_audited_and_the_tables_built_from_them() -> No
 
 def test_children_are_the_stageable_models_built_from_each() -> None:
     children = children_by_parent(GRAPH, stageable_models(GRAPH))
-    assert children["model.orders"] == ["model.child"]
+    assert children["model.orders"] == ["model.behind_ephemeral", "model.child"]
     assert children["model.child"] == ["model.grandchild"]
     assert "model.view" not in children  # behind_view is not stageable
+
+
+def test_a_build_reads_what_its_ephemeral_parents_read() -> None:
+    assert set(read_parents(GRAPH["model.behind_ephemeral"], GRAPH)) == {
+        "model.orders",
+        "model.plain",
+    }
+    assert read_parents(GRAPH["model.child"], GRAPH) == ["model.orders"]
+    assert read_parents(node("model", "table", "model.unknown"), GRAPH) == ["model.unknown"]
 
 
 def record(model: str, *waiting_on: str, tests: tuple[str, ...] = ()) -> AuditRecord:

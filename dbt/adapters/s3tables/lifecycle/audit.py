@@ -344,6 +344,13 @@ class AuditLedger:
                     self._settler(invocation_id, update)
             return self.staged_branch(invocation_id, model_id)
 
+    def built_on_main(self, invocation_id: str, model_id: str) -> None:
+        """`model_id` was written to main in this invocation: its tests read that, never a
+        build an earlier invocation staged (its main has moved past it)."""
+        with self._lock:
+            self._for(invocation_id)
+            self._asked.add(model_id)
+
     def _branch_of(self, invocation_id: str, model_id: str) -> str | None:
         build = self._for(invocation_id).get(model_id)
         return build.branch if build is not None and not build.published else None

@@ -27,6 +27,7 @@ from dbt.adapters.s3tables.lifecycle.audit import (
 from dbt.adapters.s3tables.lifecycle.audited_build import AuditedBuild, settle, settle_ended
 from dbt.adapters.s3tables.lifecycle.build_config import LifecycleConfig
 from dbt.adapters.s3tables.lifecycle.resumption import TakeUp
+from dbt.adapters.s3tables.lifecycle.staged_family import read_parents
 
 logger = AdapterLogger("s3tables")
 
@@ -67,9 +68,10 @@ class WriteAuditPublish:
         if staged is not None and not staged.published:
             resumed: AuditedBuild = staged.payload  # a later batch of the same microbatch build
             return resumed
-        parents = (model.get("depends_on") or {}).get("nodes") or []
-        waiting_on = LEDGER.unpublished(invocation, parents)
+        # A parent read through an ephemeral model is read all the same.
+        waiting_on = LEDGER.unpublished(invocation, read_parents(model, nodes))
         if not model_config.audit_before_publish and not waiting_on:
+            LEDGER.built_on_main(invocation, model_id)
             return None
         tests = gating_tests(nodes.values(), model_id, set(selected or ()))
         if not tests and not waiting_on:
@@ -77,6 +79,7 @@ class WriteAuditPublish:
                 f"{model['name']}: audit_before_publish: no test of it runs in this "
                 "invocation, so it is written to main directly (`dbt build` audits it)"
             )
+            LEDGER.built_on_main(invocation, model_id)
             return None
         return AuditedBuild(
             name=str(model["name"]),

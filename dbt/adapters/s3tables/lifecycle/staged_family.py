@@ -33,6 +33,26 @@ def parents(node: Mapping[str, Any]) -> list[str]:
     return list((node.get("depends_on") or {}).get("nodes") or [])
 
 
+def read_parents(node: Mapping[str, Any], nodes: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The nodes a build of `node` reads: its parents, each ephemeral one replaced by what
+    it reads (its query is inlined into the build's, its `ref`s resolved there: a staged
+    parent's branch included)."""
+    read: list[str] = []
+    todo = parents(node)
+    seen: set[str] = set()
+    while todo:
+        parent = todo.pop(0)
+        if parent in seen:
+            continue
+        seen.add(parent)
+        parent_node = nodes.get(parent) or {}
+        if str((parent_node.get("config") or {}).get("materialized")) == "ephemeral":
+            todo += parents(parent_node)
+        else:
+            read.append(parent)
+    return read
+
+
 def stageable_models(nodes: Mapping[str, Mapping[str, Any]]) -> frozenset[str]:
     """The models and seeds (of the graph's `nodes`, as the macros' `graph.nodes` has
     them) a build of which may be staged on an audit branch: those with
@@ -50,7 +70,7 @@ def stageable_models(nodes: Mapping[str, Mapping[str, Any]]) -> frozenset[str]:
     while grown:
         grown = False
         for model in tables - stageable:
-            if any(p in stageable for p in parents(nodes[model])):
+            if any(p in stageable for p in read_parents(nodes[model], nodes)):
                 stageable.add(model)
                 grown = True
     return frozenset(stageable)
@@ -59,10 +79,10 @@ def stageable_models(nodes: Mapping[str, Mapping[str, Any]]) -> frozenset[str]:
 def children_by_parent(
     nodes: Mapping[str, Mapping[str, Any]], stageable: Collection[str]
 ) -> dict[str, list[str]]:
-    """For each model, the stageable models built from it."""
+    """For each model, the stageable models built from it (through ephemeral ones)."""
     children: dict[str, list[str]] = {}
     for model in sorted(stageable):
-        for parent in parents(nodes[model]):
+        for parent in read_parents(nodes[model], nodes):
             children.setdefault(parent, []).append(model)
     return children
 

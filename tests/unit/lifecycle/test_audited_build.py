@@ -53,8 +53,7 @@ def test_each_build_left_staged_is_said_and_recorded_unpublished(log: Log) -> No
         [
             staged("orders", orders, unreported_tests=["test.p.t"]),
             staged("child", child, failed_parent="model.p.orders", waiting_on={"model.p.orders"}),
-        ],
-        "run",
+        ]
     )
     assert [line.split(":")[0] for line in log.warnings] == ["orders", "child"]
     assert orders.marked == [[]] and child.marked == [["model.p.orders"]]
@@ -67,12 +66,11 @@ def test_a_record_not_written_fails_the_invocation_after_every_line(log: Log) ->
             [
                 staged("orders", Payload(fails=True), unreported_tests=["test.p.t"]),
                 staged("child", second, failed_parent="model.p.orders"),
-            ],
-            "run",
+            ]
         )
     assert len(log.warnings) == 2 and second.marked == [[]]
 
 
 def test_nothing_left_says_nothing(log: Log) -> None:
-    audited_build.settle_ended([], "run")
+    audited_build.settle_ended([])
     assert log.warnings == []

@@ -364,7 +364,7 @@ def settle(invocation_id: str, update: LedgerUpdate) -> None:
         raise DbtRuntimeError("; ".join(publish_errors))
 
 
-def settle_ended(builds: Iterable[StagedBuild], invocation_id: str) -> None:
+def settle_ended(builds: Iterable[StagedBuild]) -> None:
     """The invocation ended with `builds` unpublished (the ledger's `finish`): each said in
     one line (model, why, branch, fix), then its record marked unpublished with the staged
     parents it still waits for, so that a later invocation's tests take it up. A record

@@ -114,7 +114,7 @@ class WriteAuditPublish:
         never reported, or did not run; or a parent did not publish) ends unpublished, each
         said in one line naming the model, its branch and the fix; its record says so, so
         that `dbt retry` (or `dbt test`) audits it again."""
-        settle_ended(LEDGER.finish(), get_invocation_id())
+        settle_ended(LEDGER.finish())
 
     def reading_main(self, sql: str) -> str:
         """A view's query reading its parents' main even where a parent is still staged

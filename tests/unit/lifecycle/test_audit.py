@@ -277,6 +277,21 @@ def test_a_build_not_taken_up_reads_main() -> None:
     assert ledger.reading_branch(RUN, "m.a", None, None, resume=True) is None
 
 
+def test_a_reader_that_takes_nothing_up_leaves_the_next_reader_its_chance() -> None:
+    ledger = AuditLedger()
+    readers = iter(["test.passed_on_it", "test.failed_on_it"])
+
+    def resumer(invocation: str, relation: object, node: object) -> list[StagedBuild]:
+        # As the adapter answers: only a test that has not passed on the build takes it up.
+        if next(readers) == "test.passed_on_it":
+            return []
+        return [StagedBuild("m.a", "a", "dbt_audit_old", {"test.failed_on_it"}, set())]
+
+    ledger.resume_with(resumer, lambda invocation, update: None)
+    assert ledger.reading_branch(RUN, "m.a", None, None, resume=True) is None
+    assert ledger.reading_branch(RUN, "m.a", None, None, resume=True) == "dbt_audit_old"
+
+
 def test_a_model_written_to_main_in_this_invocation_is_not_taken_up() -> None:
     ledger = AuditLedger()
     asked = []

@@ -118,6 +118,24 @@ def test_only_a_test_that_has_not_passed_on_it_takes_a_build_up() -> None:
         assert take_up(catalog, reader)(run(), relation("orders"), node("model.p.orders")) == []
 
 
+def test_the_table_is_read_once_per_invocation_whoever_reads_it() -> None:
+    catalog = Catalog()
+    catalog.stage("orders", record("model.p.orders", tests=("test.p.t1",)).unpublished())
+    reader = ["test.p.passed"]
+    take = TakeUp(
+        lambda rel: SimpleNamespace(iceberg=catalog),  # type: ignore[arg-type, return-value]  # a stand-in warehouse
+        lambda: reader[0],
+        lambda: GRAPH,
+        lambda node: relation(node["alias"]),  # type: ignore[arg-type, return-value]  # a stand-in relation
+    )
+    invocation = run()
+    assert take(invocation, relation("orders"), node("model.p.orders")) == []
+    reader[0] = "test.p.t1"
+    assert take(invocation, relation("orders"), node("model.p.orders"))
+    # Once for both readers (then child's, staged behind it or not, when it is taken up).
+    assert catalog.reads == ["orders", "child"]
+
+
 def test_a_model_that_is_never_staged_is_not_looked_up() -> None:
     catalog = Catalog()
     assert take_up(catalog, "test.p.t1")(run(), relation("plain"), node("model.p.plain")) == []

@@ -229,6 +229,7 @@ class StagedBuild:
             self.failed_tests
             or self.failed_parent is not None
             or self.publish_error is not None
+            or self.unreported_tests
             or self.ended_waiting
         )
 
@@ -294,7 +295,7 @@ class AuditLedger:
         self._invocation: str | None = None
         self._builds: dict[str, StagedBuild] = {}
         # Taking up builds staged by earlier invocations (see `reading_branch`): one at a
-        # time, each model asked once per invocation.
+        # time; a model taken up, or written to main, is not asked again in the invocation.
         self._resume_lock = threading.Lock()
         self._resumer: Resumer | None = None
         self._settler: Settler | None = None
@@ -333,7 +334,8 @@ class AuditLedger:
                 self._for(invocation_id)
                 if model_id in self._asked:
                     return self._branch_of(invocation_id, model_id)
-                self._asked.add(model_id)
+            # Asked again for each reader until a build is taken up: whether one is
+            # depends on the reader (a test that passed on it reads main).
             updates = []
             for resumed in self._resumer(invocation_id, relation, node):
                 with self._lock:
@@ -464,6 +466,7 @@ class AuditLedger:
                     self._fail_children(builds, build.model_id)
             left = [b for b in builds.values() if not b.published]
             for build in left:
+                # Nothing to wait for and yet not published: said all the same.
                 if not build.failed:
                     build.ended_waiting = True
             return left

@@ -59,6 +59,10 @@ class TakeUp:
         self.graph_nodes = graph_nodes
         self.relation_for = relation_for
         self._graph: tuple[str, frozenset[str] | None, dict[str, list[str]]] | None = None
+        # Per model, the build a test of it may take up (None: none), read once per
+        # invocation (the ledger asks again for each reader: a test that has passed on the
+        # build reads main, one that has not takes it up).
+        self._candidates: tuple[str, dict[str, AuditRecord | None]] = ("", {})
 
     def __call__(self, invocation: str, relation: BaseRelation, node: Any) -> list[StagedBuild]:
         """The builds taken up when the calling thread's node reads `node`'s table
@@ -70,25 +74,9 @@ class TakeUp:
         stageable, children = self._graph_of(invocation)
         if stageable is not None and model_id not in stageable:
             return []
-        branches = self._branches(relation)
-        if branches is None:
-            return []
-        records = [
-            r
-            for r in audit_records(branches.properties).values()
-            if r.model_id == model_id and r.branch in branches.heads and self._ended(r, invocation)
-        ]
-        if not records:
-            return []
-        record = max(records, key=lambda r: r.staged_at)
-        if reader not in record.tests_to_pass:
-            return []
-        if record.branch not in branches.ahead_of_main:
-            logger.warning(
-                f"{name}: the build staged on branch {record.branch} was not published and "
-                "no longer can be (main has moved since it was staged); its tests read main. "
-                "Fix: rebuild the model (`dbt build -s <model>+`)"
-            )
+        record = self._candidate(invocation, model_id, name, relation)
+        # A test that passed on it already reads main (it may have been given up since).
+        if record is None or reader not in record.tests_to_pass:
             return []
         nodes = self.graph_nodes() or {}
         found: dict[str, tuple[BaseRelation, str]] = {model_id: (relation, name)}
@@ -149,6 +137,42 @@ class TakeUp:
                 self._graph = (invocation, found, children_by_parent(nodes, found))
         _, stageable, children = self._graph
         return stageable, children
+
+    def _candidate(
+        self, invocation: str, model_id: str, name: str, relation: BaseRelation
+    ) -> AuditRecord | None:
+        """The latest build of `model_id` staged by an earlier invocation that can be taken
+        up: no longer in flight, its branch still there and ahead of main (said once when
+        main has moved past it)."""
+        if self._candidates[0] != invocation:
+            self._candidates = (invocation, {})
+        known = self._candidates[1]
+        if model_id not in known:
+            known[model_id] = self._read_candidate(invocation, model_id, name, relation)
+        return known[model_id]
+
+    def _read_candidate(
+        self, invocation: str, model_id: str, name: str, relation: BaseRelation
+    ) -> AuditRecord | None:
+        branches = self._branches(relation)
+        if branches is None:
+            return None
+        records = [
+            r
+            for r in audit_records(branches.properties).values()
+            if r.model_id == model_id and r.branch in branches.heads and self._ended(r, invocation)
+        ]
+        if not records:
+            return None
+        record = max(records, key=lambda r: r.staged_at)
+        if record.branch not in branches.ahead_of_main:
+            logger.warning(
+                f"{name}: the build staged on branch {record.branch} was not published and "
+                "no longer can be (main has moved since it was staged); its tests read main. "
+                f"Fix: rebuild the model (`dbt build -s {name}+`)"
+            )
+            return None
+        return record
 
     def _branches(self, relation: BaseRelation) -> Branches | None:
         try:

@@ -349,7 +349,7 @@ def test_a_failed_publish_is_said_as_such() -> None:
 def test_each_build_left_unpublished_is_one_line_naming_the_model_branch_and_fix() -> None:
     errored = StagedBuild("m.o", "orders", "dbt_audit_x", set(), set(), unreported_tests=["t.a"])
     failing = StagedBuild("m.o", "orders", "dbt_audit_x", set(), set(), failed_tests=["t.b"])
-    child = StagedBuild("m.c", "child", "dbt_audit_x", set(), set(), failed_parent="m.o")
+    child = StagedBuild("m.c", "child", "dbt_audit_x", set(), set(), failed_parent="model.p.orders")
     lines = {
         "errored": unpublished_line(errored),
         "failing": unpublished_line(failing),
@@ -361,4 +361,6 @@ def test_each_build_left_unpublished_is_one_line_naming_the_model_branch_and_fix
     assert lines["errored"].startswith("orders: ")
     assert "test(s) that never reported (they errored, or did not run): t.a" in lines["errored"]
     assert "failing test(s): t.b" in lines["failing"]
-    assert lines["child"].startswith("child: ") and "built from the staged m.o" in lines["child"]
+    assert lines["child"].startswith("child: ")
+    assert "built from the staged model.p.orders" in lines["child"]
+    assert "rebuild from the parent: `dbt build -s orders+`" in lines["child"]

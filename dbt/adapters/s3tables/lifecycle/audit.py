@@ -256,6 +256,13 @@ def unpublished_line(build: StagedBuild) -> str:
         why = "still waiting to publish when the run ended"
     if build.publish_error is not None:
         fix = f"rebuild it: `dbt build -s {build.name}+`"
+    elif build.failed_parent is not None:
+        # A unique id is `<type>.<package>.<name>` (a version after the name).
+        parent = build.failed_parent.split(".", 2)[-1]
+        fix = (
+            "it publishes after its parent: fix what the parent's test(s) report, then `dbt "
+            f"retry`, or rebuild from the parent: `dbt build -s {parent}+`"
+        )
     else:
         fix = (
             "fix what the test(s) report, then `dbt retry` (its tests audit the staged data "

@@ -7,7 +7,8 @@ test file needs. It owns
   `conf_probe_project` (a project recording a session setting), and `Project`: a project
   in its own folder with its own warehouse, run in dbt subprocesses;
 - running dbt as a subprocess: `DBT`, `dbt_env`, `dbt_command`, `run_dbt_process` (exit
-  code and output) and `dbt_in` (everything of the run in one folder); what a run leaves:
+  code and output), `dbt_in` (everything of the run in one folder) and
+  `kill_while_running` (SIGKILL once a node's statement runs); what a run leaves:
   `read_run_results`, `passed_run_results`, `node_statuses`, `last_invocation_id`,
   `adapter_responses`;
 - running dbt in process (dbt's `run_dbt`, on the `project` fixture of dbt's test
@@ -39,8 +40,10 @@ import json
 import os
 import pickle
 import pwd
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -317,6 +320,23 @@ class Project:
     def ids(self, table: str) -> list[int]:
         rows = self.catalog().load_table(SCHEMA, table).scan().to_arrow()
         return sorted(rows.column("id").to_pylist())
+
+
+def kill_while_running(job: subprocess.Popen[str], node: str) -> None:
+    """SIGKILL `job` (a dbt process started by `Project.start`, its profile with
+    `progress_interval_seconds`) once it says `node`'s statement is running."""
+    deadline = time.monotonic() + 300
+    seen = []
+    assert job.stdout is not None
+    for line in job.stdout:
+        seen.append(line)
+        if f"{node}: running for" in line:
+            break
+        assert time.monotonic() < deadline, "".join(seen)
+    else:
+        raise AssertionError("dbt ended before the statement ran:\n" + "".join(seen))
+    job.send_signal(signal.SIGKILL)
+    job.wait(timeout=60)
 
 
 # Reads the server session's value while the model compiles, on the model's own connection.

@@ -14,7 +14,14 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from dbt.adapters.s3tables.incremental.model_state import STATE_KEYS
 from dbt.adapters.s3tables.lifecycle.audit import RECORD_PREFIX, audit_branch
-from tests.functional.harness import last_invocation_id, table_rows
+from tests.functional.harness import (
+    Project,
+    kill_while_running,
+    last_invocation_id,
+    run_vars,
+    table_rows,
+    write_files,
+)
 
 # `round` changes the data; `bad` puts a NULL id in it (the not_null test fails).
 ORDERS_SQL = """
@@ -185,6 +192,48 @@ class TestChildOfAStagedParent:
         assert rows(project, "orders_view") == [(i, 1) for i in range(3)]
 
 
+# The child reads orders through an ephemeral model (inlined into its query).
+EPHEMERAL_SQL = """
+{{ config(materialized='ephemeral') }}
+select * from {{ ref('orders') }}
+"""
+CHILD_THROUGH_EPHEMERAL_SQL = """
+{{ config(materialized='table') }}
+select id as order_id, round from {{ ref('orders_ephemeral') }}
+{% if var('orphan', false) %} union all select 999, 0 {% endif %}
+"""
+
+
+class TestChildThroughAnEphemeralModel:
+    """A child reading a staged parent through an ephemeral model reads the parent's branch:
+    it is staged behind it as a direct child is, never written to main first."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "orders.sql": ORDERS_SQL,
+            "orders_ephemeral.sql": EPHEMERAL_SQL,
+            "child.sql": CHILD_THROUGH_EPHEMERAL_SQL,
+            "schema.yml": RELATIONSHIP_YML,
+        }
+
+    def test_the_child_is_staged_behind_the_parent(self, project) -> None:
+        _, output = run_dbt_and_capture(["build", "--vars", "{round: 1}"])
+        assert "child: staged on branch" in output and "model.test.orders publish" in output
+        assert rows(project, "child") == [(i, 1) for i in range(3)]
+
+        _, output = run_dbt_and_capture(
+            ["build", "--vars", "{round: 2, orphan: true}"], expect_pass=False
+        )
+        # The relationships test failed: the child, built from the staged rows, stays on
+        # its branch with them; its main keeps the published rows.
+        assert rows(project, "child") == [(i, 1) for i in range(3)]
+        assert rows(project, "orders") == [(i, 1) for i in range(3)]
+        branch = audit_branch(last_invocation_id(project))
+        assert {r[1] for r in rows(project, "child", branch)} == {0, 2}
+        assert "child: not published" in output
+
+
 SEED_CSV = "code,name\nA,alpha\nB,beta\n"
 SEED_YML = """
 version: 2
@@ -304,3 +353,186 @@ class TestRetryAfterAFailedAudit:
             assert branches(project, name) == [] and record_keys(project, name) == []
         # The incremental state kept for the publish landed with it.
         assert model_state(project, "events") != state
+
+
+# Gates orders: every round it holds must be listed in `rounds`, a table the test creates
+# when it wants the test to find it (until then the test errors: its query cannot run).
+ROUNDS_TEST_SQL = """
+select * from {{ ref('orders') }}
+where round not in (select round from {{ target.schema }}.rounds)
+"""
+
+
+def make_rounds(project, *rounds: int) -> None:
+    """The `rounds` table the gating tests read, holding `rounds` (dropped first)."""
+    drop_rounds(project)
+    values = ", ".join(f"({r})" for r in rounds)
+    project.run_sql(
+        f"create table {project.test_schema}.rounds using iceberg as "
+        f"select * from values {values} as t(round)"
+    )
+
+
+def drop_rounds(project) -> None:
+    project.run_sql(f"drop table if exists {project.test_schema}.rounds purge")
+
+
+class TestRetryAfterAnErroredAudit:
+    """A gating test that errors (its query cannot run) never reports: the staged build
+    must end unpublished, and `dbt retry` must audit it again, never pass on main."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"orders.sql": ORDERS_SQL}
+
+    @pytest.fixture(scope="class")
+    def tests(self):
+        return {"orders_rounds_listed.sql": ROUNDS_TEST_SQL}
+
+    def test_a_retry_audits_the_staged_build_again_and_publishes_it(self, project) -> None:
+        make_rounds(project, 1)
+        run_dbt(["build", "--vars", "{round: 1}"])
+        published = rows(project, "orders")
+        drop_rounds(project)
+        results, build_output = run_dbt_and_capture(
+            ["build", "--vars", "{round: 2}"], expect_pass=False
+        )
+        assert statuses(results) == {"orders": "success", "orders_rounds_listed": "error"}
+        branch = audit_branch(last_invocation_id(project))
+        assert rows(project, "orders") == published
+        assert {r[1] for r in rows(project, "orders", branch)} == {2}
+
+        # The retry's test reads the staged data (round 2): not listed, it fails.
+        make_rounds(project, 1)
+        results, output = run_dbt_and_capture(["retry"], expect_pass=False)
+        assert statuses(results) == {"orders_rounds_listed": "fail"}
+        assert f"orders: the build staged on branch {branch} was not published" in output
+        assert rows(project, "orders") == published
+
+        # Listed, it passes on the staged data, which is published.
+        make_rounds(project, 2)
+        results, output = run_dbt_and_capture(["retry"])
+        assert statuses(results) == {"orders_rounds_listed": "pass"}
+        assert "orders: audited (1 test(s) passed) and published" in output
+        assert rows(project, "orders") == [(i, 2) for i in range(6)]
+        assert branches(project, "orders") == [] and record_keys(project, "orders") == []
+        # The build whose test errored said, at its end, what it left and the fix.
+        assert f"orders: left unpublished on branch {branch}" in build_output
+        assert "Fix: " in build_output.split(f"orders: left unpublished on branch {branch}")[1]
+
+
+# `child` is staged only because orders is (no audit of its own): a test reading both
+# (child first) still has to run when child builds. `order_ids` is staged the same way,
+# but its own test passes: only its parent's test, which errors, keeps it unpublished.
+PLAIN_CHILD_SQL = """
+{{ config(materialized='table') }}
+select id as order_id, round from {{ ref('orders') }}
+"""
+CHILD_ROUNDS_TEST_SQL = """
+select c.* from {{ ref('child') }} as c join {{ ref('orders') }} as o on c.order_id = o.id
+where c.round not in (select round from {{ target.schema }}.rounds)
+"""
+# Reads orders and a source, which order_ids does not read: order_ids does not wait for it.
+SOURCE_ROUNDS_TEST_SQL = """
+select * from {{ ref('orders') }}
+where round not in (select round from {{ source('reference', 'rounds') }})
+"""
+FAMILY_YML = """
+version: 2
+sources:
+  - name: reference
+    schema: "{{ target.schema }}"
+    tables: [{name: rounds}]
+models:
+  - name: orders
+    columns:
+      - name: id
+        data_tests: [not_null]
+  - name: order_ids
+    columns:
+      - name: order_id
+        data_tests: [not_null]
+"""
+
+
+class TestRetryOfChildrenStagedBehindTheirParent:
+    """Models built while their parent was staged are staged behind it: when the parent's
+    test errors, `dbt retry` must publish them with their parent, or not go green."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "orders.sql": ORDERS_SQL,
+            "child.sql": PLAIN_CHILD_SQL,
+            "order_ids.sql": PLAIN_CHILD_SQL,
+            "schema.yml": FAMILY_YML,
+        }
+
+    @pytest.fixture(scope="class")
+    def tests(self):
+        return {
+            "child_rounds_listed.sql": CHILD_ROUNDS_TEST_SQL,
+            "orders_rounds_listed.sql": SOURCE_ROUNDS_TEST_SQL,
+        }
+
+    def test_the_retry_publishes_the_parent_then_its_children(self, project) -> None:
+        make_rounds(project, 1)
+        run_dbt(["build", "--vars", "{round: 1}"])
+        models = ("orders", "child", "order_ids")
+        published = {n: rows(project, n) for n in models}
+        drop_rounds(project)
+        results, output = run_dbt_and_capture(["build", "--vars", "{round: 2}"], expect_pass=False)
+        assert statuses(results) == {
+            "orders": "success",
+            "not_null_orders_id": "pass",
+            "child": "success",
+            "order_ids": "success",
+            "not_null_order_ids_order_id": "pass",
+            "child_rounds_listed": "error",
+            "orders_rounds_listed": "error",
+        }
+        # Both children were built from the staged orders, and staged behind it.
+        branch = audit_branch(last_invocation_id(project))
+        assert "child: staged on branch" in output and "order_ids: staged on branch" in output
+        for name in models:
+            assert rows(project, name) == published[name]
+            assert {r[1] for r in rows(project, name, branch)} == {2}
+
+        # Only round 2 listed: the retry's tests pass only on the staged data (child's
+        # main is round 1), and order_ids, which no retried test reads, publishes too.
+        make_rounds(project, 2)
+        results, output = run_dbt_and_capture(["retry"])
+        assert statuses(results) == {"child_rounds_listed": "pass", "orders_rounds_listed": "pass"}
+        for name in models:
+            assert {r[1] for r in rows(project, name)} == {2}, name
+            assert branches(project, name) == [] and record_keys(project, name) == [], name
+
+
+# Gates orders; sleeps on each row when told, so that its run can be killed while it runs
+# (a condition Spark cannot fold away); passes otherwise.
+SLOW_TEST_SQL = """
+select * from {{ ref('orders') }}
+where length(coalesce(reflect('java.lang.Thread', 'sleep',
+                               cast({{ var('sleep_ms', 0) }} as bigint)), 'slept')) = 0
+"""
+
+
+def test_a_build_killed_before_its_audit_is_audited_by_the_next_dbt_test(tmp_path: Path) -> None:
+    """A `dbt build` killed after staging, before its tests reported: the next `dbt test`
+    audits the staged build (its process is gone) and publishes it, never green on main."""
+    project = Project(tmp_path / "project", tmp_path / "warehouse", progress_interval_seconds=1)
+    project.model("orders", ORDERS_SQL)
+    write_files(project.root, {"tests/orders_slow_check.sql": SLOW_TEST_SQL})
+    built = project.run("build", *run_vars(round=1))
+    assert built.returncode == 0, built.stdout[-4000:]
+
+    job = project.start("build", *run_vars(round=2, sleep_ms=60000), log_path="killed")
+    kill_while_running(job, "orders_slow_check")
+    assert project.ids("orders") == [0, 1, 2]
+    (branch,) = project.catalog().branches("faults", "orders").heads
+
+    tested = project.run("test")
+    assert tested.returncode == 0, tested.stdout[-4000:]
+    assert f"orders: the build staged on branch {branch} was not published" in tested.stdout
+    assert project.ids("orders") == list(range(6))
+    assert project.catalog().branches("faults", "orders").heads == {}

@@ -5,9 +5,6 @@ read exactly is refused, naming the fix, before anything is written."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +15,7 @@ from tests.functional.harness import (
     adapter_responses,
     assert_all_passed,
     batch_model,
+    kill_while_running,
     last_invocation_id,
     latest_snapshot_summary,
     query_rows,
@@ -312,22 +310,6 @@ where length(coalesce(reflect('java.lang.Thread', 'sleep',
 """
 
 
-def kill_while_writing(job: subprocess.Popen[str], model: str) -> None:
-    """SIGKILL `job` (a dbt process) once it says `model`'s statement is running."""
-    deadline = time.monotonic() + 300
-    seen = []
-    assert job.stdout is not None
-    for line in job.stdout:
-        seen.append(line)
-        if f"{model}: running for" in line:
-            break
-        assert time.monotonic() < deadline, "".join(seen)
-    else:
-        raise AssertionError("dbt ended before the statement ran:\n" + "".join(seen))
-    job.send_signal(signal.SIGKILL)
-    job.wait(timeout=60)
-
-
 def test_a_run_killed_before_its_commit_reads_its_range_again(tmp_path: Path) -> None:
     project = Project(tmp_path / "project", tmp_path / "warehouse", progress_interval_seconds=1)
     project.model("orders", ORDERS)
@@ -338,7 +320,7 @@ def test_a_run_killed_before_its_commit_reads_its_range_again(tmp_path: Path) ->
     committed = [s.snapshot_id for s in copy.snapshots()]
 
     job = project.start("run", "-s", "orders_copy", *run_vars(sleep_ms=60000), log_path="killed")
-    kill_while_writing(job, "orders_copy")
+    kill_while_running(job, "orders_copy")
     copy = project.catalog().load_table("faults", "orders_copy")
     assert [s.snapshot_id for s in copy.snapshots()] == committed
     assert project.ids("orders_copy") == [1, 2]

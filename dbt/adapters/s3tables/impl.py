@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -51,7 +52,6 @@ from dbt.adapters.s3tables.incremental.table import IncrementalTable
 from dbt.adapters.s3tables.incremental.upstream_changes import Reader, UpstreamChanges
 from dbt.adapters.s3tables.incremental.warehouse import Warehouse
 from dbt.adapters.s3tables.keys.config_keys import FAIL_FLAG, FAIL_FLAG_SPEC, ConfigKeyCheck
-from dbt.adapters.s3tables.lifecycle.audit import LEDGER
 from dbt.adapters.s3tables.lifecycle.maintainer import TableMaintainer
 from dbt.adapters.s3tables.lifecycle.publishing import WriteAuditPublish
 from dbt.adapters.s3tables.lifecycle.required_columns import (
@@ -117,7 +117,9 @@ class S3TablesAdapter(SparkAdapter):
             lambda relation: self.catalogs.named(relation.database, relation=relation).name,
         )
         self._maintenance = TableMaintainer(self._warehouse, self._query_rows)
-        self._audits = WriteAuditPublish(self._warehouse, self._connection_name)
+        self._audits = WriteAuditPublish(
+            self._warehouse, self._connection_name, self._graph_nodes, self._node_relation
+        )
         self._undo = RunUndo(
             self.catalog_database,
             lambda database: self.iceberg_for(database=database),
@@ -125,7 +127,6 @@ class S3TablesAdapter(SparkAdapter):
             self.execute,
             self.cache_dropped,
         )
-        LEDGER.resume_with(self._audits.resume_audit)
 
     def add_catalog_integration(
         self, catalog_integration: CatalogIntegrationConfig
@@ -514,6 +515,33 @@ class S3TablesAdapter(SparkAdapter):
     def _connection_name(self) -> str:
         connection = self.connections.get_if_exists()
         return str(connection.name) if connection is not None and connection.name else ""
+
+    def _graph_nodes(self) -> Mapping[str, Mapping[str, Any]] | None:
+        """The project's nodes as the macros' `graph.nodes` has them: dbt hands the adapter
+        its manifest (as the macro resolver, its graph built) before a command runs nodes;
+        None without one."""
+        graph = getattr(self.get_macro_resolver(), "flat_graph", None)
+        nodes = graph.get("nodes") if isinstance(graph, dict) else None
+        return nodes if isinstance(nodes, Mapping) and nodes else None
+
+    def _node_relation(self, node: Mapping[str, Any]) -> BaseRelation:
+        """A node's table (of `graph.nodes`), on main."""
+        relation: BaseRelation = self.Relation.create(
+            database=node.get("database"),
+            schema=node.get("schema"),
+            identifier=node.get("alias") or node.get("name"),
+            type=RelationType.Table,
+        )
+        return relation
+
+    def cleanup_connections(self) -> None:
+        """dbt's invocation ends (dbt calls this when its nodes are done, however they
+        ended; later calls find nothing): the audited builds still staged end unpublished,
+        each said in one line, before the connections close."""
+        try:
+            self._audits.invocation_ended()
+        finally:
+            super().cleanup_connections()
 
     # --- incremental models (incremental/) ---
 

@@ -6,16 +6,20 @@ ledger; `audited_build.py` carries out the branch writes and the publish).
   branch `dbt_audit_<invocation>` of its table; `main` does not move.
 - Its gating tests are the error-severity data tests selected in this invocation that
   depend on it. When every one has passed, `main` is fast-forwarded to the branch; one
-  failing (or the test erroring: it never reports) keeps `main` where it was.
+  failing keeps `main` where it was. A test that errors never reports: when the
+  invocation ends, every build still waiting for a test (or for a parent) ends unpublished
+  all the same, each said in one line naming the model, its branch and the fix.
 - A model built while a parent is still staged reads the parent's branch, so it is staged
   too, and publishes only after every such parent has published: data built from
   unpublished data is never published before it.
 - Each staged build keeps an `AuditRecord` on its table (a table property per branch):
-  whose build it is, whether it ended unpublished, which of its tests passed, and what its
-  publish still has to do. A concurrent build of the same table never removes a branch
-  still in flight, and a build whose audit failed can be audited again later (`dbt
-  retry`, `dbt test`): a test of it that has not passed reads the staged data, and the
-  build publishes once every such test has passed.
+  whose build it is, whether it ended unpublished, which of its tests passed, which staged
+  parents it waits for, and what its publish still has to do. A concurrent build of the
+  same table never removes a branch still in flight, and a build no longer in flight
+  (ended unpublished, or its process gone: killed) can be audited again later (`dbt retry`,
+  `dbt test`): a test of it that has not passed reads the staged data, and the build
+  publishes once every such test has passed, together with the builds staged on the same
+  branch behind it (its staged parents first, its staged children after it).
 """
 
 from __future__ import annotations
@@ -62,6 +66,9 @@ class AuditRecord:
     # The tests that gate it, and those of them that passed on its staged data.
     tests: tuple[str, ...] = ()
     passed: tuple[str, ...] = ()
+    # The staged parents (model ids) it was built from and that had not published when the
+    # record was written: it publishes only after them.
+    waiting_on: tuple[str, ...] = ()
     # What its publish does after moving main: table properties set and removed, and
     # columns dropped.
     set_properties: dict[str, str] = field(default_factory=dict)
@@ -84,6 +91,7 @@ class AuditRecord:
                 state=str(values.get("state", STAGED)),
                 tests=tuple(values.get("tests") or ()),
                 passed=tuple(values.get("passed") or ()),
+                waiting_on=tuple(values.get("waiting_on") or ()),
                 set_properties={
                     str(k): str(v) for k, v in (values.get("set_properties") or {}).items()
                 },
@@ -93,9 +101,12 @@ class AuditRecord:
         except (ValueError, KeyError, TypeError, AttributeError):
             return None
 
-    def unpublished(self) -> AuditRecord:
-        """Its audit failed (or a parent's did, or its publish): done, not in flight."""
-        return replace(self, state=UNPUBLISHED)
+    def unpublished(self, waiting_on: Iterable[str] | None = None) -> AuditRecord:
+        """Its audit failed (or a parent's did, or its publish, or its tests never
+        reported): done, not in flight; `waiting_on`, the staged parents it still waits
+        for (unchanged when None)."""
+        waits = self.waiting_on if waiting_on is None else tuple(sorted(waiting_on))
+        return replace(self, state=UNPUBLISHED, waiting_on=waits)
 
     def with_passed(self, test_id: str) -> AuditRecord:
         return replace(self, passed=tuple(sorted({*self.passed, test_id})))
@@ -117,10 +128,24 @@ def audit_records(properties: Mapping[str, str]) -> dict[str, AuditRecord]:
     return records
 
 
-def in_flight(record: AuditRecord, now: float, host: str, is_alive: Callable[[int], bool]) -> bool:
+def in_flight(
+    record: AuditRecord,
+    now: float,
+    host: str,
+    is_alive: Callable[[int], bool],
+    process: str = "",
+    own_branch: str = "",
+) -> bool:
     """Whether a staged build may still be running: staged (not yet unpublished) by a
-    process that is alive (same machine) or, elsewhere, less than a day ago."""
+    process that is alive (same machine) or, elsewhere, less than a day ago. A build this
+    `process` staged on another branch than its current invocation's (`own_branch`) was
+    staged by an earlier invocation of it, which has ended (one process runs its dbt
+    invocations one after another): not in flight. Not in flight and still staged is
+    abandoned (its process killed, or ended before its tests reported): it ended
+    unpublished."""
     if record.state != STAGED:
+        return False
+    if process and record.owner == process and record.branch != own_branch:
         return False
     pid, _, owner_host = record.owner.partition("@")
     if owner_host == host and pid.isdigit():
@@ -135,6 +160,7 @@ def stale_branches(
     now: float,
     host: str,
     is_alive: Callable[[int], bool],
+    process: str = "",
 ) -> list[str]:
     """The audit branches a new audited build removes before staging its own: every one
     but its own and those of builds still in flight (a concurrent build of the same
@@ -145,7 +171,10 @@ def stale_branches(
         for branch in branches
         if is_audit_branch(branch)
         and branch != own
-        and not (branch in records and in_flight(records[branch], now, host, is_alive))
+        and not (
+            branch in records
+            and in_flight(records[branch], now, host, is_alive, process, own_branch=own)
+        )
     ]
 
 
@@ -184,21 +213,72 @@ class StagedBuild:
     waiting_on: set[str]
     failed_tests: list[str] = field(default_factory=list)
     failed_parent: str | None = None
+    # Why its publish failed (its tests passed).
+    publish_error: str | None = None
+    # Set when the invocation ended first: its gating tests that never reported (they
+    # errored, or did not run), and whether it ended still waiting (for them or a parent).
+    unreported_tests: list[str] = field(default_factory=list)
+    ended_waiting: bool = False
     published: bool = False
     # What the adapter needs to publish it (relation, deferred table changes).
     payload: Any = None
 
     @property
     def failed(self) -> bool:
-        return bool(self.failed_tests) or self.failed_parent is not None
+        return bool(
+            self.failed_tests
+            or self.failed_parent is not None
+            or self.publish_error is not None
+            or self.unreported_tests
+            or self.ended_waiting
+        )
 
     @property
     def ready(self) -> bool:
         return not self.published and not self.failed and not self.pending_tests
 
 
-# (invocation id, the model's relation on main, its node) -> the build taken up, or None.
-Resumer = Callable[[str, Any, Any], StagedBuild | None]
+def unpublished_line(build: StagedBuild) -> str:
+    """The one line saying a build is left unpublished when its invocation ends: the
+    model, why, its branch and the fix."""
+    if build.failed_tests:
+        why = f"failing test(s): {', '.join(build.failed_tests)}"
+    elif build.publish_error is not None:
+        why = f"its tests passed but its publish failed: {build.publish_error}"
+    elif build.failed_parent is not None:
+        why = f"built from the staged {build.failed_parent}, which did not publish"
+    elif build.unreported_tests:
+        why = (
+            f"test(s) that never reported (they errored, or did not run): "
+            f"{', '.join(build.unreported_tests)}"
+        )
+    else:
+        why = "still waiting to publish when the run ended"
+    if build.publish_error is not None:
+        fix = f"rebuild it: `dbt build -s {build.name}+`"
+    elif build.failed_parent is not None:
+        # A unique id is `<type>.<package>.<name>` (a version after the name).
+        parent = build.failed_parent.split(".", 2)[-1]
+        fix = (
+            "it publishes after its parent: fix what the parent's test(s) report, then `dbt "
+            f"retry`, or rebuild from the parent: `dbt build -s {parent}+`"
+        )
+    else:
+        fix = (
+            "fix what the test(s) report, then `dbt retry` (its tests audit the staged data "
+            f"again, and it publishes when they pass), or rebuild: `dbt build -s {build.name}+`"
+        )
+    return (
+        f"{build.name}: left unpublished on branch {build.branch} ({why}); main is "
+        f"unchanged. Fix: {fix}"
+    )
+
+
+# (invocation id, the model's relation on main, its node) -> the builds taken up with it,
+# each after the staged parents it waits for (none: its readers read main).
+Resumer = Callable[[str, Any, Any], list[StagedBuild]]
+# Carries out what a ledger event settled (publishes, reports): audited_build.settle.
+Settler = Callable[[str, "LedgerUpdate"], None]
 
 
 @dataclass
@@ -222,22 +302,28 @@ class AuditLedger:
         self._invocation: str | None = None
         self._builds: dict[str, StagedBuild] = {}
         # Taking up builds staged by earlier invocations (see `reading_branch`): one at a
-        # time, each model asked once per invocation.
+        # time; a model taken up, or written to main, is not asked again in the invocation.
         self._resume_lock = threading.Lock()
         self._resumer: Resumer | None = None
+        self._settler: Settler | None = None
         self._asked: set[str] = set()
+        # Whether the current invocation has ended (`finish`).
+        self._finished = False
 
     def _for(self, invocation_id: str) -> dict[str, StagedBuild]:
         if invocation_id != self._invocation:
             self._invocation = invocation_id
             self._builds = {}
             self._asked = set()
+            self._finished = False
         return self._builds
 
-    def resume_with(self, resumer: Resumer) -> None:
+    def resume_with(self, resumer: Resumer, settler: Settler) -> None:
         """How a build an earlier invocation staged and did not publish is taken up (the
-        adapter reads its record from the table's catalog)."""
+        adapter reads its record from the table's catalog), and how a build taken up with
+        nothing left to wait for is published."""
         self._resumer = resumer
+        self._settler = settler
 
     def reading_branch(
         self, invocation_id: str, model_id: str, relation: Any, node: Any, resume: bool
@@ -245,22 +331,38 @@ class AuditLedger:
         """The branch a reader of `model_id` reads: its audit branch while staged in this
         invocation; with `resume`, also the branch of a build an earlier invocation staged
         and did not publish, when this invocation runs tests that gate it (it is then
-        staged here too, published when they pass). None: main."""
+        staged here too, with the builds staged behind it or before it on its branch,
+        published when they pass). None: main."""
         branch = self.staged_branch(invocation_id, model_id)
         if branch is not None or not resume or self._resumer is None:
             return branch
         with self._resume_lock:
             with self._lock:
-                builds = self._for(invocation_id)
+                self._for(invocation_id)
                 if model_id in self._asked:
-                    build = builds.get(model_id)
-                    return build.branch if build is not None and not build.published else None
-                self._asked.add(model_id)
-            resumed = self._resumer(invocation_id, relation, node)
-            if resumed is None:
-                return None
-            self.stage(invocation_id, resumed)
-            return resumed.branch
+                    return self._branch_of(invocation_id, model_id)
+            # Asked again for each reader until a build is taken up: whether one is
+            # depends on the reader (a test that passed on it reads main).
+            updates = []
+            for resumed in self._resumer(invocation_id, relation, node):
+                with self._lock:
+                    self._asked.add(resumed.model_id)
+                updates.append(self.stage(invocation_id, resumed))
+            for update in updates:
+                if (update.publish or update.failed) and self._settler is not None:
+                    self._settler(invocation_id, update)
+            return self.staged_branch(invocation_id, model_id)
+
+    def built_on_main(self, invocation_id: str, model_id: str) -> None:
+        """`model_id` was written to main in this invocation: its tests read that, never a
+        build an earlier invocation staged (its main has moved past it)."""
+        with self._lock:
+            self._for(invocation_id)
+            self._asked.add(model_id)
+
+    def _branch_of(self, invocation_id: str, model_id: str) -> str | None:
+        build = self._for(invocation_id).get(model_id)
+        return build.branch if build is not None and not build.published else None
 
     def unpublished(self, invocation_id: str, model_ids: Iterable[str]) -> set[str]:
         """Those of `model_ids` staged in this invocation and not published."""
@@ -279,6 +381,22 @@ class AuditLedger:
         """The builds staged in this invocation and not published."""
         with self._lock:
             return [b for b in self._for(invocation_id).values() if not b.published]
+
+    def on_branch(self, invocation_id: str, branch: str) -> tuple[set[str], set[str]]:
+        """The models staged in this invocation on `branch`: those not published, and those
+        published."""
+        with self._lock:
+            builds = [b for b in self._for(invocation_id).values() if b.branch == branch]
+            return (
+                {b.model_id for b in builds if not b.published},
+                {b.model_id for b in builds if b.published},
+            )
+
+    def waiting_on(self, invocation_id: str, model_id: str) -> tuple[str, ...]:
+        """The staged parents `model_id` still waits for."""
+        with self._lock:
+            build = self._for(invocation_id).get(model_id)
+            return tuple(sorted(build.waiting_on)) if build is not None else ()
 
     def get(self, invocation_id: str, model_id: str) -> StagedBuild | None:
         with self._lock:
@@ -335,8 +453,30 @@ class AuditLedger:
         unpublished."""
         with self._lock:
             builds = self._for(invocation_id)
-            builds[model_id].failed_tests.append(reason)
+            builds[model_id].publish_error = reason
             return LedgerUpdate(failed=self._fail_children(builds, model_id))
+
+    def finish(self) -> list[StagedBuild]:
+        """The current invocation ends (once; later calls find nothing): a build still
+        waiting for a gating test (one that errored never reports), or for a parent, can no
+        longer publish in it and ends unpublished; every build left unpublished is
+        returned, to be recorded and said."""
+        with self._lock:
+            if self._finished or self._invocation is None:
+                return []
+            self._finished = True
+            builds = self._builds
+            for build in builds.values():
+                if not build.published and not build.failed and build.pending_tests:
+                    build.unreported_tests = sorted(build.pending_tests)
+                    build.pending_tests.clear()
+                    self._fail_children(builds, build.model_id)
+            left = [b for b in builds.values() if not b.published]
+            for build in left:
+                # Nothing to wait for and yet not published: said all the same.
+                if not build.failed:
+                    build.ended_waiting = True
+            return left
 
     @staticmethod
     def _ready(build: StagedBuild) -> bool:

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,7 @@ from dbt.adapters.s3tables.lifecycle.audit import (
     audit_records,
     record_key,
     stale_branches,
+    unpublished_line,
 )
 from dbt.adapters.s3tables.sql.text import procedure_call, quote, sql_string
 from dbt.adapters.s3tables.sql.types import is_widening, without_void
@@ -49,7 +51,8 @@ logger = AdapterLogger("s3tables")
 BRANCH_GONE = "does not exist"
 
 
-def _is_alive(pid: int) -> bool:
+def is_alive(pid: int) -> bool:
+    """Whether a process of this machine is alive."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -86,6 +89,11 @@ class AuditedBuild:
     record: AuditRecord | None = None
     # Staged by an earlier invocation and audited again in this one.
     resumed: bool = False
+    # Its record is read, changed and written by the threads of its tests one at a time:
+    # two passes written at once would lose one.
+    _record_lock: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
+    )
 
     @property
     def relation(self) -> BaseRelation:
@@ -116,7 +124,13 @@ class AuditedBuild:
             return
         records = audit_records(current.properties)
         stale = stale_branches(
-            current.heads, records, self.branch, time.time(), socket.gethostname(), _is_alive
+            current.heads,
+            records,
+            self.branch,
+            time.time(),
+            socket.gethostname(),
+            is_alive,
+            this_process(),
         )
         for old in stale:
             self.drop_branch(old)
@@ -202,6 +216,7 @@ class AuditedBuild:
                 this_process(),
                 self.record.staged_at if self.record else time.time(),
                 tests=tuple(sorted(self.gating_tests)),
+                waiting_on=tuple(sorted(self.waiting_on)),
                 set_properties=dict(self.properties),
                 remove_properties=tuple(sorted(self.removed_properties)),
                 drop_columns=tuple(self.dropped_columns),
@@ -223,6 +238,16 @@ class AuditedBuild:
         settle(self.invocation_id, LEDGER.stage(self.invocation_id, build))
 
     def _keep_record(self, record: AuditRecord) -> None:
+        with self._record_lock:
+            self._write_record(record)
+
+    def _change_record(self, change: Callable[[AuditRecord], AuditRecord]) -> None:
+        """The record changed from its current value and written, one thread at a time."""
+        with self._record_lock:
+            if self.record is not None:
+                self._write_record(change(self.record))
+
+    def _write_record(self, record: AuditRecord) -> None:
         self.record = record
         self.warehouse.iceberg.set_properties_if_changed(
             self._namespace, self._table, {record_key(self.branch): record.to_property()}
@@ -232,15 +257,14 @@ class AuditedBuild:
         """One of its tests passed without publishing it (it failed already, or waits for
         other tests): the record keeps the pass, which holds for this staged data in any
         later run that audits it again."""
-        if self.record is not None:
-            self._keep_record(self.record.with_passed(test_id))
+        self._change_record(lambda record: record.with_passed(test_id))
 
-    def mark_unpublished(self) -> None:
-        """It will not publish in this run (a test or a parent failed, or the publish): the
-        record says so. The build stays on its branch, can be audited again, and is no
-        longer in flight for a concurrent build's cleanup."""
-        if self.record is not None:
-            self._keep_record(self.record.unpublished())
+    def mark_unpublished(self, waiting_on: Iterable[str]) -> None:
+        """It will not publish in this run (a test or a parent failed, or the publish, or
+        the run ended before its tests reported): the record says so, with the staged
+        parents it still waits for. The build stays on its branch, can be audited again,
+        and is no longer in flight for a concurrent build's cleanup."""
+        self._change_record(lambda record: record.unpublished(waiting_on))
 
     def publish(self) -> None:
         """`main` fast-forwarded to the branch, then what was kept for the publish (the
@@ -309,6 +333,9 @@ def settle(invocation_id: str, update: LedgerUpdate) -> None:
         logger.info(
             f"{build.name}: audited ({tests} test(s) passed) and published: main now "
             f"holds the new data; branch {build.branch} removed"
+            if tests or not audited.waiting_on
+            else f"{build.name}: published after {', '.join(sorted(audited.waiting_on))}: "
+            f"main now holds the new data; branch {build.branch} removed"
         )
         pending += LEDGER.published(invocation_id, build.model_id).publish
         if audited.after_publish is not None:
@@ -322,7 +349,6 @@ def settle(invocation_id: str, update: LedgerUpdate) -> None:
             continue
         reported.add(build.model_id)
         audited = build.payload
-        audited.mark_unpublished()
         why = (
             f"its parent {build.failed_parent} did not publish"
             if build.failed_parent
@@ -330,8 +356,29 @@ def settle(invocation_id: str, update: LedgerUpdate) -> None:
         )
         logger.warning(
             f"{build.name}: not published ({why}); main is unchanged and the new data "
-            f"stays on branch {build.branch} until the model's next audited build: "
-            f"{audited.inspect_hint()}"
+            f"stays on branch {build.branch} until a `dbt retry` audits it again or the "
+            f"model's next audited build replaces it: {audited.inspect_hint()}"
         )
+        audited.mark_unpublished(LEDGER.waiting_on(invocation_id, build.model_id))
     if publish_errors:
         raise DbtRuntimeError("; ".join(publish_errors))
+
+
+def settle_ended(builds: Iterable[StagedBuild]) -> None:
+    """The invocation ended with `builds` unpublished (the ledger's `finish`): each said in
+    one line (model, why, branch, fix), then its record marked unpublished with the staged
+    parents it still waits for, so that a later invocation's tests take it up. A record
+    that cannot be written fails the invocation, after every line was said."""
+    errors = []
+    for build in builds:
+        logger.warning(unpublished_line(build))
+        audited: AuditedBuild = build.payload
+        try:
+            audited.mark_unpublished(sorted(build.waiting_on))
+        except Exception as error:
+            errors.append(f"{build.name}: its audit record on branch {build.branch}: {error}")
+    if errors:
+        raise DbtRuntimeError(
+            "audit records not written (their builds stay staged until their process is "
+            "gone): " + "; ".join(errors)
+        )

@@ -1,33 +1,33 @@
-"""Write-audit-publish as dbt's macros reach it: whether a build is staged on an audit
-branch (`audit_build`), a staged build taken up again by a later invocation's tests
-(`resume_audit`, for `dbt retry`), views reading their parents' main while a parent is
-staged (`reading_main`), and a finished test settling the builds it gates
-(`audit_test_done`). The protocol itself is in audit.py (the ledger, records, branches) and
-audited_build.py (one staged build and its publish)."""
+"""Write-audit-publish as dbt's macros and the adapter reach it: whether a build is staged
+on an audit branch (`audit_build`), a staged build taken up again by a later invocation's
+tests (`resume_audit`, for `dbt retry`: resumption.py), views reading their parents' main
+while a parent is staged (`reading_main`), a finished test settling the builds it gates
+(`audit_test_done`), and the end of the invocation settling the builds still staged
+(`invocation_ended`). The protocol itself is in audit.py (the ledger, records, branches)
+and audited_build.py (one staged build and its publish)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.invocation import get_invocation_id
-from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
 from dbt.adapters.s3tables.incremental.warehouse import Warehouse
 from dbt.adapters.s3tables.keys.format_version import FORMAT_VERSION_PROPERTY
 from dbt.adapters.s3tables.lifecycle.audit import (
     LEDGER,
-    UNPUBLISHED,
     StagedBuild,
     audit_branch,
-    audit_records,
     gating_tests,
     is_failing_test,
 )
-from dbt.adapters.s3tables.lifecycle.audited_build import AuditedBuild, settle
+from dbt.adapters.s3tables.lifecycle.audited_build import AuditedBuild, settle, settle_ended
 from dbt.adapters.s3tables.lifecycle.build_config import LifecycleConfig
+from dbt.adapters.s3tables.lifecycle.resumption import TakeUp
+from dbt.adapters.s3tables.lifecycle.staged_family import read_parents
 
 logger = AdapterLogger("s3tables")
 
@@ -39,11 +39,16 @@ class WriteAuditPublish:
         self,
         warehouse_for: Callable[[BaseRelation], Warehouse],
         connection_name: Callable[[], str],
+        graph_nodes: Callable[[], Mapping[str, Mapping[str, Any]] | None],
+        relation_for: Callable[[Mapping[str, Any]], BaseRelation],
     ) -> None:
         # What a build writes through; the name of the calling thread's connection (dbt
-        # names it after the node it runs: a test's starts with `test.`).
+        # names it after the node it runs: a test's starts with `test.`); the project's
+        # nodes and a node's table, for the builds a later invocation takes up.
         self.warehouse_for = warehouse_for
-        self.connection_name = connection_name
+        self.take_up = TakeUp(warehouse_for, connection_name, graph_nodes, relation_for)
+        # A ref read by a test asks the ledger, which asks this adapter to take up builds.
+        LEDGER.resume_with(self.resume_audit, settle)
 
     def audit_build(
         self,
@@ -63,9 +68,10 @@ class WriteAuditPublish:
         if staged is not None and not staged.published:
             resumed: AuditedBuild = staged.payload  # a later batch of the same microbatch build
             return resumed
-        parents = (model.get("depends_on") or {}).get("nodes") or []
-        waiting_on = LEDGER.unpublished(invocation, parents)
+        # A parent read through an ephemeral model is read all the same.
+        waiting_on = LEDGER.unpublished(invocation, read_parents(model, nodes))
         if not model_config.audit_before_publish and not waiting_on:
+            LEDGER.built_on_main(invocation, model_id)
             return None
         tests = gating_tests(nodes.values(), model_id, set(selected or ()))
         if not tests and not waiting_on:
@@ -73,6 +79,7 @@ class WriteAuditPublish:
                 f"{model['name']}: audit_before_publish: no test of it runs in this "
                 "invocation, so it is written to main directly (`dbt build` audits it)"
             )
+            LEDGER.built_on_main(invocation, model_id)
             return None
         return AuditedBuild(
             name=str(model["name"]),
@@ -94,67 +101,20 @@ class WriteAuditPublish:
             },
         )
 
-    def resume_audit(
-        self, invocation: str, relation: BaseRelation, node: Any
-    ) -> StagedBuild | None:
-        """A build of `node` an earlier invocation staged and did not publish, taken up when
-        a test of it that has not passed on its staged data runs now (`dbt retry`, `dbt
-        test`): the test reads the staged data again, and once every such test has passed,
-        the build publishes, so a retry never passes on `main` while the build it failed
-        stays unpublished. Nothing is looked up unless the reader is a test (the thread's
-        connection is named after the node it runs) of a model with
-        `audit_before_publish`."""
-        reader_id = self.connection_name()
-        config: Any = getattr(node, "config", None)
-        audited = config.get("audit_before_publish") if hasattr(config, "get") else None
-        if not reader_id.startswith("test.") or str(audited).lower() != "true":
-            return None
-        try:
-            branches = self.warehouse_for(relation).iceberg.branches(
-                str(relation.schema), str(relation.identifier)
-            )
-        except (NoSuchTableError, NoSuchNamespaceError):
-            return None  # not built yet, or a view
-        unique_id, name = str(node.unique_id), str(node.name)
-        records = [
-            r
-            for r in audit_records(branches.properties).values()
-            if r.model_id == unique_id and r.state == UNPUBLISHED and r.branch in branches.heads
-        ]
-        if not records:
-            return None
-        record = max(records, key=lambda r: r.staged_at)
-        tests = record.tests_to_pass
-        if reader_id not in tests:
-            return None
-        if record.branch not in branches.ahead_of_main:
-            logger.warning(
-                f"{name}: the build staged on branch {record.branch} was not published and "
-                "no longer can be (main has moved since it was staged); its tests read main. "
-                "Fix: rebuild the model (`dbt build -s <model>+`)"
-            )
-            return None
-        logger.info(
-            f"{name}: the build staged on branch {record.branch} was not published; its "
-            f"tests that have not passed on it ({len(tests)}) audit it again in this run, and "
-            "it is published when they pass"
-        )
-        audited_build = AuditedBuild(
-            name=name,
-            model_id=unique_id,
-            invocation_id=invocation,
-            target=relation,
-            branch=record.branch,
-            warehouse=self.warehouse_for(relation),
-            gating_tests=tests,
-            waiting_on=set(),
-            properties=dict(record.set_properties),
-            removed_properties=set(record.remove_properties),
-            dropped_columns=list(record.drop_columns),
-            record=record,
-            resumed=True,
-        )
-        return StagedBuild(unique_id, name, record.branch, set(tests), set(), payload=audited_build)
+    def resume_audit(self, invocation: str, relation: BaseRelation, node: Any) -> list[StagedBuild]:
+        """The builds an earlier invocation staged and did not publish that this
+        invocation's test reading `node` takes up (`dbt retry`, `dbt test`): the test reads
+        the staged data again, and once every such test has passed, the build publishes
+        (with the builds staged behind it on its branch), so a retry never passes on
+        `main` while the build it failed stays unpublished (see resumption.py)."""
+        return self.take_up(invocation, relation, node)
+
+    def invocation_ended(self) -> None:
+        """dbt's invocation ends: every build still staged (a gating test errored and
+        never reported, or did not run; or a parent did not publish) ends unpublished, each
+        said in one line naming the model, its branch and the fix; its record says so, so
+        that `dbt retry` (or `dbt test`) audits it again."""
+        settle_ended(LEDGER.finish())
 
     def reading_main(self, sql: str) -> str:
         """A view's query reading its parents' main even where a parent is still staged

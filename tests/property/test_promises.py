@@ -13,7 +13,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from tests.property.machine import PromisesMachine
 
 BOUNDED = settings(
-    max_examples=4,
+    max_examples=6,
     stateful_step_count=8,
     deadline=None,
     derandomize=True,

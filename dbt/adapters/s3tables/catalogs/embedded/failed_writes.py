@@ -43,8 +43,12 @@ def referenced_files(table: Table) -> set[str]:
     paths = {table.metadata_location, *(e.metadata_file for e in metadata.metadata_log)}
     paths.update(s.manifest_list for s in metadata.snapshots)
     if metadata.snapshots:
-        paths.update(table.inspect.all_manifests().column("path").to_pylist())
-        paths.update(table.inspect.all_files().column("file_path").to_pylist())
+        manifests = table.inspect.all_manifests().column("path").to_pylist()
+        paths.update(manifests)
+        # PyIceberg 0.12's all_files() fails on snapshots without any manifest (a first
+        # build of no rows, empty appends): they reference no data file.
+        if manifests:
+            paths.update(table.inspect.all_files().column("file_path").to_pylist())
     return {local_path(p) for p in paths if p}
 
 

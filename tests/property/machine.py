@@ -560,5 +560,29 @@ class PromisesMachine(RuleBasedStateMachine):
         assert not branches, f"green, yet unpublished: {branches}"
 
     def teardown(self) -> None:
-        """The steps this example ran, for the log (pytest shows it with a failure)."""
+        """The steps this example ran: printed (pytest shows it with a failure), and a
+        line in `PROMISES_LOG` when set (the soak counts them)."""
         print(f"{self.schema}: {len(self.steps)} dbt commands: " + "; ".join(self.steps))
+        log = os.environ.get("PROMISES_LOG")
+        if log:
+            with open(log, "a") as lines:
+                lines.write(json.dumps({"example": self.schema, "commands": self.steps}) + "\n")
+
+
+class KillingPromisesMachine(PromisesMachine):
+    """The machine with dbt in processes of its own, and one more rule: a run of readers
+    SIGKILLed (dbt and its Spark) at a random moment. Whatever it had committed stays,
+    whatever it had not is not there: each table holds its rows before the run, or those
+    the run would have written, never a mix; the next runs converge."""
+
+    make_dbt = SubprocessDbt
+
+    @rule(
+        readers=st.sets(st.sampled_from(sorted(READERS)), min_size=1, max_size=4),
+        after=st.floats(min_value=2.0, max_value=30.0),
+    )
+    def killed_run(self, readers: set[str], after: float) -> None:
+        assert isinstance(self.dbt, SubprocessDbt)
+        chosen = [r for r in READERS if r in readers]
+        self.dbt.kill_after = after
+        self.run(Plan(["run", "-s", *chosen, *EVENT_TIME_WINDOW], readers=chosen))

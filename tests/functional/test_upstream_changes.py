@@ -583,3 +583,75 @@ class TestKeyedReadsOfRebuiltUpstreams:
                 query_rows(project, f"select id, name from {relation(project, 'seed_mirror')}")
                 == expected
             )
+
+
+# dbt unit tests of incremental models: is_incremental() (overridden or not) and
+# upstream_changes(), whose range is the rows the test gives.
+FILTERED_COPY = """
+{{ config(materialized='incremental') }}
+select id, name from {{ ref('people_source') }}
+{% if is_incremental() %} where id > 1 {% endif %}
+"""
+UNIT_TESTS = """
+unit_tests:
+  - name: a_first_build_keeps_every_row
+    model: filtered_copy
+    given:
+      - input: ref('people_source')
+        rows: [{id: 1, name: a}, {id: 2, name: b}]
+    expect:
+      rows: [{id: 1, name: a}, {id: 2, name: b}]
+  - name: an_incremental_run_filters
+    model: filtered_copy
+    overrides:
+      macros: {is_incremental: true}
+    given:
+      - input: ref('people_source')
+        rows: [{id: 1, name: a}, {id: 2, name: b}]
+    expect:
+      rows: [{id: 2, name: b}]
+  - name: upstream_changes_reads_the_given_rows
+    model: people_copy
+    given:
+      - input: ref('people_source')
+        rows: [{id: 7, name: x}]
+    expect:
+      rows: [{id: 7, name: x}]
+  - name: keyed_changes_are_inserts
+    model: people_mirror
+    given:
+      - input: ref('people_source')
+        rows: [{id: 7, name: x}]
+    expect:
+      rows: [{id: 7, name: x, _change_type: INSERT}]
+"""
+
+
+class TestUnitTestsOfIncrementalModels:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "people_source.sql": "{{ config(materialized='table') }}\nselect 1 as id, 'a' as name",
+            "filtered_copy.sql": FILTERED_COPY,
+            "people_copy.sql": "{{ config(materialized='incremental') }}\n"
+            "select id, name from {{ upstream_changes(ref('people_source')) }}\n",
+            "people_mirror.sql": "{{ config(materialized='incremental', unique_key='id', "
+            "merge_delete_when=\"_change_type = 'DELETE'\") }}\n"
+            "select id, name, _change_type "
+            "from {{ upstream_changes(ref('people_source'), unique_key='id') }}\n",
+            "unit_tests.yml": UNIT_TESTS,
+        }
+
+    def test_unit_tests_pass(self, project):
+        results = run_dbt(["build"])
+        statuses = {r.node.name: str(r.status) for r in results}
+        assert statuses == {
+            "people_source": "success",
+            "filtered_copy": "success",
+            "people_copy": "success",
+            "people_mirror": "success",
+            "a_first_build_keeps_every_row": "pass",
+            "an_incremental_run_filters": "pass",
+            "upstream_changes_reads_the_given_rows": "pass",
+            "keyed_changes_are_inserts": "pass",
+        }

@@ -49,7 +49,12 @@ from dbt.adapters.s3tables.connections import S3TablesConnectionManager
 from dbt.adapters.s3tables.engines.python_models import python_model_view_sql
 from dbt.adapters.s3tables.incremental.commit_counts import with_upstream_reads
 from dbt.adapters.s3tables.incremental.table import IncrementalTable
-from dbt.adapters.s3tables.incremental.upstream_changes import Reader, UpstreamChanges
+from dbt.adapters.s3tables.incremental.upstream_changes import (
+    Reader,
+    UpstreamChanges,
+    unit_test_rows,
+)
+from dbt.adapters.s3tables.incremental.upstream_reads import check_key_argument
 from dbt.adapters.s3tables.incremental.warehouse import Warehouse
 from dbt.adapters.s3tables.keys.config_keys import FAIL_FLAG, FAIL_FLAG_SPEC, ConfigKeyCheck
 from dbt.adapters.s3tables.lifecycle.maintainer import TableMaintainer
@@ -591,6 +596,11 @@ class S3TablesAdapter(SparkAdapter):
             incremental,
             unique_key,
         )
+
+    @available
+    def upstream_changes_in_unit_test(self, upstream: Any, unique_key: object = None) -> str:
+        """upstream_changes() in a dbt unit test: the rows the test gives the upstream."""
+        return unit_test_rows(str(upstream), check_key_argument("unit test", upstream, unique_key))
 
     @available
     def tag_next_write(self) -> None:

@@ -208,6 +208,13 @@ class UpstreamChanges:
         return f"(SELECT *{label} FROM {quote(view)})"
 
 
+def unit_test_rows(given: str, keys: Sequence[str]) -> str:
+    """upstream_changes() in a dbt unit test: the rows the test gives for the upstream
+    (`given`, the fixture's relation), as the whole range; with a key, each an INSERT."""
+    label = f", 'INSERT' AS {CHANGE_TYPE_COLUMN}" if keys else ""
+    return f"(SELECT *{label} FROM {given})"
+
+
 def row_changes_sql(before: str, after: str, columns: Sequence[str], keys: Sequence[str]) -> str:
     """The row changes between the tables `before` and `after` (of the same `columns`), per
     key whose rows differ: each row `after` holds of it (as often as it holds it), as

@@ -30,7 +30,9 @@
      macro too), also false while the model's SQL is rendered as on a first build (its
      whole-history query, for an on_schema_change mode that rebuilds the table). --#}
 {% macro is_incremental() -%}
-  {% if not execute or adapter.incremental(this).renders_as_first_build() %}
+  {#-- A unit test has no `this` unless it gives one; it sets is_incremental() itself
+       through `overrides`. --#}
+  {% if not execute or this is none or adapter.incremental(this).renders_as_first_build() %}
     {{ return(False) }}
   {% endif %}
   {% set relation = adapter.get_relation(this.database, this.schema, this.table) %}
@@ -46,10 +48,15 @@
      appended since the snapshot the table's last build read, up to the upstream's
      snapshot when the run started. With `unique_key=`: its row changes per key since
      then, each with `_change_type` (INSERT, UPDATE, DELETE), for a merge model whose
-     `merge_delete_when` deletes. See incremental/upstream_reads.py. --#}
+     `merge_delete_when` deletes. In a unit test, the rows given for the upstream (each an
+     `INSERT` with a key). See incremental/upstream_reads.py. --#}
 {% macro upstream_changes(relation, unique_key=none) -%}
   {%- if not execute -%}
     {{ return(relation) }}
+  {%- endif -%}
+  {#-- A unit test's given rows are the range it reads. --#}
+  {%- if model.resource_type == 'unit_test' -%}
+    {{ return(adapter.upstream_changes_in_unit_test(relation, unique_key)) }}
   {%- endif -%}
   {{ return(adapter.upstream_changes(model, this, relation, is_incremental(), unique_key)) }}
 {%- endmacro %}

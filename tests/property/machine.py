@@ -2,7 +2,7 @@
 like a user: it changes the upstreams of the project in project.py (appends, merges that
 update and delete, a `table` model rebuilt, a seed reloaded, `--full-refresh`), runs the
 readers (every strategy, reading style and model kind) with faults injected (a model's
-write raising, a pre-hook committing before it, an audit test failing or erroring),
+query failing, a pre-hook committing before it, an audit test failing or erroring),
 and applies lifecycle operations (`s3tables_rollback` of the last run, compaction,
 snapshot expiry, `dbt retry`). After every step it checks every promise against the
 oracle (world.py):
@@ -412,7 +412,7 @@ class PromisesMachine(RuleBasedStateMachine):
         full_refresh=st.booleans(),
     )
     def run_readers(self, readers: set[str], fault: str, victim: str, full_refresh: bool) -> None:
-        """`dbt run -s <readers>`, a fault injected in one of them: its write raises,
+        """`dbt run -s <readers>`, a fault injected in one of them: its query fails,
         and/or its pre-hook commits on its own table first."""
         chosen = [r for r in READERS if r in readers]
         extra: dict[str, Any] = {}

@@ -19,8 +19,9 @@ that fails on `fail_audit` and errors while the table `audit_probe` is missing. 
 readers (tag `refused`): upstream_changes() in an ephemeral model, a view and a
 microbatch model.
 
-Faults, by var: `fail_model` (a reader whose write raises), `hook_model` (a reader whose
-pre-hook commits on its own table, changing no row, before its write).
+Faults, by var: `fail_model` (a reader whose query fails: it reads a table that does not
+exist), `hook_model` (a reader whose pre-hook commits on its own table, changing no row,
+before its write).
 """
 
 from __future__ import annotations
@@ -257,10 +258,15 @@ from values
 }
 
 MACROS = """
-{#-- A reader's rows raise an error when `fail_model` names it: its write fails. --#}
+{#-- When `fail_model` names the reader, its query reads a table that does not exist:
+     the model fails after its pre-hooks and its reads' planning, before any write, with
+     rows or without (a row-level raise_error would not fire on no rows). --#}
 {% macro injected_fault() -%}
-  (case when '{{ var("fail_model", "") }}' = '{{ this.identifier }}'
-        then raise_error('injected failure in {{ this.identifier }}') else true end)
+  {%- if var("fail_model", "") == this.identifier -%}
+    exists (select 1 from {{ target.schema }}.injected_failure_of_{{ this.identifier }})
+  {%- else -%}
+    true
+  {%- endif -%}
 {%- endmacro %}
 
 {#-- When `hook_model` names the reader: a pre-hook that commits (an empty append) on its

@@ -63,10 +63,12 @@ def main() -> int:
         examples = [json.loads(line) for line in Path(log.name).read_text().splitlines()]
     minutes = (time.monotonic() - started) / 60
     commands = sum(len(e["commands"]) for e in examples)
+    killed = sum(c.endswith("(killed)") for e in examples for c in e["commands"])
     outcome = "held" if result.returncode == 0 else "BROKEN"
     print(
         f"promises soak ({variant}): the promises {outcome} over {len(examples)} examples "
-        f"and {commands} dbt commands ({minutes:.1f} min); seed {seed}"
+        f"and {commands} dbt commands{f', {killed} of them killed' if options.kill else ''} "
+        f"({minutes:.1f} min); seed {seed}"
     )
     if result.returncode != 0:
         print(f"replay: {replay}")

@@ -243,7 +243,8 @@ class PromisesMachine(RuleBasedStateMachine):
         before = {name: self.observe(name).current for name in self.tables()}
         retrying = plan.args[0] == "retry"  # dbt retry takes the last command's vars
         result = self.dbt.invoke(plan.args if retrying else [*plan.args, *self.vars_of(plan.vars)])
-        self.steps.append(" ".join(plan.args) + (f" {json.dumps(plan.vars)}" if plan.vars else ""))
+        vars_text = f" {json.dumps(plan.vars)}" if plan.vars else ""
+        self.steps.append(" ".join(plan.args) + vars_text + (" (killed)" if result.killed else ""))
         self.check_output(result)
         problems: list[str] = []
         for name, state in plan.upstreams.items():

@@ -29,24 +29,51 @@ logger = AdapterLogger("s3tables")
 
 
 class RunningStatements:
-    """How many statements this process's dbt threads are running: a failed write's files
-    are removed only while no other statement could be writing files of its own."""
+    """How many statements and catalog operations this process's dbt threads are running,
+    and the gate a failed write's cleanup closes: its files are removed only while nothing
+    else runs, and nothing starts until it is done. Checking first and removing after,
+    with the gate open, let another model's write start in between: the files it had
+    written and not yet committed looked like leftovers, were removed, and its commit
+    then referenced missing files."""
 
     def __init__(self) -> None:
         self._count = 0
-        self._lock = threading.Lock()
+        # The thread removing a failed write's files (None: none is).
+        self._sweeper: int | None = None
+        self._changed = threading.Condition()
 
     def __enter__(self) -> None:
-        with self._lock:
+        me = threading.get_ident()
+        with self._changed:
+            while self._sweeper is not None and self._sweeper != me:
+                self._changed.wait()
             self._count += 1
 
     def __exit__(self, *exc_info: object) -> None:
-        with self._lock:
+        with self._changed:
             self._count -= 1
+            self._changed.notify_all()
 
     def running(self) -> int:
-        with self._lock:
+        with self._changed:
             return self._count
+
+    @contextmanager
+    def alone(self, own: int) -> Iterator[bool]:
+        """Whether this thread runs alone (no more than its `own` statements are running);
+        while it does, no other thread's statement or catalog operation starts."""
+        me = threading.get_ident()
+        with self._changed:
+            alone = self._count <= own and self._sweeper is None
+            if alone:
+                self._sweeper = me
+        try:
+            yield alone
+        finally:
+            if alone:
+                with self._changed:
+                    self._sweeper = None
+                    self._changed.notify_all()
 
 
 STATEMENTS_RUNNING = RunningStatements()
@@ -66,29 +93,30 @@ def clean_up_after_failure(
     A write that `lost_a_conflict` proves another writer is at work on the table: its
     files in flight (not committed yet) look exactly like this write's leftovers, so
     nothing is removed then, only listed for a later run that is alone to re-check."""
-    if lost_a_conflict:
-        unsafe = "another writer is committing to this table"
-    elif not ENGINES[credentials.method].writes_from_this_process:
-        unsafe = "a Spark Thrift Server may still be writing them"
-    elif STATEMENTS_RUNNING.running() > own_statements:
-        unsafe = "other models of this run are writing"
-    else:
-        unsafe = None
     notes = []
-    for config in catalogs.all():
-        try:
-            leftovers = config.kind.clean_up_failed_write(
-                iceberg_catalog_for(config), started, unsafe
-            )
-        except Exception as error:  # reported with the write's own error, not instead
-            logger.debug(f"leftover check failed: {error!r}")
-            notes.append(f"Looking for files the failed write left failed too: {error}")
-            continue
-        if leftovers.removed:
-            logger.debug(f"removed after a failed write: {[str(p) for p in leftovers.removed]}")
-        note = leftovers.describe()
-        if note:
-            notes.append(note)
+    with STATEMENTS_RUNNING.alone(own_statements) as alone:
+        if lost_a_conflict:
+            unsafe: str | None = "another writer is committing to this table"
+        elif not ENGINES[credentials.method].writes_from_this_process:
+            unsafe = "a Spark Thrift Server may still be writing them"
+        elif not alone:
+            unsafe = "other models of this run are writing"
+        else:
+            unsafe = None
+        for config in catalogs.all():
+            try:
+                leftovers = config.kind.clean_up_failed_write(
+                    iceberg_catalog_for(config), started, unsafe
+                )
+            except Exception as error:  # reported with the write's own error, not instead
+                logger.debug(f"leftover check failed: {error!r}")
+                notes.append(f"Looking for files the failed write left failed too: {error}")
+                continue
+            if leftovers.removed:
+                logger.debug(f"removed after a failed write: {[str(p) for p in leftovers.removed]}")
+            note = leftovers.describe()
+            if note:
+                notes.append(note)
     return "\n  ".join(notes) or None
 
 
@@ -149,6 +177,8 @@ class S3TablesConnectionManager(SparkConnectionManager):
         # A PyIceberg commit (schema evolution, properties) that fails on a full disk
         # leaves a partial metadata file, cleaned up like a failed statement's.
         iceberg.after_failed_write = partial(clean_up_after_failure, credentials, self.catalogs)
+        # Its operations (commits write metadata files) count as running, as statements do.
+        iceberg.operations = STATEMENTS_RUNNING
         # Changes to format-v3 tables PyIceberg cannot write go through Spark SQL.
         iceberg.run_sql = self.run_catalog_sql
         return iceberg

@@ -15,6 +15,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import cache, partial
@@ -292,6 +293,9 @@ class IcebergCatalog:
         self.recovering = recovering
         # Set by the connection: removes what a failed write left, says what it did.
         self.after_failed_write: Callable[[float], str | None] | None = None
+        # Entered around every catalog operation: the connection manager counts them as
+        # running, so a failed write's cleanup never removes the files of one in flight.
+        self.operations: AbstractContextManager[object] = nullcontext()
         # Set by the connection: runs a Spark SQL statement (changes to format-v3 tables
         # where PyIceberg cannot write their metadata, see `commit`).
         self.run_sql: Callable[[str], None] | None = None
@@ -324,7 +328,8 @@ class IcebergCatalog:
         can act on (locked, unreachable, damaged) becomes one sentence saying what to do."""
         started = time.time()
         try:
-            return retry_on_lock(operation, what, self.config.lock_timeout_seconds)
+            with self.operations:
+                return retry_on_lock(operation, what, self.config.lock_timeout_seconds)
         except Exception as error:
             explained = explain_catalog_error(self.config, error, what)
             if explained is None:

@@ -1,0 +1,145 @@
+{#-- The incremental materialization for the `spark` adapter on Iceberg tables, as the
+     dbt-s3tables adapter runs it: every config key checked first; a first build (and
+     --full-refresh, which keeps the table's history) is one CREATE [OR REPLACE] TABLE AS;
+     an incremental run evolves the schema (never dropping a column), then writes its rows
+     in one statement (one Iceberg commit), and keeps the model's state in table
+     properties. A run with no rows commits nothing (microbatch replaces its window). --#}
+
+{% materialization incremental, adapter='spark', supported_languages=['sql'] -%}
+  {%- do s3tables_spark.check_config_keys() -%}
+  {%- do s3tables_spark.refuse_contract() -%}
+  {%- set settings = s3tables_spark.incremental_settings() -%}
+  {%- if settings.on_schema_change in ['full_refresh', 'full_incremental_refresh'] -%}
+    {{ s3tables_spark.config_error('on_schema_change', '`' ~ settings.on_schema_change ~ "` rebuilds from the model's whole-history SQL, which needs the adapter (dbt renders the model once, as an incremental run)", 'use `recreate_empty`, `append_new_columns` or `sync_all_columns`, or rebuild with `dbt run --full-refresh`') }}
+  {%- endif -%}
+  {%- set target = this.incorporate(type='table') -%}
+  {%- do s3tables_spark.check_names(target) -%}
+  {%- set existing = load_relation(this) -%}
+  {%- set rows_view = this.incorporate(path={'identifier': this.identifier ~ '__dbt_tmp'}).include(database=false, schema=false) -%}
+  {%- set history_columns = [settings.valid_from, settings.valid_to] if settings.strategy == 'scd2' else [] -%}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {%- do s3tables_spark.cache_rows(rows_view, compiled_code) -%}
+  {%- set model_columns = adapter.get_columns_in_relation(rows_view) -%}
+  {%- set column_names = model_columns | map(attribute='name') | list -%}
+  {%- do s3tables_spark.check_names(target, column_names) -%}
+  {%- do s3tables_spark.check_columns_exist(settings, column_names) -%}
+
+  {%- if existing is none or existing.is_view or should_full_refresh() -%}
+    {%- if existing is not none and existing.is_view -%}
+      {% do adapter.drop_relation(existing) %}
+    {%- endif -%}
+    {%- set rows = 'SELECT * FROM ' ~ rows_view -%}
+    {%- if settings.strategy == 'scd2' -%}
+      {%- set rows = 'SELECT *, current_timestamp() AS ' ~ s3tables_spark.quote(settings.valid_from) ~ ', CAST(NULL AS TIMESTAMP) AS ' ~ s3tables_spark.quote(settings.valid_to) ~ ' FROM ' ~ rows_view -%}
+    {%- endif -%}
+    {%- call statement('main') -%}
+      {{ s3tables_spark.create_table_as(target, rows, existing is not none and not existing.is_view, true) }}
+    {%- endcall -%}
+    {%- set previous = {} -%}
+  {%- else -%}
+    {%- set previous = s3tables_spark.table_properties(existing) -%}
+    {%- do s3tables_spark.compare_state(settings, previous) -%}
+    {%- do s3tables_spark.align_write_mode(target, previous) -%}
+    {%- set diff = s3tables_spark.schema_diff(adapter.get_columns_in_relation(existing), model_columns, history_columns) -%}
+    {%- if settings.on_schema_change == 'recreate_empty' and (diff.added or diff.changed) -%}
+      {%- do s3tables_spark.recreate_empty(target, rows_view, diff) -%}
+    {%- else -%}
+      {%- do s3tables_spark.apply_evolution(target, s3tables_spark.plan_evolution(settings.on_schema_change, diff)) -%}
+      {%- if diff.removed and settings.on_schema_change != 'fail' -%}
+        {{ log('s3tables_spark: ' ~ model.name ~ ': column(s) ' ~ diff.removed | join(', ') ~ ' no longer returned by the model are kept (this package never drops a column)', info=true) }}
+      {%- endif -%}
+      {%- set table_columns = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
+      {%- set w = s3tables_spark.incremental_write(settings, target, rows_view, table_columns, column_names) -%}
+      {%- if settings.strategy != 'microbatch' and not s3tables_spark.has_rows(rows_view) -%}
+        {{ log('s3tables_spark: ' ~ model.name ~ ': no rows, nothing committed', info=true) }}
+        {%- call noop_statement('main', 'OK (no rows, nothing committed)') -%}{%- endcall -%}
+      {%- else -%}
+        {%- if settings.strategy == 'insert_overwrite' -%}
+          {% call statement('s3tables_overwrite_mode') %}SET spark.sql.sources.partitionOverwriteMode = DYNAMIC{% endcall %}
+        {%- endif -%}
+        {%- call statement('main') -%}
+          {{ s3tables_spark.strategy_sql(settings.strategy, w) }}
+        {%- endcall -%}
+        {%- if settings.strategy == 'insert_overwrite' -%}
+          {% call statement('s3tables_overwrite_mode') %}SET spark.sql.sources.partitionOverwriteMode = STATIC{% endcall %}
+        {%- endif -%}
+      {%- endif -%}
+    {%- endif -%}
+  {%- endif -%}
+
+  {%- do s3tables_spark.set_properties(target, s3tables_spark.state_properties(settings, s3tables_spark.next_processed_value(settings, rows_view, model_columns, previous))) -%}
+  {%- do s3tables_spark.uncache_rows(rows_view) -%}
+  {% do persist_docs(target, model) %}
+
+  {{ run_hooks(post_hooks) }}
+
+  {{ return({'relations': [target]}) }}
+{%- endmaterialization %}
+
+{#-- The statement's names (see strategies.sql). --#}
+{% macro incremental_write(settings, target, rows_view, table_columns, column_names) -%}
+  {%- set update_columns = settings.update_columns -%}
+  {%- if settings.exclude_columns is not none -%}
+    {%- set excluded = settings.exclude_columns | map('lower') | list + settings.unique_key | map('lower') | list -%}
+    {%- set update_columns = [] -%}
+    {%- for c in table_columns if c | lower not in excluded -%}{%- do update_columns.append(c) -%}{%- endfor -%}
+  {%- endif -%}
+  {{ return({
+    'target': target,
+    'source_sql': compiled_code,
+    'source_unique': settings.unique_key_is_unique is true,
+    'target_columns': table_columns,
+    'source_columns': column_names,
+    'unique_key': settings.unique_key,
+    'predicates': settings.predicates,
+    'update_columns': update_columns,
+    'watermark_column': settings.watermark_column,
+    'check_columns': settings.check_columns,
+    'valid_from': settings.valid_from,
+    'valid_to': settings.valid_to,
+    'event_time': settings.event_time,
+    'window_start': config.get('__dbt_internal_microbatch_event_time_start'),
+    'window_end': config.get('__dbt_internal_microbatch_event_time_end'),
+  }) }}
+{%- endmacro %}
+
+{#-- Every column a key names is one the model returns. --#}
+{% macro check_columns_exist(settings, column_names) -%}
+  {%- set available = column_names | map('lower') | list -%}
+  {%- for key, columns in [
+        ('unique_key', settings.unique_key),
+        ('watermark_column', [settings.watermark_column] if settings.watermark_column else []),
+        ('scd_check_cols', settings.check_columns or []),
+        ('event_time', [settings.event_time] if settings.event_time else []),
+  ] -%}
+    {%- set missing = [] -%}
+    {%- for c in columns if c | lower not in available -%}{%- do missing.append(c) -%}{%- endfor -%}
+    {%- if missing -%}
+      {{ s3tables_spark.config_error(key, 'column(s) ' ~ missing | join(', ') ~ " not in the model's output (" ~ column_names | join(', ') ~ ')', 'select the column(s) in the model or correct `' ~ key ~ '`') }}
+    {%- endif -%}
+  {%- endfor -%}
+{%- endmacro %}
+
+{#-- A changed `write_mode` takes effect on the next run, without a rebuild. --#}
+{% macro align_write_mode(target, previous) -%}
+  {%- set wanted = s3tables_spark.creation_properties(true) -%}
+  {%- set changed = {} -%}
+  {%- for key in ['write.merge.mode', 'write.update.mode', 'write.delete.mode'] if previous.get(key) != wanted[key] -%}
+    {%- do changed.update({key: wanted[key]}) -%}
+  {%- endfor -%}
+  {%- do s3tables_spark.set_properties(target, changed) -%}
+{%- endmacro %}
+
+{#-- recreate_empty: replace the table, atomically, with one holding only this run's rows,
+     plus (NULL-filled) every column the model no longer returns. --#}
+{% macro recreate_empty(target, rows_view, diff) -%}
+  {%- set kept = [] -%}
+  {%- for column in adapter.get_columns_in_relation(target) if column.name in diff.removed -%}
+    {%- do kept.append(', CAST(NULL AS ' ~ column.data_type ~ ') AS ' ~ s3tables_spark.quote(column.name)) -%}
+  {%- endfor -%}
+  {%- call statement('main') -%}
+    {{ s3tables_spark.create_table_as(target, 'SELECT *' ~ kept | join('') ~ ' FROM ' ~ rows_view, true, true) }}
+  {%- endcall -%}
+{%- endmacro %}

@@ -1,0 +1,247 @@
+"""The dbt package `s3tables_spark/`'s pure macros against the adapter's Python, without
+Spark or dbt: each strategy's statement is the adapter's, character for character; the
+config keys, the "did you mean", S3 Tables' naming rules and the schema diff agree.
+
+The macros are rendered with Jinja as dbt renders them: `return()` ends a macro with a
+value, `do` runs an expression, `modules.re` is Python's `re`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import jinja2
+import jinja2.ext
+import pytest
+from dbt.artifacts.resources.v1.model import ModelConfig
+
+from dbt.adapters.s3tables.catalogs.s3tables.rules import name_problem, suggested_name
+from dbt.adapters.s3tables.incremental import strategies
+from dbt.adapters.s3tables.keys.config_keys import (
+    ADAPTER_CONFIG_KEYS,
+    DBT_READ_KEYS,
+    config_fields,
+)
+from dbt.adapters.s3tables.keys.spelling import nearest_key
+
+PACKAGE = Path(__file__).resolve().parents[2] / "s3tables_spark"
+
+
+class Returned(Exception):
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def _return(value: Any) -> None:
+    raise Returned(value)
+
+
+class ConfigError(Exception):
+    pass
+
+
+def _raise(message: str) -> None:
+    raise ConfigError(message)
+
+
+@functools.cache
+def load_macros(*files: str) -> Any:
+    """The package's macros of `files`, callable as `s3tables_spark.<name>(...)` returning
+    what their `return()` gives (for model `m`, with no config set)."""
+    environment = jinja2.Environment(extensions=[jinja2.ext.do])
+    namespace = SimpleNamespace()
+    settings: dict[str, Any] = {}
+    model_name = "m"
+    context = {
+        "return": _return,
+        "modules": SimpleNamespace(re=re),
+        "exceptions": SimpleNamespace(raise_compiler_error=_raise, warn=lambda m: None),
+        "model": {"name": model_name, "config": settings},
+        "config": SimpleNamespace(get=lambda k, default=None: settings.get(k, default)),
+        "var": lambda name, default=None: default,
+        "s3tables_spark": namespace,
+    }
+    source = "\n".join((PACKAGE / "macros" / f).read_text() for f in files)
+    module = environment.from_string(source).make_module(vars=context)
+
+    def returning(macro: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return macro(*args, **kwargs)
+            except Returned as returned:
+                return returned.value
+
+        return call
+
+    for name in dir(module):
+        macro = getattr(module, name)
+        if isinstance(macro, jinja2.runtime.Macro):
+            setattr(namespace, name, returning(macro))
+    return namespace
+
+
+@pytest.fixture(scope="module")
+def sql() -> Any:
+    return load_macros("strategies.sql")
+
+
+def write(**overrides: Any) -> strategies.IncrementalWrite:
+    values: dict[str, Any] = {
+        "target": "analytics.orders",
+        "source_sql": "select * from src",
+        "target_columns": ["id", "label", "amount"],
+        "source_columns": ["id", "label", "amount"],
+        "unique_key": ["id"],
+    }
+    return strategies.IncrementalWrite(**{**values, **overrides})
+
+
+def as_dict(w: strategies.IncrementalWrite) -> dict[str, Any]:
+    return {
+        "target": w.target,
+        "source_sql": w.source_sql,
+        "target_columns": list(w.target_columns),
+        "source_columns": list(w.source_columns),
+        "unique_key": list(w.unique_key),
+        "predicates": list(w.predicates),
+        "update_columns": None if w.update_columns is None else list(w.update_columns),
+        "watermark_column": w.watermark_column,
+        "source_unique": w.source_unique,
+        "check_columns": None if w.check_columns is None else list(w.check_columns),
+        "valid_from": w.valid_from,
+        "valid_to": w.valid_to,
+        "event_time": w.event_time,
+        "window_start": w.window_start,
+        "window_end": w.window_end,
+    }
+
+
+CASES = {
+    "append": write(unique_key=()),
+    "append, a column the model stopped returning": write(
+        unique_key=(), source_columns=["id", "label"]
+    ),
+    "merge": write(),
+    "merge, composite key, predicates": write(
+        unique_key=["id", "label"], predicates=["DBT_INTERNAL_DEST.amount > 0"]
+    ),
+    "merge, bare names in predicates": write(
+        predicates=[
+            "amount > 0 and `label` != 'x' and upper(label) = t.label",
+            "exists (select 1 from other where amount = 1)",
+            "transform(arr, amount -> amount + 1) is not null and cast(id as int) > 0",
+        ]
+    ),
+    "merge, watermark": write(watermark_column="amount"),
+    "merge, update columns": write(update_columns=["label"]),
+    "merge, unique source": write(source_unique=True),
+    "merge, a column the model stopped returning": write(source_columns=["ID", "label"]),
+    "delete+insert": write(),
+    "delete+insert, unique source": write(source_unique=True),
+    "insert_overwrite": write(unique_key=()),
+    "scd2": write(
+        target_columns=["id", "label", "amount", "valid_from", "valid_to"],
+    ),
+    "scd2, check columns and names": write(
+        target_columns=["id", "label", "amount", "vf", "vt"],
+        check_columns=["label"],
+        valid_from="vf",
+        valid_to="vt",
+    ),
+    "microbatch": write(
+        unique_key=(),
+        event_time="amount",
+        window_start="2024-01-01 00:00:00",
+        window_end="2024-01-02 00:00:00",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_each_statement_is_the_adapters(sql: Any, case: str) -> None:
+    strategy = case.split(",")[0]
+    w = CASES[case]
+    assert sql.strategy_sql(strategy, as_dict(w)) == strategies.STRATEGY_BUILDERS[strategy](w)
+
+
+def test_the_known_config_keys_are_dbts_and_the_adapters() -> None:
+    text = (PACKAGE / "macros" / "config.sql").read_text()
+    listed = re.search(r"macro known_config_keys\(\).*?\[(.*?)\]", text, re.S)
+    assert listed is not None
+    keys = set(re.findall(r"'([^']+)'", listed.group(1)))
+    assert keys == set(config_fields(ModelConfig)) | ADAPTER_CONFIG_KEYS | DBT_READ_KEYS
+
+
+TYPOS = [
+    "unique_ky",
+    "Unique-Key",
+    "incremental_stratgy",
+    "on_schema_chnage",
+    "partition",
+    "partitionby",
+    "tbl_properties",
+    "watermark",
+    "cluster_by",
+    "materialised",
+    "merge_update_cols",
+    "xyz",
+]
+
+
+@pytest.mark.parametrize("typo", TYPOS)
+def test_did_you_mean_names_the_adapters_key(typo: str) -> None:
+    macros = load_macros("config.sql")
+    known = macros.known_config_keys()
+    assert macros.nearest_key(typo, known) == nearest_key(typo, known)
+
+
+NAMES = ["orders", "Orders", "my-table", "_x", "x_", "aws_stuff", "a" * 256, "", "ok_9"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("kind", ["namespace", "table", "column"])
+def test_s3tables_names_follow_the_adapters_rules(name: str, kind: str) -> None:
+    macros = load_macros("names.sql")
+    assert macros.name_problem(name, kind) == name_problem(name, kind)
+    if name:
+        assert macros.suggested_name(name) == suggested_name(name)
+
+
+def column(name: str, data_type: str) -> SimpleNamespace:
+    return SimpleNamespace(name=name, data_type=data_type)
+
+
+def evolution(mode: str, table: list, model: list) -> Any:
+    macros = load_macros("schema_change.sql", "config.sql", "strategies.sql")
+    diff = macros.schema_diff(table, model, [])
+    return diff, macros.plan_evolution(mode, diff)
+
+
+def test_sync_all_columns_adds_columns_and_struct_fields_and_widens() -> None:
+    table = [column("id", "int"), column("s", "struct<a:int,b:decimal(10,2)>"), column("x", "float")]
+    model = [
+        column("ID", "bigint"),
+        column("s", "struct<a:int,b:decimal(12,2),c:string>"),
+        column("x", "double"),
+        column("new", "smallint"),
+    ]
+    diff, planned = evolution("sync_all_columns", table, model)
+    assert planned == {
+        "added": [(["s", "c"], "string"), (["new"], "int")],
+        "removed": [],
+        "changed": [(["id"], "int", "bigint"), (["s", "b"], "decimal(10,2)", "decimal(12,2)"), (["x"], "float", "double")],
+    }
+    assert evolution("append_new_columns", table, model)[1]["changed"] == []
+
+
+def test_no_mode_drops_a_column_and_narrowing_is_refused() -> None:
+    diff, planned = evolution("sync_all_columns", [column("id", "int"), column("gone", "string")], [column("id", "int")])
+    assert diff["removed"] == ["gone"] and planned["removed"] == []
+    with pytest.raises(ConfigError, match=r"config `on_schema_change`: sync_all_columns only widens .* type change of `id` from bigint to int"):
+        evolution("sync_all_columns", [column("id", "bigint")], [column("id", "int")])
+    with pytest.raises(ConfigError, match=r"is `fail` and the model's columns differ from the table: new column `n` string"):
+        evolution("fail", [column("id", "int")], [column("id", "int"), column("n", "string")])

@@ -85,7 +85,7 @@ functional: setup emulators
 # Two test processes (pytest-xdist), one per core; `--dist loadscope` keeps each module (and
 # each test class) on one process, so a module's servers and a class's project start once.
 test: lint emulators spark41
-	$(VENV)/bin/pytest tests -n 3 --dist loadscope --durations=30
+	$(VENV)/bin/pytest tests -n 2 --dist loadscope --durations=30
 
 # spark_lines.py runs format_versions.py (v2 vs v3 vs copy-on-write vs dbt-spark) and the
 # edit-run loop on Spark 3.5, then on 4.1, and prints the two lines side by side.

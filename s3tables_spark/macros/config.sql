@@ -32,7 +32,6 @@
   {{ return({
     'audit_before_publish': 'write-audit-publish needs the adapter (it stages on an Iceberg branch and publishes only after the tests pass, which dbt-spark cannot do)',
     'maintenance': 'maintenance after a build needs the adapter (PyIceberg reads the thresholds)',
-    'full_incremental_refresh': 'a chunked rebuild needs the adapter (it keeps the chunk plan and resumes it)',
     'merge_delete_when': 'deleting by condition reads upstream row changes, which need the adapter',
   }) }}
 {%- endmacro %}

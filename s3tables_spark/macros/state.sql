@@ -90,3 +90,8 @@
   {%- if relation is none -%}{{ return(none) }}{%- endif -%}
   {{ return(s3tables_spark.table_properties(relation).get(s3tables_spark.state_prefix() ~ 'last_processed_value')) }}
 {%- endmacro %}
+
+{#-- True only on an incremental run with that strategy, as the adapter's helpers. --#}
+{% macro strategy_is(strategy) -%}
+  {{ return(is_incremental() and s3tables_spark.incremental_settings().strategy == strategy) }}
+{%- endmacro %}

@@ -222,7 +222,11 @@ def evolution(mode: str, table: list, model: list) -> Any:
 
 
 def test_sync_all_columns_adds_columns_and_struct_fields_and_widens() -> None:
-    table = [column("id", "int"), column("s", "struct<a:int,b:decimal(10,2)>"), column("x", "float")]
+    table = [
+        column("id", "int"),
+        column("s", "struct<a:int,b:decimal(10,2)>"),
+        column("x", "float"),
+    ]
     model = [
         column("ID", "bigint"),
         column("s", "struct<a:int,b:decimal(12,2),c:string>"),
@@ -233,15 +237,27 @@ def test_sync_all_columns_adds_columns_and_struct_fields_and_widens() -> None:
     assert planned == {
         "added": [(["s", "c"], "string"), (["new"], "int")],
         "removed": [],
-        "changed": [(["id"], "int", "bigint"), (["s", "b"], "decimal(10,2)", "decimal(12,2)"), (["x"], "float", "double")],
+        "changed": [
+            (["id"], "int", "bigint"),
+            (["s", "b"], "decimal(10,2)", "decimal(12,2)"),
+            (["x"], "float", "double"),
+        ],
     }
     assert evolution("append_new_columns", table, model)[1]["changed"] == []
 
 
 def test_no_mode_drops_a_column_and_narrowing_is_refused() -> None:
-    diff, planned = evolution("sync_all_columns", [column("id", "int"), column("gone", "string")], [column("id", "int")])
+    diff, planned = evolution(
+        "sync_all_columns", [column("id", "int"), column("gone", "string")], [column("id", "int")]
+    )
     assert diff["removed"] == ["gone"] and planned["removed"] == []
-    with pytest.raises(ConfigError, match=r"config `on_schema_change`: sync_all_columns only widens .* type change of `id` from bigint to int"):
+    with pytest.raises(
+        ConfigError,
+        match=r"`on_schema_change`: sync_all_columns only widens .* `id` from bigint to int",
+    ):
         evolution("sync_all_columns", [column("id", "bigint")], [column("id", "int")])
-    with pytest.raises(ConfigError, match=r"is `fail` and the model's columns differ from the table: new column `n` string"):
+    with pytest.raises(
+        ConfigError,
+        match=r"is `fail` and the model's columns differ from the table: new column `n` string",
+    ):
         evolution("fail", [column("id", "int")], [column("id", "int"), column("n", "string")])

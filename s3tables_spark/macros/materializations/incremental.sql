@@ -9,8 +9,8 @@
   {%- do s3tables_spark.check_config_keys() -%}
   {%- do s3tables_spark.refuse_contract() -%}
   {%- set settings = s3tables_spark.incremental_settings() -%}
-  {%- if settings.on_schema_change in ['full_refresh', 'full_incremental_refresh'] -%}
-    {{ s3tables_spark.config_error('on_schema_change', '`' ~ settings.on_schema_change ~ "` rebuilds from the model's whole-history SQL, which needs the adapter (dbt renders the model once, as an incremental run)", 'use `recreate_empty`, `append_new_columns` or `sync_all_columns`, or rebuild with `dbt run --full-refresh`') }}
+  {%- if settings.on_schema_change == 'full_incremental_refresh' -%}
+    {{ s3tables_spark.config_error('on_schema_change', '`full_incremental_refresh` rebuilds in chunks and resumes a stopped rebuild, which needs the adapter', 'use `full_refresh` (one atomic rebuild), `recreate_empty`, `append_new_columns` or `sync_all_columns`') }}
   {%- endif -%}
   {%- set target = this.incorporate(type='table') -%}
   {%- do s3tables_spark.check_names(target) -%}
@@ -30,12 +30,8 @@
     {%- if existing is not none and existing.is_view -%}
       {% do adapter.drop_relation(existing) %}
     {%- endif -%}
-    {%- set rows = 'SELECT * FROM ' ~ rows_view -%}
-    {%- if settings.strategy == 'scd2' -%}
-      {%- set rows = 'SELECT *, current_timestamp() AS ' ~ s3tables_spark.quote(settings.valid_from) ~ ', CAST(NULL AS TIMESTAMP) AS ' ~ s3tables_spark.quote(settings.valid_to) ~ ' FROM ' ~ rows_view -%}
-    {%- endif -%}
     {%- call statement('main') -%}
-      {{ s3tables_spark.create_table_as(target, rows, existing is not none and not existing.is_view, true) }}
+      {{ s3tables_spark.create_table_as(target, s3tables_spark.build_sql(settings, 'SELECT * FROM ' ~ rows_view), existing is not none and not existing.is_view, true) }}
     {%- endcall -%}
     {%- set previous = {} -%}
   {%- else -%}
@@ -44,7 +40,9 @@
     {%- do s3tables_spark.align_write_mode(target, previous) -%}
     {%- set diff = s3tables_spark.schema_diff(adapter.get_columns_in_relation(existing), model_columns, history_columns) -%}
     {%- if settings.on_schema_change == 'recreate_empty' and (diff.added or diff.changed) -%}
-      {%- do s3tables_spark.recreate_empty(target, rows_view, diff) -%}
+      {%- do s3tables_spark.replace_table(target, settings, 'SELECT * FROM ' ~ rows_view, diff) -%}
+    {%- elif settings.on_schema_change == 'full_refresh' and (diff.added or diff.changed) -%}
+      {%- do s3tables_spark.replace_table(target, settings, s3tables_spark.first_build_sql(existing), diff) -%}
     {%- else -%}
       {%- do s3tables_spark.apply_evolution(target, s3tables_spark.plan_evolution(settings.on_schema_change, diff)) -%}
       {%- if diff.removed and settings.on_schema_change != 'fail' -%}
@@ -132,14 +130,35 @@
   {%- do s3tables_spark.set_properties(target, changed) -%}
 {%- endmacro %}
 
-{#-- recreate_empty: replace the table, atomically, with one holding only this run's rows,
-     plus (NULL-filled) every column the model no longer returns. --#}
-{% macro recreate_empty(target, rows_view, diff) -%}
+{#-- recreate_empty and full_refresh: replace the table, atomically, with `sql`'s rows (scd2
+     adds its validity columns), plus, NULL-filled, every column the model no longer
+     returns: no mode drops a column. --#}
+{% macro replace_table(target, settings, sql, diff) -%}
   {%- set kept = [] -%}
   {%- for column in adapter.get_columns_in_relation(target) if column.name in diff.removed -%}
     {%- do kept.append(', CAST(NULL AS ' ~ column.data_type ~ ') AS ' ~ s3tables_spark.quote(column.name)) -%}
   {%- endfor -%}
+  {%- set rows = 'SELECT *' ~ kept | join('') ~ ' FROM (\n' ~ s3tables_spark.build_sql(settings, sql) ~ '\n) AS dbt_replacement_rows' -%}
   {%- call statement('main') -%}
-    {{ s3tables_spark.create_table_as(target, 'SELECT *' ~ kept | join('') ~ ' FROM ' ~ rows_view, true, true) }}
+    {{ s3tables_spark.create_table_as(target, rows, true, true) }}
   {%- endcall -%}
+{%- endmacro %}
+
+{#-- The rows a new table is created from: scd2 adds its validity columns. --#}
+{% macro build_sql(settings, sql) -%}
+  {%- if settings.strategy != 'scd2' -%}{{ return(sql) }}{%- endif -%}
+  {{ return('SELECT *, current_timestamp() AS ' ~ s3tables_spark.quote(settings.valid_from) ~ ', CAST(NULL AS TIMESTAMP) AS ' ~ s3tables_spark.quote(settings.valid_to) ~ ' FROM (\n' ~ sql ~ '\n) AS dbt_scd2_source') }}
+{%- endmacro %}
+
+{#-- The model's SQL as on a first build (its whole history): rendered again while dbt's
+     relation cache does not hold the table, so dbt's is_incremental() is false. --#}
+{% macro first_build_sql(existing) -%}
+  {%- do adapter.cache_dropped(existing) -%}
+  {%- if adapter.get_relation(existing.database, existing.schema, existing.identifier) is not none -%}
+    {%- do adapter.cache_added(existing) -%}
+    {{ s3tables_spark.config_error('on_schema_change', '`full_refresh` could not render the model as a first build (dbt lists the table again)', 'rebuild with `dbt run -s ' ~ model.name ~ ' --full-refresh`') }}
+  {%- endif -%}
+  {%- set sql = render(model.raw_code) -%}
+  {%- do adapter.cache_added(existing) -%}
+  {{ return(sql) }}
 {%- endmacro %}

@@ -27,6 +27,7 @@ import tests.functional.test_incremental_strategies as strategies
 import tests.functional.test_model_state as model_state
 import tests.functional.test_schema_change_modes as replacing_modes
 from tests.functional.emulators import services, services_alive
+from tests.functional.harness import latest_snapshot_id, relation, snapshot_count
 
 PACKAGE = Path(__file__).resolve().parents[2] / "s3tables_spark"
 # What docs/dbt-cloud.md tells a project to add (dbt 1.11 uses a package's override of a
@@ -250,3 +251,39 @@ class TestLegacyFlagUsesThePackageWithoutTheShim(PackageWithoutTheShim):
         _, output = run_dbt_and_capture(["run"])
         assert "config `unique_ky`: neither dbt nor s3tables reads this key" in output, output
         assert "did you mean `unique_key`?" in output, output
+
+
+# --- what the package refuses where the adapter does more -----------------------------
+
+PARTITIONED_SQL = """
+{{ config(materialized='incremental', incremental_strategy='append',
+          partition_by=var('partition_by', ['grp'])) }}
+select 1 as id, 'a' as grp
+"""
+
+
+class TestAChangedPartitioningIsRefused(OnDbtSparkWithThePackage):
+    """The adapter evolves a table's partition spec in place; the package cannot, so a
+    changed `partition_by` is refused before anything is written (never ignored), and
+    `--full-refresh`, the fix it names, rebuilds the table with the new spec."""
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict:
+        return {"parted.sql": PARTITIONED_SQL}
+
+    def test_refused_then_rebuilt_by_full_refresh(self, project: TestProjInfo) -> None:
+        table = relation(project, "parted")
+        run_dbt(["run"])
+        before = latest_snapshot_id(project, table)
+        changed = ["--vars", "{partition_by: ['id']}"]
+        result = run_dbt(["run", *changed], expect_pass=False)
+        message = result.results[0].message
+        assert (
+            "Model `parted`, config `partition_by`: the table is partitioned by [grp] and "
+            "the model says [id]"
+        ) in message, message
+        assert "dbt run -s parted --full-refresh" in message, message
+        assert latest_snapshot_id(project, table) == before
+        run_dbt(["run", "--full-refresh", *changed])
+        run_dbt(["run", *changed])
+        assert snapshot_count(project, table) == 3

@@ -38,6 +38,7 @@
     {%- set previous = s3tables_spark.table_properties(existing) -%}
     {%- do s3tables_spark.compare_state(settings, previous) -%}
     {%- do s3tables_spark.align_write_mode(target, previous) -%}
+    {%- do s3tables_spark.check_partitioning(existing, settings) -%}
     {%- set diff = s3tables_spark.schema_diff(adapter.get_columns_in_relation(existing), model_columns, history_columns) -%}
     {%- if settings.on_schema_change == 'recreate_empty' and (diff.added or diff.changed) -%}
       {%- do s3tables_spark.replace_table(target, settings, 'SELECT * FROM ' ~ rows_view, diff) -%}
@@ -161,4 +162,35 @@
   {%- set sql = render(model.raw_code) -%}
   {%- do adapter.cache_added(existing) -%}
   {{ return(sql) }}
+{%- endmacro %}
+
+{#-- A table's partition fields as `DESCRIBE TABLE` lists them, without spaces, in lower
+     case: under `# Partition Information` (after its `# col_name` header) when every field
+     is a column, else under `# Partitioning` as `Part 0`: `days(ts)`. --#}
+{% macro table_partitioning(relation) -%}
+  {%- set state = namespace(section=none, fields=[]) -%}
+  {%- for row in run_query('DESCRIBE TABLE ' ~ relation) -%}
+    {%- set name = (row[0] or '') | trim -%}
+    {%- if name in ['# Partition Information', '# Partitioning'] -%}
+      {%- set state.section = name -%}
+    {%- elif name == '' or (name.startswith('#') and name != '# col_name') -%}
+      {%- set state.section = none -%}
+    {%- elif state.section == '# Partition Information' and name != '# col_name' -%}
+      {%- do state.fields.append(name | lower | replace('`', '')) -%}
+    {%- elif state.section == '# Partitioning' and name.startswith('Part ') -%}
+      {%- do state.fields.append(row[1] | lower | replace(' ', '') | replace('`', '')) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return(state.fields) }}
+{%- endmacro %}
+
+{#-- The package cannot evolve a table's partition spec (the adapter does): a changed
+     `partition_by` is refused, never ignored. --#}
+{% macro check_partitioning(existing, settings) -%}
+  {%- set wanted = [] -%}
+  {%- for field in settings.partition_by -%}{%- do wanted.append(field | lower | replace(' ', '') | replace('`', '')) -%}{%- endfor -%}
+  {%- set current = s3tables_spark.table_partitioning(existing) -%}
+  {%- if current != wanted -%}
+    {{ s3tables_spark.config_error('partition_by', 'the table is partitioned by [' ~ current | join(', ') ~ '] and the model says [' ~ wanted | join(', ') ~ ']; this package cannot evolve a table\'s partitioning (the adapter does, in place)', 'rebuild the table with `dbt run -s ' ~ model.name ~ ' --full-refresh` (its history is kept), or run the model with the dbt-s3tables adapter') }}
+  {%- endif -%}
 {%- endmacro %}

@@ -27,20 +27,22 @@
   {{- return(parts | join(' AND ')) -}}
 {%- endmacro %}
 
-{#-- The source column feeding `target_column` (names match case-insensitively), or none. --#}
-{% macro source_column(w, target_column) -%}
-  {%- for c in w.source_columns if c | lower == target_column | lower -%}
+{#-- The column of `columns` named `name` (case-insensitively), or none. --#}
+{% macro column_named(columns, name) -%}
+  {%- for c in columns if c | lower == name | lower -%}
     {{- return(c) -}}
   {%- endfor -%}
   {{- return(none) -}}
 {%- endmacro %}
 
+{#-- The source column feeding `target_column`, or none. --#}
+{% macro source_column(w, target_column) -%}
+  {{- return(s3tables_spark.column_named(w.source_columns, target_column)) -}}
+{%- endmacro %}
+
 {#-- The target's spelling of a column the config names. --#}
 {% macro target_column(w, name) -%}
-  {%- for c in w.target_columns if c | lower == name | lower -%}
-    {{- return(c) -}}
-  {%- endfor -%}
-  {{- return(name) -}}
+  {{- return(s3tables_spark.column_named(w.target_columns, name) or name) -}}
 {%- endmacro %}
 
 {% macro key_columns(w) -%}

@@ -42,9 +42,12 @@
 {%- endmacro %}
 
 {#-- A temporary view of `sql` (the model's rows), cached so the statement and the checks
-     read the rows once: `CACHE TABLE` computes them now. --#}
+     read the rows once: `CACHE TABLE` computes them now. The model's `sql_header` goes
+     before it, as dbt-spark puts it before its CREATE TABLE. --#}
 {% macro cache_rows(view, sql) -%}
+  {%- set sql_header = config.get('sql_header') -%}
   {% call statement('s3tables_rows') -%}
+    {{ sql_header if sql_header is not none }}
     CACHE TABLE {{ view }} AS {{ sql }}
   {%- endcall %}
 {%- endmacro %}

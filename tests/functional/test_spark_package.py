@@ -57,8 +57,8 @@ def spark_output(state: dict) -> dict:
     }
 
 
-class OnDbtSparkWithThePackage:
-    """Runs a test class of the adapter on dbt-spark plus the package."""
+class OnDbtSpark:
+    """dbt-spark on the Thrift server, with the package listed in packages.yml."""
 
     @pytest.fixture(scope="class")
     def dbt_profile_target(self, thrift_server: dict) -> dict:
@@ -67,6 +67,10 @@ class OnDbtSparkWithThePackage:
     @pytest.fixture(scope="class")
     def packages(self) -> dict:
         return {"packages": [{"local": str(PACKAGE)}]}
+
+
+class OnDbtSparkWithThePackage(OnDbtSpark):
+    """Runs a test class of the adapter on dbt-spark plus the package."""
 
     @pytest.fixture(scope="class")
     def project(self, project_setup: TestProjInfo, project_files: None) -> Iterator[TestProjInfo]:
@@ -206,16 +210,8 @@ class TestWriteMode(OnDbtSparkWithThePackage, model_state.TestWriteMode):
 TYPO_MODEL = "{{ config(materialized='incremental', unique_ky='id') }}\nselect 1 as id"
 
 
-class PackageWithoutTheShim:
+class PackageWithoutTheShim(OnDbtSpark):
     """dbt-spark with the package installed, and no shim in the project."""
-
-    @pytest.fixture(scope="class")
-    def dbt_profile_target(self, thrift_server: dict) -> dict:
-        return spark_output(thrift_server)
-
-    @pytest.fixture(scope="class")
-    def packages(self) -> dict:
-        return {"packages": [{"local": str(PACKAGE)}]}
 
     @pytest.fixture(scope="class")
     def models(self) -> dict:

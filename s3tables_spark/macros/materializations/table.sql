@@ -15,7 +15,9 @@
   {{ run_hooks(pre_hooks) }}
 
   {#-- A view computes nothing: its columns are the model's, read before anything is written. --#}
+  {%- set sql_header = config.get('sql_header') -%}
   {% call statement('s3tables_rows') -%}
+    {{ sql_header if sql_header is not none }}
     CREATE OR REPLACE TEMPORARY VIEW {{ rows_view }} AS {{ compiled_code }}
   {%- endcall %}
   {%- do s3tables_spark.check_names(target, adapter.get_columns_in_relation(rows_view) | map(attribute='name') | list) -%}

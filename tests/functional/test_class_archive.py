@@ -80,8 +80,8 @@ def test_the_archive_is_written_mapped_and_replaced_when_damaged(tmp_path: Path)
     assert not forged.exists()
     assert list((project / "logs").glob("hs_err_pid*.log")) and not list(project.glob("hs_err*"))
 
+    # Written again (its mapping is the second run's, above).
     assert "writing the JVM class archive" in start_line(dbt_run(project, cache))
-    assert "mapped" in start_line(dbt_run(project, cache))
 
 
 def test_class_data_sharing_can_be_turned_off(tmp_path: Path) -> None:

@@ -186,5 +186,6 @@
     'write_mode': write_mode,
     'predicates': [predicates] if predicates is string else predicates,
     'unique_key_is_unique': uniqueness,
+    'chunk_plan': s3tables_spark.chunk_plan() if mode == 'full_incremental_refresh' else none,
   }) }}
 {%- endmacro %}

@@ -32,12 +32,13 @@
   {{ return('TBLPROPERTIES (' ~ pairs | join(', ') ~ ')') }}
 {%- endmacro %}
 
-{#-- `CREATE [OR REPLACE] TABLE ... USING iceberg ... AS <sql>`, one commit. --#}
-{% macro create_table_as(relation, sql, replace, incremental) -%}
+{#-- `CREATE [OR REPLACE] TABLE ... USING iceberg ... AS <sql>`, one commit, with the
+     creation properties and `extra_properties`. --#}
+{% macro create_table_as(relation, sql, replace, incremental, extra_properties={}) -%}
   {%- set partition_by = s3tables_spark.column_names(config.get('partition_by')) or [] -%}
   {%- set partitioning = ('PARTITIONED BY (' ~ partition_by | join(', ') ~ ')') if partition_by else '' -%}
   {{ return(('CREATE OR REPLACE TABLE ' if replace else 'CREATE TABLE ') ~ relation ~ '\nUSING iceberg\n'
-      ~ partitioning ~ '\n' ~ s3tables_spark.properties_clause(s3tables_spark.creation_properties(incremental))
+      ~ partitioning ~ '\n' ~ s3tables_spark.properties_clause(dict(s3tables_spark.creation_properties(incremental), **extra_properties))
       ~ '\nAS ' ~ sql) }}
 {%- endmacro %}
 
@@ -63,15 +64,27 @@
   {{ return(run_query('SELECT 1 FROM ' ~ view ~ ' LIMIT 1') | length > 0) }}
 {%- endmacro %}
 
-{% macro refuse_view_kind() -%}
-  {%- if var('s3tables_rules', true) -%}
-    {{ exceptions.raise_compiler_error('Model `' ~ model.name ~ '`: S3 Tables has no views. Fix: materialize it as `table`, or as `ephemeral` to inline it into its consumers') }}
+{#-- Refused on an incremental model, where the package cannot keep the adapter's promise
+     (contracts.sql builds a `table` model with one). --#}
+{% macro refuse_contract() -%}
+  {%- if s3tables_spark.contract_enforced() -%}
+    {{ s3tables_spark.config_error('contract', 'an enforced contract on an incremental model needs the adapter (Spark refuses NOT NULL on an existing Iceberg column, so the package could not keep `not_null` columns required as the table evolves)', 'set `contract: {enforced: false}`, materialize the model as `table`, or run it with the dbt-s3tables adapter') }}
   {%- endif -%}
 {%- endmacro %}
 
-{#-- Refused where the package cannot keep the adapter's promise: an enforced contract. --#}
-{% macro refuse_contract() -%}
-  {%- if config.get('contract') and config.get('contract').enforced -%}
-    {{ s3tables_spark.config_error('contract', 'an enforced contract needs the adapter here (Spark refuses NOT NULL on an existing Iceberg column, so the package could not keep `not_null` columns required)', 'set `contract: {enforced: false}`, or run the model with the dbt-s3tables adapter') }}
+{#-- `persist_docs`: the model's description as the table's comment, each documented column's
+     as its comment (dbt-spark writes column comments only when `file_format` is set, and
+     the table comment only in its own CREATE TABLE). Metadata commits: no snapshot. --#}
+{% macro persist_docs(relation) -%}
+  {%- if config.persist_relation_docs() and model.description -%}
+    {%- do s3tables_spark.set_properties(relation, {'comment': model.description}) -%}
+  {%- endif -%}
+  {%- if config.persist_column_docs() and model.columns -%}
+    {%- set existing = adapter.get_columns_in_relation(relation) | map(attribute='name') | map('lower') | list -%}
+    {%- for key, column in model.columns.items() if column.get('description') and column.get('name', key) | lower in existing -%}
+      {% call statement('s3tables_column_comment') -%}
+        ALTER TABLE {{ relation }} ALTER COLUMN {{ s3tables_spark.quote(column.get('name', key)) }} COMMENT {{ s3tables_spark.sql_string(column.description) }}
+      {%- endcall %}
+    {%- endfor -%}
   {%- endif -%}
 {%- endmacro %}

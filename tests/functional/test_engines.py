@@ -26,6 +26,7 @@ from tests.functional.harness import (
     local_catalog,
     node_statuses,
     passed_run_results,
+    table_contents,
     warehouse_tables,
     write_files,
     write_profiles,
@@ -36,10 +37,6 @@ from tests.functional.test_concurrency import SCHEMA_GROUPS, model_files
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = REPO / "integration_tests"
 PYTHON_MODEL = "customer_balances_py"
-# Columns whose values come from the clock of the build (scd2 validity, snapshot
-# bookkeeping, events relative to now): the same on no two builds, whatever the engine.
-CLOCK_COLUMN_PREFIXES = ("dbt_", "valid_")
-CLOCK_COLUMNS = {"event_ts"}
 
 
 @pytest.fixture(scope="module")
@@ -91,26 +88,6 @@ def build_phase(folder: Path, phase: int, *extra: str) -> None:
 def build_twice(folder: Path, *extra: str) -> None:
     for phase in (1, 2):
         build_phase(folder, phase, *extra)
-
-
-def table_contents(tables: dict[str, tuple[str, list[dict]]]) -> dict[str, list[tuple]]:
-    """The rows of each table of the project's namespace (`warehouse_tables`), without
-    clock columns, by table name."""
-    contents = {}
-    for name, (_, rows) in tables.items():
-        namespace, table = name.split(".", 1)
-        if namespace != "analytics":
-            continue
-        kept = [
-            {
-                k: v
-                for k, v in row.items()
-                if k not in CLOCK_COLUMNS and not k.startswith(CLOCK_COLUMN_PREFIXES)
-            }
-            for row in rows
-        ]
-        contents[table] = sorted(tuple(sorted(r.items())) for r in kept)
-    return contents
 
 
 def session_output(warehouse: Path, master: str) -> dict:

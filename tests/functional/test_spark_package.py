@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -27,9 +28,22 @@ import tests.functional.test_incremental_strategies as strategies
 import tests.functional.test_model_state as model_state
 import tests.functional.test_schema_change_modes as replacing_modes
 from tests.functional.emulators import services, services_alive
-from tests.functional.harness import latest_snapshot_id, relation, snapshot_count
+from tests.functional.harness import (
+    PHASE_2,
+    IntegrationBuilds,
+    dbt_in,
+    latest_snapshot_id,
+    node_statuses,
+    passed_run_results,
+    relation,
+    snapshot_count,
+    table_contents,
+    warehouse_tables,
+    write_profiles,
+)
 
-PACKAGE = Path(__file__).resolve().parents[2] / "s3tables_spark"
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = REPO / "s3tables_spark"
 # What docs/dbt-cloud.md tells a project to add (dbt 1.11 uses a package's override of a
 # built-in materialization only when the root project declares it).
 SHIM = (PACKAGE / "shim" / "s3tables_spark_shim.sql").read_text()
@@ -69,19 +83,24 @@ class OnDbtSpark:
         return {"packages": [{"local": str(PACKAGE)}]}
 
 
+def install_package(project_root: Path) -> None:
+    """The shim in the project's macros/, and the package where `dbt deps` puts a local
+    one (without running it: in a test process it unregisters the adapter the tests' first
+    queries need)."""
+    shim = project_root / "macros" / "s3tables_spark_shim.sql"
+    shim.parent.mkdir(exist_ok=True)
+    shim.write_text(SHIM)
+    installed = project_root / "dbt_packages" / "s3tables_spark"
+    installed.parent.mkdir(exist_ok=True)
+    installed.symlink_to(PACKAGE, target_is_directory=True)
+
+
 class OnDbtSparkWithThePackage(OnDbtSpark):
     """Runs a test class of the adapter on dbt-spark plus the package."""
 
     @pytest.fixture(scope="class")
     def project(self, project_setup: TestProjInfo, project_files: None) -> Iterator[TestProjInfo]:
-        shim = Path(project_setup.project_root, "macros", "s3tables_spark_shim.sql")
-        shim.parent.mkdir(exist_ok=True)
-        shim.write_text(SHIM)
-        # What `dbt deps` does for a local package (the shim tests below run it), without
-        # its unregistering the adapter the tests' first queries need.
-        installed = Path(project_setup.project_root, "dbt_packages", "s3tables_spark")
-        installed.parent.mkdir(exist_ok=True)
-        installed.symlink_to(PACKAGE, target_is_directory=True)
+        install_package(Path(project_setup.project_root))
         project_setup.run_sql = typed_queries(project_setup)  # type: ignore[method-assign]  # this project only
         yield project_setup
         drop_tables(project_setup)
@@ -191,6 +210,18 @@ class TestRecreateEmptyMode(OnDbtSparkWithThePackage, replacing_modes.TestRecrea
     pass
 
 
+class TestFullIncrementalRefreshMode(
+    OnDbtSparkWithThePackage, replacing_modes.TestFullIncrementalRefresh
+):
+    pass
+
+
+class TestModesRefusedOnFirstRun(
+    OnDbtSparkWithThePackage, replacing_modes.TestModesRefusedOnFirstRun
+):
+    pass
+
+
 class TestModelState(OnDbtSparkWithThePackage, model_state.TestModelState):
     pass
 
@@ -283,3 +314,43 @@ class TestAChangedPartitioningIsRefused(OnDbtSparkWithThePackage):
         run_dbt(["run", "--full-refresh", *changed])
         run_dbt(["run", *changed])
         assert snapshot_count(project, table) == 3
+
+
+# --- integration_tests/ through the package -----------------------------------------------
+
+INTEGRATION_PROJECT = REPO / "integration_tests"
+# Over thrift dbt-spark runs no Python model (test_engines.py checks the adapter says so).
+PYTHON_MODEL = "customer_balances_py"
+
+
+def test_integration_project_gives_the_adapters_tables(
+    tmp_path: Path, thrift_server: dict, integration_builds: IntegrationBuilds
+) -> None:
+    """integration_tests/, unchanged, built twice by dbt-spark plus the package (and the
+    shim) on the Thrift server, as the adapter builds it in process (`integration_builds`):
+    after each build every table holds the same rows as the adapter's. The second build
+    runs the project's data tests too (the first build's are the adapter's to run: the
+    rows they check are compared here)."""
+    project = tmp_path / "project"
+    shutil.copytree(
+        INTEGRATION_PROJECT,
+        project,
+        ignore=shutil.ignore_patterns(
+            "target", "logs", "warehouse", "dbt_packages", "profiles.yml"
+        ),
+    )
+    install_package(project)
+    write_profiles(
+        tmp_path, "integration_tests", {**spark_output(thrift_server), "schema": "analytics"}
+    )
+    without_python = ("--exclude", PYTHON_MODEL, f"{PYTHON_MODEL}_values")
+    builds = [("--exclude-resource-type", "test"), PHASE_2]
+    for step, (extra, reference) in enumerate(zip(builds, integration_builds.tables, strict=True)):
+        result = dbt_in(tmp_path, project, "build", *extra, *without_python)
+        statuses = node_statuses(passed_run_results(result, tmp_path / "target"))
+        assert statuses and set(statuses.values()) <= {"success", "pass"}, statuses
+        expected = {k: v for k, v in table_contents(reference).items() if k != PYTHON_MODEL}
+        built = table_contents(warehouse_tables(thrift_server["warehouse"]))
+        assert sorted(built) == sorted(expected), f"build {step + 1}"
+        differing = [name for name in expected if built[name] != expected[name]]
+        assert not differing, f"build {step + 1}: tables differ from the adapter's: {differing}"

@@ -8,7 +8,9 @@ value, `do` runs an expression, `modules.re` is Python's `re`.
 
 from __future__ import annotations
 
+import datetime
 import functools
+import json
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -20,7 +22,8 @@ import pytest
 from dbt.artifacts.resources.v1.model import ModelConfig
 
 from dbt.adapters.s3tables.catalogs.s3tables.rules import name_problem, suggested_name
-from dbt.adapters.s3tables.incremental import strategies
+from dbt.adapters.s3tables.errors import ModelConfigError
+from dbt.adapters.s3tables.incremental import chunked_refresh, strategies
 from dbt.adapters.s3tables.keys.config_keys import (
     ADAPTER_CONFIG_KEYS,
     DBT_READ_KEYS,
@@ -55,14 +58,17 @@ def load_macros(*files: str) -> Any:
     environment = jinja2.Environment(extensions=[jinja2.ext.do])
     namespace = SimpleNamespace()
     settings: dict[str, Any] = {}
+    answers: dict[str, Any] = {}
     model_name = "m"
     context = {
         "return": _return,
-        "modules": SimpleNamespace(re=re),
+        "modules": SimpleNamespace(re=re, datetime=datetime),
+        "tojson": lambda value, sort_keys=False: json.dumps(value, sort_keys=sort_keys),
         "exceptions": SimpleNamespace(raise_compiler_error=_raise, warn=lambda m: None),
         "model": {"name": model_name, "config": settings},
         "config": SimpleNamespace(get=lambda k, default=None: settings.get(k, default)),
         "var": lambda name, default=None: default,
+        "run_query": lambda sql: answers[sql],
         "s3tables_spark": namespace,
     }
     source = "\n".join((PACKAGE / "macros" / f).read_text() for f in files)
@@ -81,6 +87,8 @@ def load_macros(*files: str) -> Any:
         macro = getattr(module, name)
         if isinstance(macro, jinja2.runtime.Macro):
             setattr(namespace, name, returning(macro))
+    namespace.model_config = settings  # what `config.get` reads: a test sets it
+    namespace.query_answers = answers  # what `run_query(sql)` gives: a test sets it
     return namespace
 
 
@@ -261,3 +269,118 @@ def test_no_mode_drops_a_column_and_narrowing_is_refused() -> None:
         match=r"is `fail` and the model's columns differ from the table: new column `n` string",
     ):
         evolution("fail", [column("id", "int")], [column("id", "int"), column("n", "string")])
+
+
+# --- on_schema_change: full_incremental_refresh ------------------------------------------
+
+CHUNK_CONFIGS = [
+    {"event_time": "order_ts", "begin": "2024-05-01", "chunk": "day"},
+    {"event_time": "ts", "begin": "2024-05-01 06:30:00", "chunk": "WEEK"},
+    {"event_time": "ts"},
+    {"event_time": "ts", "chunk": "month", "begin": None},
+    {"event_time": "ts", "chunk": "year"},
+    {"event_time": "ts", "begin": "2024-13-01"},
+    {"event_time": "ts", "begin": "May 1"},
+    {"event_time": "", "chunk": "day"},
+    {"chunk": "day"},
+    {"event_time": "ts", "size": 3},
+    "order_ts",
+]
+
+
+@pytest.mark.parametrize("raw", CHUNK_CONFIGS, ids=str)
+def test_the_chunk_plan_and_its_refusals_are_the_adapters(raw: Any) -> None:
+    macros = load_macros("chunked_refresh.sql", "config.sql", "state.sql")
+    macros.model_config.clear()
+    macros.model_config["full_incremental_refresh"] = raw
+    try:
+        expected: Any = chunked_refresh.chunk_plan("m", {"full_incremental_refresh": raw})
+    except ModelConfigError as error:
+        with pytest.raises(ConfigError) as refused:
+            macros.chunk_plan()
+        assert str(refused.value) == error.msg
+        return
+    plan = macros.chunk_plan()
+    assert chunked_refresh.ChunkPlan(**plan) == expected
+    [(key, value)] = macros.plan_property(plan).items()
+    assert (key, value) == ("dbt.s3tables.full_incremental_refresh", expected.to_property())
+
+
+@pytest.mark.parametrize("chunk", chunked_refresh.CHUNK_UNITS)
+@pytest.mark.parametrize("start", ["2024-02-28 00:00:00", "2024-12-01 00:00:00"])
+def test_the_next_chunk_is_the_adapters(chunk: str, start: str) -> None:
+    macros = load_macros("chunked_refresh.sql", "config.sql", "state.sql")
+    expected = chunked_refresh.next_chunk_start(chunked_refresh.parse_timestamp(start), chunk)
+    assert macros.next_chunk_start(start, chunk) == expected.strftime("%Y-%m-%d %H:%M:%S")
+
+
+WINDOW_CASES = {
+    "fresh": ([], False, None),
+    "fresh, rows": (["2024-05-02 00:00:00", "2024-05-01 00:00:00"], False, None),
+    "resumed, nothing left": ([], True, "2024-05-03 00:00:00"),
+    "resumed": (["2024-05-03 00:00:00", "2024-05-04 00:00:00"], True, "2024-05-03 00:00:00"),
+    "resumed after the NULL rows": (["2024-05-01 00:00:00"], True, None),
+}
+
+
+@pytest.mark.parametrize("case", WINDOW_CASES)
+def test_the_chunk_windows_and_their_predicates_are_the_adapters(case: str) -> None:
+    macros = load_macros("chunked_refresh.sql", "config.sql", "state.sql")
+    starts, started, resume_from = WINDOW_CASES[case]
+    progress = chunked_refresh.Progress(started, resume_from)
+    expected = chunked_refresh.chunk_windows(starts, progress)
+    windows = macros.chunk_windows(starts, started, resume_from)
+    assert [chunked_refresh.ChunkWindow(*w) for w in windows] == expected
+    assert [macros.window_predicate("`ts`", w) for w in windows] == [
+        w.predicate("ts") for w in expected
+    ]
+
+
+# --- enforced contracts on table models ---------------------------------------------------
+
+# What Spark 3.5's SHOW CREATE TABLE prints for an Iceberg table (StructField.toDDL per
+# column, the list closed on the last column's line).
+SHOW_CREATE_TABLE = """CREATE TABLE local.analytics.summary (
+  customer_id INT NOT NULL COMMENT 'Customer key, unique.',
+  name STRING,
+  `odd name` BIGINT NOT NULL,
+  total_amount DECIMAL(20,2))
+USING iceberg
+LOCATION '/tmp/warehouse/analytics/summary'
+TBLPROPERTIES (
+  'format' = 'iceberg/parquet',
+  'format-version' = '2')
+"""
+
+
+def test_the_declared_columns_are_read_from_show_create_table() -> None:
+    macros = load_macros("contracts.sql", "config.sql", "state.sql", "strategies.sql")
+    macros.query_answers["SHOW CREATE TABLE analytics.summary"] = [[SHOW_CREATE_TABLE]]
+    assert macros.declared_columns("analytics.summary") == [
+        ("customer_id", "int", True),
+        ("name", "string", False),
+        ("odd name", "bigint", True),
+        ("total_amount", "decimal(20,2)", False),
+    ]
+
+
+def test_a_contracted_rebuild_names_every_difference() -> None:
+    macros = load_macros("contracts.sql", "config.sql", "state.sql", "strategies.sql")
+    table = [("id", "int", True), ("name", "string", False), ("gone", "int", False)]
+    assert (
+        macros.declared_differences(
+            table, [("id", "int", True), ("name", "string", False), ("gone", "int", False)]
+        )
+        == []
+    )
+    assert macros.declared_differences(
+        table, [("ID", "bigint", True), ("name", "string", True), ("new", "date", False)]
+    ) == [
+        "column `new` is new",
+        "column `gone` is no longer returned",
+        "column `ID` changes type to bigint",
+        "column `name` becomes NOT NULL",
+    ]
+    assert macros.declared_differences(table, [table[1], table[0], table[2]]) == [
+        "the columns are in another order"
+    ]

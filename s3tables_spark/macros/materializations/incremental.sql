@@ -9,9 +9,6 @@
   {%- do s3tables_spark.check_config_keys() -%}
   {%- do s3tables_spark.refuse_contract() -%}
   {%- set settings = s3tables_spark.incremental_settings() -%}
-  {%- if settings.on_schema_change == 'full_incremental_refresh' -%}
-    {{ s3tables_spark.config_error('on_schema_change', '`full_incremental_refresh` rebuilds in chunks and resumes a stopped rebuild, which needs the adapter', 'use `full_refresh` (one atomic rebuild), `recreate_empty`, `append_new_columns` or `sync_all_columns`') }}
-  {%- endif -%}
   {%- set target = this.incorporate(type='table') -%}
   {%- do s3tables_spark.check_names(target) -%}
   {%- set existing = load_relation(this) -%}
@@ -26,6 +23,7 @@
   {%- do s3tables_spark.check_names(target, column_names) -%}
   {%- do s3tables_spark.check_columns_exist(settings, column_names) -%}
 
+  {%- set chunked = namespace(rebuild=false) -%}
   {%- if existing is none or existing.is_view or should_full_refresh() -%}
     {%- if existing is not none and existing.is_view -%}
       {% do adapter.drop_relation(existing) %}
@@ -40,7 +38,13 @@
     {%- do s3tables_spark.align_write_mode(target, previous) -%}
     {%- do s3tables_spark.check_partitioning(existing, settings) -%}
     {%- set diff = s3tables_spark.schema_diff(adapter.get_columns_in_relation(existing), model_columns, history_columns) -%}
-    {%- if settings.on_schema_change == 'recreate_empty' and (diff.added or diff.changed) -%}
+    {%- set chunked.rebuild = s3tables_spark.rebuild_plan_key() in previous or (settings.on_schema_change == 'full_incremental_refresh' and (diff.added or diff.changed)) -%}
+    {%- if s3tables_spark.rebuild_plan_key() in previous -%}
+      {#-- A chunked rebuild left part-way: resumed with the plan it started with. --#}
+      {%- do s3tables_spark.rebuild_in_chunks(target, settings, existing, fromjson(previous[s3tables_spark.rebuild_plan_key()]), none) -%}
+    {%- elif chunked.rebuild -%}
+      {%- do s3tables_spark.rebuild_in_chunks(target, settings, existing, settings.chunk_plan, diff) -%}
+    {%- elif settings.on_schema_change == 'recreate_empty' and (diff.added or diff.changed) -%}
       {%- do s3tables_spark.replace_table(target, settings, 'SELECT * FROM ' ~ rows_view, diff) -%}
     {%- elif settings.on_schema_change == 'full_refresh' and (diff.added or diff.changed) -%}
       {%- do s3tables_spark.replace_table(target, settings, s3tables_spark.first_build_sql(existing), diff) -%}
@@ -69,8 +73,11 @@
   {%- endif -%}
 
   {%- do s3tables_spark.set_properties(target, s3tables_spark.state_properties(settings, s3tables_spark.next_processed_value(settings, rows_view, model_columns, previous))) -%}
+  {%- if chunked.rebuild -%}
+    {%- do s3tables_spark.remove_rebuild_plan(target) -%}
+  {%- endif -%}
   {%- do s3tables_spark.uncache_rows(rows_view) -%}
-  {% do persist_docs(target, model) %}
+  {%- do s3tables_spark.persist_docs(target) -%}
 
   {{ run_hooks(post_hooks) }}
 
@@ -131,17 +138,18 @@
   {%- do s3tables_spark.set_properties(target, changed) -%}
 {%- endmacro %}
 
-{#-- recreate_empty and full_refresh: replace the table, atomically, with `sql`'s rows (scd2
-     adds its validity columns), plus, NULL-filled, every column the model no longer
-     returns: no mode drops a column. --#}
-{% macro replace_table(target, settings, sql, diff) -%}
+{#-- recreate_empty, full_refresh and a chunked rebuild: replace the table, atomically,
+     with `sql`'s rows (scd2 adds its validity columns), plus, NULL-filled, every column the
+     model no longer returns (no mode drops a column), `extra_properties` set in the same
+     commit. --#}
+{% macro replace_table(target, settings, sql, diff, extra_properties={}) -%}
   {%- set kept = [] -%}
   {%- for column in adapter.get_columns_in_relation(target) if column.name in diff.removed -%}
     {%- do kept.append(', CAST(NULL AS ' ~ column.data_type ~ ') AS ' ~ s3tables_spark.quote(column.name)) -%}
   {%- endfor -%}
   {%- set rows = 'SELECT *' ~ kept | join('') ~ ' FROM (\n' ~ s3tables_spark.build_sql(settings, sql) ~ '\n) AS dbt_replacement_rows' -%}
   {%- call statement('main') -%}
-    {{ s3tables_spark.create_table_as(target, rows, true, true) }}
+    {{ s3tables_spark.create_table_as(target, rows, true, true, extra_properties) }}
   {%- endcall -%}
 {%- endmacro %}
 

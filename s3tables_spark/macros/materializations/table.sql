@@ -1,12 +1,12 @@
 {#-- The table materialization for the `spark` adapter on Iceberg tables, as the
      dbt-s3tables adapter runs it: config keys and S3 Tables names checked first, then one
      `CREATE OR REPLACE TABLE ... AS` (one commit; the table's snapshot history is kept,
-     where dbt-spark drops the table unless `file_format: iceberg` is set and recognised).
-     Replacing an incremental model's table removes its model state. --#}
+     where dbt-spark drops the table unless `file_format: iceberg` is set and recognised);
+     an enforced contract as contracts.sql builds it. Replacing an incremental model's
+     table removes its model state. --#}
 
 {% materialization table, adapter='spark', supported_languages=['sql'] -%}
   {%- do s3tables_spark.check_config_keys() -%}
-  {%- do s3tables_spark.refuse_contract() -%}
   {%- set target = this.incorporate(type='table') -%}
   {%- do s3tables_spark.check_names(target) -%}
   {%- set existing = load_relation(this) -%}
@@ -14,27 +14,40 @@
 
   {{ run_hooks(pre_hooks) }}
 
-  {#-- A view computes nothing: its columns are the model's, read before anything is written. --#}
-  {%- set sql_header = config.get('sql_header') -%}
-  {% call statement('s3tables_rows') -%}
-    {{ sql_header if sql_header is not none }}
-    CREATE OR REPLACE TEMPORARY VIEW {{ rows_view }} AS {{ compiled_code }}
-  {%- endcall %}
+  {%- set contracted = s3tables_spark.contract_enforced() -%}
+  {%- if contracted -%}
+    {#-- Names and types checked, then the rows computed and each `not_null` column checked
+         (cached: a NULL fails here), before anything is written. --#}
+    {{ get_assert_columns_equivalent(compiled_code) }}
+    {%- do s3tables_spark.cache_rows(rows_view, s3tables_spark.contract_select(compiled_code, s3tables_spark.not_null_columns())) -%}
+  {%- else -%}
+    {#-- A view computes nothing: its columns are the model's, read before anything is written. --#}
+    {%- set sql_header = config.get('sql_header') -%}
+    {% call statement('s3tables_rows') -%}
+      {{ sql_header if sql_header is not none }}
+      CREATE OR REPLACE TEMPORARY VIEW {{ rows_view }} AS {{ compiled_code }}
+    {%- endcall %}
+  {%- endif -%}
   {%- do s3tables_spark.check_names(target, adapter.get_columns_in_relation(rows_view) | map(attribute='name') | list) -%}
   {%- if existing is not none and existing.is_view -%}
     {% do adapter.drop_relation(existing) %}
   {%- endif -%}
   {%- set replacing = existing is not none and not existing.is_view -%}
-  {%- call statement('main') -%}
-    {{ s3tables_spark.create_table_as(target, 'SELECT * FROM ' ~ rows_view, replacing, false) }}
-  {%- endcall -%}
+  {%- if contracted -%}
+    {%- do s3tables_spark.build_with_contract(target, existing if replacing else none, rows_view) -%}
+    {%- do s3tables_spark.uncache_rows(rows_view) -%}
+  {%- else -%}
+    {%- call statement('main') -%}
+      {{ s3tables_spark.create_table_as(target, 'SELECT * FROM ' ~ rows_view, replacing, false) }}
+    {%- endcall -%}
+    {% call statement('s3tables_rows_dropped') -%}
+      DROP VIEW IF EXISTS {{ rows_view }}
+    {%- endcall %}
+  {%- endif -%}
   {%- if replacing -%}
     {%- do s3tables_spark.forget_state(target) -%}
   {%- endif -%}
-  {% call statement('s3tables_rows_dropped') -%}
-    DROP VIEW IF EXISTS {{ rows_view }}
-  {%- endcall %}
-  {% do persist_docs(target, model) %}
+  {%- do s3tables_spark.persist_docs(target) -%}
 
   {{ run_hooks(post_hooks) }}
 

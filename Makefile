@@ -84,12 +84,9 @@ functional: setup emulators
 
 # Two test processes (pytest-xdist), one per core; `--dist loadscope` keeps each module (and
 # each test class) on one process, so a module's servers and a class's project start once.
-# Spark's JVMs in the tests compile with C1 only (`SPARK_SUBMIT_OPTS`): their data is small
-# and their lives short, so C2's compiler threads cost more CPU than their code saves (the
-# integration project's build: 51 s, 40 s with C1 only). It changes no result; `make bench`
-# and users' runs keep the JVM's default.
+# The dbt processes the tests start run Spark's JVM with C1 only (tests/functional/harness.py).
 test: lint emulators spark41
-	SPARK_SUBMIT_OPTS=-XX:TieredStopAtLevel=1 $(VENV)/bin/pytest tests -n 2 --dist loadscope --durations=30
+	$(VENV)/bin/pytest tests -n 2 --dist loadscope --durations=30
 
 # spark_lines.py runs format_versions.py (v2 vs v3 vs copy-on-write vs dbt-spark) and the
 # edit-run loop on Spark 3.5, then on 4.1, and prints the two lines side by side.

@@ -175,6 +175,18 @@ PROBE_MACRO_FOR_DBT_SPARK = strategies.PROBE_MACRO.replace(
 assert PROBE_MACRO_FOR_DBT_SPARK != strategies.PROBE_MACRO
 
 
+class TestAppend(OnDbtSparkWithThePackage, strategies.TestAppend):
+    pass
+
+
+class TestMerge(OnDbtSparkWithThePackage, strategies.TestMerge):
+    pass
+
+
+class TestDeleteInsert(OnDbtSparkWithThePackage, strategies.TestDeleteInsert):
+    pass
+
+
 class TestInsertOverwrite(OnDbtSparkWithThePackage, strategies.TestInsertOverwrite):
     @pytest.fixture(scope="class")
     def macros(self) -> dict:

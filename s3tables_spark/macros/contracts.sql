@@ -106,11 +106,12 @@
   {{ return(differences) }}
 {%- endmacro %}
 
-{#-- Build `target` from the cached, checked rows `rows_view` (see the top of this file). --#}
-{% macro build_with_contract(target, existing, rows_view) -%}
+{#-- Build `target` from the cached, checked rows `rows_view`, whose columns are
+     `row_columns` (see the top of this file). --#}
+{% macro build_with_contract(target, existing, rows_view, row_columns) -%}
   {%- set not_null = s3tables_spark.not_null_columns() -%}
   {%- set wanted = [] -%}
-  {%- for column in adapter.get_columns_in_relation(rows_view) -%}
+  {%- for column in row_columns -%}
     {%- do wanted.append((column.name, column.data_type, column.name | lower in not_null)) -%}
   {%- endfor -%}
   {%- if existing is none -%}
@@ -130,8 +131,7 @@
     {%- endcall -%}
   {%- else -%}
     {%- set differences = s3tables_spark.declared_differences(s3tables_spark.declared_columns(existing), wanted) -%}
-    {%- set wanted_partitioning = [] -%}
-    {%- for field in s3tables_spark.column_names(config.get('partition_by')) or [] -%}{%- do wanted_partitioning.append(field | lower | replace(' ', '') | replace('`', '')) -%}{%- endfor -%}
+    {%- set wanted_partitioning = s3tables_spark.partition_fields(s3tables_spark.column_names(config.get('partition_by')) or []) -%}
     {%- set partitioning = s3tables_spark.table_partitioning(existing) -%}
     {%- if partitioning != wanted_partitioning -%}
       {%- do differences.append('the partitioning changes ([' ~ partitioning | join(', ') ~ '] to [' ~ wanted_partitioning | join(', ') ~ '])') -%}

@@ -592,6 +592,10 @@ def build_integration_project(
     return results
 
 
+# The integration project's Python model: built only by `method: session` (no thrift).
+PYTHON_MODEL = "customer_balances_py"
+WITHOUT_PYTHON_MODEL = ("--exclude", PYTHON_MODEL, f"{PYTHON_MODEL}_values")
+
 # Columns whose values come from the clock of the build (scd2 validity, snapshot
 # bookkeeping, events relative to now): the same on no two builds, whatever the engine.
 CLOCK_COLUMN_PREFIXES = ("dbt_", "valid_")

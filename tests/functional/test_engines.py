@@ -19,6 +19,8 @@ import pytest
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
 from tests.functional.emulators import listening_addresses, services, services_alive
 from tests.functional.harness import (
+    PYTHON_MODEL,
+    WITHOUT_PYTHON_MODEL,
     IntegrationBuilds,
     conf_probe_project,
     dbt_in,
@@ -36,7 +38,6 @@ from tests.functional.test_concurrency import SCHEMA_GROUPS, model_files
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = REPO / "integration_tests"
-PYTHON_MODEL = "customer_balances_py"
 
 
 @pytest.fixture(scope="module")
@@ -128,9 +129,8 @@ def test_same_results_on_three_engines(
     build_phase(tmp_path / "cluster", 1)
     assert table_contents(warehouse_tables(cluster_output["warehouse"])) == local[0]
     # Thrift runs every statement in another process: both builds.
-    without_python = ("--exclude", PYTHON_MODEL, f"{PYTHON_MODEL}_values")
     write_profile(tmp_path / "thrift", thrift_output(thrift))
-    build_twice(tmp_path / "thrift", *without_python)
+    build_twice(tmp_path / "thrift", *WITHOUT_PYTHON_MODEL)
     expected = {k: v for k, v in local[1].items() if k != PYTHON_MODEL}
     assert table_contents(warehouse_tables(thrift["warehouse"])) == expected
 

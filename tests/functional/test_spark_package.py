@@ -29,7 +29,10 @@ import tests.functional.test_model_state as model_state
 import tests.functional.test_schema_change_modes as replacing_modes
 from tests.functional.emulators import services, services_alive
 from tests.functional.harness import (
+    INTEGRATION_PROJECT,
     PHASE_2,
+    PYTHON_MODEL,
+    WITHOUT_PYTHON_MODEL,
     IntegrationBuilds,
     dbt_in,
     latest_snapshot_id,
@@ -42,8 +45,7 @@ from tests.functional.harness import (
     write_profiles,
 )
 
-REPO = Path(__file__).resolve().parents[2]
-PACKAGE = REPO / "s3tables_spark"
+PACKAGE = Path(__file__).resolve().parents[2] / "s3tables_spark"
 # What docs/dbt-cloud.md tells a project to add (dbt 1.11 uses a package's override of a
 # built-in materialization only when the root project declares it).
 SHIM = (PACKAGE / "shim" / "s3tables_spark_shim.sql").read_text()
@@ -330,10 +332,6 @@ class TestAChangedPartitioningIsRefused(OnDbtSparkWithThePackage):
 
 # --- integration_tests/ through the package -----------------------------------------------
 
-INTEGRATION_PROJECT = REPO / "integration_tests"
-# Over thrift dbt-spark runs no Python model (test_engines.py checks the adapter says so).
-PYTHON_MODEL = "customer_balances_py"
-
 
 def test_integration_project_gives_the_adapters_tables(
     tmp_path: Path, thrift_server: dict, integration_builds: IntegrationBuilds
@@ -355,10 +353,9 @@ def test_integration_project_gives_the_adapters_tables(
     write_profiles(
         tmp_path, "integration_tests", {**spark_output(thrift_server), "schema": "analytics"}
     )
-    without_python = ("--exclude", PYTHON_MODEL, f"{PYTHON_MODEL}_values")
     builds = [("--exclude-resource-type", "test"), PHASE_2]
     for step, (extra, reference) in enumerate(zip(builds, integration_builds.tables, strict=True)):
-        result = dbt_in(tmp_path, project, "build", *extra, *without_python)
+        result = dbt_in(tmp_path, project, "build", *extra, *WITHOUT_PYTHON_MODEL)
         statuses = node_statuses(passed_run_results(result, tmp_path / "target"))
         assert statuses and set(statuses.values()) <= {"success", "pass"}, statuses
         expected = {k: v for k, v in table_contents(reference).items() if k != PYTHON_MODEL}

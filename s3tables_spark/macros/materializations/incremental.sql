@@ -119,6 +119,7 @@
         ('watermark_column', [settings.watermark_column] if settings.watermark_column else []),
         ('scd_check_cols', settings.check_columns or []),
         ('event_time', [settings.event_time] if settings.event_time else []),
+        ('full_incremental_refresh', [settings.chunk_plan.event_time] if settings.chunk_plan else []),
   ] -%}
     {%- set missing = [] -%}
     {%- for c in columns if c | lower not in available -%}{%- do missing.append(c) -%}{%- endfor -%}
@@ -192,11 +193,18 @@
   {{ return(state.fields) }}
 {%- endmacro %}
 
+{#-- `partition_by` entries as table_partitioning lists them: no spaces or backquotes,
+     lower case. --#}
+{% macro partition_fields(partition_by) -%}
+  {%- set fields = [] -%}
+  {%- for field in partition_by -%}{%- do fields.append(field | lower | replace(' ', '') | replace('`', '')) -%}{%- endfor -%}
+  {{ return(fields) }}
+{%- endmacro %}
+
 {#-- The package cannot evolve a table's partition spec (the adapter does): a changed
      `partition_by` is refused, never ignored. --#}
 {% macro check_partitioning(existing, settings) -%}
-  {%- set wanted = [] -%}
-  {%- for field in settings.partition_by -%}{%- do wanted.append(field | lower | replace(' ', '') | replace('`', '')) -%}{%- endfor -%}
+  {%- set wanted = s3tables_spark.partition_fields(settings.partition_by) -%}
   {%- set current = s3tables_spark.table_partitioning(existing) -%}
   {%- if current != wanted -%}
     {{ s3tables_spark.config_error('partition_by', 'the table is partitioned by [' ~ current | join(', ') ~ '] and the model says [' ~ wanted | join(', ') ~ ']; this package cannot evolve a table\'s partitioning (the adapter does, in place)', 'rebuild the table with `dbt run -s ' ~ model.name ~ ' --full-refresh` (its history is kept), or run the model with the dbt-s3tables adapter') }}

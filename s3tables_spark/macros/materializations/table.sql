@@ -28,13 +28,14 @@
       CREATE OR REPLACE TEMPORARY VIEW {{ rows_view }} AS {{ compiled_code }}
     {%- endcall %}
   {%- endif -%}
-  {%- do s3tables_spark.check_names(target, adapter.get_columns_in_relation(rows_view) | map(attribute='name') | list) -%}
+  {%- set row_columns = adapter.get_columns_in_relation(rows_view) -%}
+  {%- do s3tables_spark.check_names(target, row_columns | map(attribute='name') | list) -%}
   {%- if existing is not none and existing.is_view -%}
     {% do adapter.drop_relation(existing) %}
   {%- endif -%}
   {%- set replacing = existing is not none and not existing.is_view -%}
   {%- if contracted -%}
-    {%- do s3tables_spark.build_with_contract(target, existing if replacing else none, rows_view) -%}
+    {%- do s3tables_spark.build_with_contract(target, existing if replacing else none, rows_view, row_columns) -%}
     {%- do s3tables_spark.uncache_rows(rows_view) -%}
   {%- else -%}
     {%- call statement('main') -%}

@@ -40,14 +40,17 @@ def warehouse_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture(scope="class")
 def dbt_profile_target(warehouse_dir: str) -> dict:
+    from tests.functional.harness import TEST_SPARK_SQL_SETTINGS
+
     # A process runs one JVM with one SparkSession, started by the first test with this
-    # catalog: every test of the process must use the same warehouse.
+    # catalog (and its settings): every test of the process must use the same warehouse.
     return {
         "type": "s3tables",
         "method": "session",
         "master": "local[2]",
         "warehouse": warehouse_dir,
         "threads": 4,
+        "spark_conf": dict(TEST_SPARK_SQL_SETTINGS),
     }
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from dbt.adapters.s3tables.catalogs.jars import installed_spark_line
 from dbt.adapters.s3tables.engines.local_services import connect_binds_an_address
+from tests.functional.harness import TEST_SPARK_SUBMIT_OPTS
 
 REPO = Path(__file__).resolve().parents[2]
 MINISTACK_PYTHON = REPO / ".venv-ministack" / "bin" / "python"
@@ -172,12 +173,14 @@ ENGINE_COMMAND = str(Path(sys.executable).parent / "dbt-s3tables-engine")
 def engine_command(
     action: str, service: str, run_dir: Path, *extra: str
 ) -> subprocess.CompletedProcess[str]:
-    """`dbt-s3tables-engine <action> <service> --run-dir run_dir extra`, waited for."""
+    """`dbt-s3tables-engine <action> <service> --run-dir run_dir extra`, waited for; a
+    server it starts has the tests' Spark settings (`TEST_SPARK_SQL_SETTINGS`)."""
     return subprocess.run(
         [ENGINE_COMMAND, action, service, "--run-dir", str(run_dir), *extra],
         capture_output=True,
         text=True,
         timeout=300,
+        env={**os.environ, "SPARK_SUBMIT_OPTS": TEST_SPARK_SUBMIT_OPTS},
     )
 
 

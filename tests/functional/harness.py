@@ -172,6 +172,18 @@ def dbt_command(
     return command
 
 
+# The tests' own long-lived Spark JVMs (one per test process, and the servers the tests
+# start) evaluate expressions without generating code: on a test's few rows, compiling
+# code for each query costs more CPU than it saves (the snapshot conformance classes: 126
+# CPU seconds down to 105). Spark's results are the same either way. A dbt process's
+# short-lived JVM keeps Spark's default: no gain was measured there.
+TEST_SPARK_SQL_SETTINGS = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
+# For a server's spark-submit: Spark reads `spark.*` Java system properties as settings.
+TEST_SPARK_SUBMIT_OPTS = " ".join(f"-D{k}={v}" for k, v in TEST_SPARK_SQL_SETTINGS.items())
+
 # A dbt process's Spark JVM lives for one command: C1 alone compiles its code for less CPU
 # than C2 would save (the integration project's build took 51 s, and 40 s with C1 only);
 # the results are the same. C1's code takes more room than the default code cache leaves
@@ -625,6 +637,22 @@ def table_contents(tables: dict[str, tuple[str, list[dict]]]) -> dict[str, list[
 # The second build's arguments: `schema_phase: 2` evolves the schemas of the models that
 # read it, and the incremental models run incrementally.
 PHASE_2 = ("--vars", "{schema_phase: 2}")
+
+# The integration project's models that between them make every kind of catalog call a
+# build makes (seeds; CREATE TABLE AS with partition transforms, a contract and comments;
+# CREATE OR REPLACE; incremental append, MERGE, delete+insert and insert_overwrite commits;
+# a schema evolved through PyIceberg; a snapshot; views as ephemeral models). The rest of
+# the project adds Spark SQL, not catalog calls: it is built whole in process
+# (`IntegrationBuilds`), over thrift (test_engines.py, and tests/functional/
+# test_spark_package.py on dbt-spark) and on Spark 4.1; a catalog (Iceberg's REST server,
+# emulated S3 Tables) or a cluster builds these.
+CATALOG_OPERATIONS = (
+    "customers orders tier_changes stg_customers customer_view customer_order_summary "
+    "orders_partitioned orders_appended customers_evolving orders_delete_insert orders_by_day "
+    "customer_tiers orders_full_refresh_on_change customers_snapshot"
+)
+# `dbt build` arguments for those models with the data tests whose every parent they are.
+CATALOG_OPERATIONS_ONLY = ("--select", CATALOG_OPERATIONS, "--indirect-selection", "cautious")
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The integration project on three engines, with the same data: in-process Spark
 (`local[2]`: the `integration_builds` fixture's builds, which test_integration_project.py
-checks), the in-process driver on a standalone cluster (a master and two workers), and a
+checks), the in-process driver on a standalone cluster (a master and two workers; the
+catalog operations, `CATALOG_OPERATIONS` in harness.py, and the Python model), and a
 Spark Thrift Server (`method: thrift`). The cluster and the server are started here
 from pyspark's own scripts and jars by `dbt-s3tables-engine start`, and listen on 127.0.0.1
 only; threads 8 over thrift with 30+ models loses and duplicates nothing.
@@ -19,6 +20,7 @@ import pytest
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
 from tests.functional.emulators import listening_addresses, services, services_alive
 from tests.functional.harness import (
+    CATALOG_OPERATIONS,
     PYTHON_MODEL,
     WITHOUT_PYTHON_MODEL,
     IntegrationBuilds,
@@ -123,11 +125,14 @@ def test_same_results_on_three_engines(
     local = [table_contents(tables) for tables in integration_builds.tables]
     assert PYTHON_MODEL in local[1] and len(local[1]) >= 15
     # A standalone cluster runs the same driver code as in process, with executors in
-    # other JVMs: its first build (every table written by them) is compared.
+    # other JVMs: the first build of the catalog operations and the Python model (every
+    # table written by them) is compared.
     cluster_output = session_output(tmp_path / "cluster-warehouse", cluster["master"])
     write_profile(tmp_path / "cluster", cluster_output)
-    build_phase(tmp_path / "cluster", 1)
-    assert table_contents(warehouse_tables(cluster_output["warehouse"])) == local[0]
+    build_phase(tmp_path / "cluster", 1, "--select", CATALOG_OPERATIONS, PYTHON_MODEL)
+    built = table_contents(warehouse_tables(cluster_output["warehouse"]))
+    assert PYTHON_MODEL in built and "orders_delete_insert" in built, sorted(built)
+    assert built == {name: local[0][name] for name in built}
     # Thrift runs every statement in another process: both builds.
     write_profile(tmp_path / "thrift", thrift_output(thrift))
     build_twice(tmp_path / "thrift", *WITHOUT_PYTHON_MODEL)

@@ -318,7 +318,8 @@ def test_two_audited_builds_at_once_each_publish_or_say_why(tmp_path: Path) -> N
     project.model("audited", AUDITED)
     (project.root / "models" / "schema.yml").write_text(AUDITED_TESTS)
     assert project.run("build", "--vars", "{job: 0, round: 0}").returncode == 0
-    for round_ in (1, 2, 3):
+    # Which build wins each race varies: two rounds give either outcome its chance.
+    for round_ in (1, 2):
         leave_stale_audit_branches(project, 15)
         jobs = {
             job: project.start(

@@ -2,10 +2,11 @@
 (`org.apache.iceberg.rest.RESTCatalogServer` 1.11.0, from iceberg-open-api's test
 fixtures; `make emulators` installs it), started by this module on a free port:
 
-- the integration project (`integration_tests/`) built twice through Spark, the second
-  time with `schema_phase: 2` (schemas evolve, incremental models converge), every result
-  success or pass both times, the data tests on snapshots (`.history`) and
-  `tblproperties` included: this server keeps them, as a real catalog does;
+- the integration project's catalog operations (`CATALOG_OPERATIONS` in harness.py, with
+  their data tests) built twice through Spark, the second time with `schema_phase: 2`
+  (schemas evolve, incremental models converge), every result success or pass both times,
+  the data tests on snapshots (`.history`) and `tblproperties` included: this server keeps
+  them, as a real catalog does;
 - the adapter's own PyIceberg catalog object (`catalog_config_for` + `IcebergCatalog`,
   from the same kind of profile) on the built catalog: the tables listed, the column
   phase 2 adds to `customers_evolving`, and the snapshots of the append-only
@@ -35,6 +36,8 @@ from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
 from tests.functional.emulators import iceberg_rest_server
 from tests.functional.harness import (
+    CATALOG_OPERATIONS_ONLY,
+    PHASE_2,
     dbt_in,
     delete_file_formats,
     node_statuses,
@@ -80,10 +83,10 @@ def builds(server: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) ->
     """run_results of the two builds of the integration project on the server."""
     folder = tmp_path_factory.mktemp("dbt")
     write_profiles(folder, "integration_tests", _profile_keys(*server), target="rest")
-    first = _build(folder)
+    first = _build(folder, *CATALOG_OPERATIONS_ONLY)
     # The incremental runs' commits through the server; the data tests ran on the first
     # build (the same tests pass on the in-process builds after both).
-    second = _build(folder, "--vars", "{schema_phase: 2}", "--exclude-resource-type", "test")
+    second = _build(folder, *CATALOG_OPERATIONS_ONLY, *PHASE_2, "--exclude-resource-type", "test")
     return first, second
 
 

@@ -9,7 +9,7 @@
   overriding only the endpoints: `catalog_uri`, and `catalog_properties` `s3.endpoint`
   and `s3.path-style-access` (an IP address takes no bucket sub-domain). Credentials come
   from the default chain (the fake keys in the environment), the region from the ARN.
-  The integration project's catalog operations are built twice (`CATALOG_OPERATIONS`;
+  The integration project's catalog operations are built twice (`CATALOG_OPERATIONS` in harness.py;
   the second build evolves schemas through PyIceberg with SigV4);
 - what reaches the emulator: a recording reverse proxy in front of ministack shows that
   every catalog request of Spark and of PyIceberg carries a SigV4 signature by the
@@ -66,6 +66,7 @@ from tests.functional.emulators import (
     ministack,
 )
 from tests.functional.harness import (
+    CATALOG_OPERATIONS_ONLY,
     dbt_in,
     node_statuses,
     passed_run_results,
@@ -201,30 +202,12 @@ def _dbt(tmp_path: Path, endpoint: str, *args: str, project: Path = PROJECT) -> 
     return passed_run_results(result, tmp_path / "target")
 
 
-# The integration project's models that between them make every kind of catalog call a
-# build makes (seeds; CREATE TABLE AS with partition transforms, a contract and comments;
-# CREATE OR REPLACE; incremental append, MERGE, delete+insert and insert_overwrite commits;
-# a schema evolved through PyIceberg; a snapshot; views as ephemeral models), with their
-# data tests. The rest of the project adds Spark SQL, not catalog calls: it is built on
-# every engine (test_engines.py), on Spark 4.1 and on Iceberg's REST catalog server
-# (test_rest_catalog_server.py, the same REST client code as S3 Tables').
-CATALOG_OPERATIONS = (
-    "customers orders tier_changes stg_customers customer_view customer_order_summary "
-    "orders_partitioned orders_appended customers_evolving orders_delete_insert orders_by_day "
-    "customer_tiers orders_full_refresh_on_change customers_snapshot"
-)
-
-
 def _build(tmp_path: Path, endpoint: str, *extra: str) -> dict:
     return _dbt(
         tmp_path,
         endpoint,
         "build",
-        "--select",
-        CATALOG_OPERATIONS,
-        # Only the data tests whose every parent is built here.
-        "--indirect-selection",
-        "cautious",
+        *CATALOG_OPERATIONS_ONLY,
         "--exclude",
         *EMULATOR_GAP_TESTS,
         *extra,

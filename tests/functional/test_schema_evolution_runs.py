@@ -113,14 +113,8 @@ class TestModelsEvolveAtOnceUnderEightThreads:
     MODELS = 8
 
     @pytest.fixture(scope="class")
-    def dbt_profile_target(self, warehouse_dir: str) -> dict:
-        return {
-            "type": "s3tables",
-            "method": "session",
-            "master": "local[2]",
-            "warehouse": warehouse_dir,
-            "threads": 8,
-        }
+    def dbt_profile_target(self, dbt_profile_target: dict) -> dict:
+        return {**dbt_profile_target, "threads": 8}
 
     @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:

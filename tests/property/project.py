@@ -35,6 +35,8 @@ from typing import Any
 
 import yaml
 
+from tests.functional.harness import TEST_SPARK_SQL_SETTINGS
+
 PROJECT = "promises"
 # Days the events fall on: 2024-01-01 ... 2024-01-05 (microbatch backfills them all).
 DAYS = 5
@@ -312,6 +314,7 @@ def write_project(root: Path, warehouse: Path, schema: str) -> None:
         "master": "local[2]",
         "threads": 2,
         "progress_interval_seconds": 0,
+        "spark_conf": dict(TEST_SPARK_SQL_SETTINGS),
     }
     profiles = {PROJECT: {"target": "dev", "outputs": {"dev": output}}}
     (root / "profiles.yml").write_text(yaml.safe_dump(profiles))

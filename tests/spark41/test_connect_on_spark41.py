@@ -6,6 +6,7 @@ append is read exactly once, as in process. The server is `.venv-spark41`'s
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +14,13 @@ from pathlib import Path
 import pytest
 
 from tests.functional.emulators import connect_output, free_port
-from tests.functional.harness import dbt_in, iceberg_rows, local_catalog, write_project
+from tests.functional.harness import (
+    TEST_SPARK_SUBMIT_OPTS,
+    dbt_in,
+    iceberg_rows,
+    local_catalog,
+    write_project,
+)
 
 MODELS = {
     "appended.sql": "{{ config(materialized='incremental', incremental_strategy='append') }}\n"
@@ -26,8 +33,11 @@ READ_KEY = "dbt.read.local.analytics.appended"
 
 
 def engine(spark41_dbt: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`.venv-spark41`'s `dbt-s3tables-engine args`; a server it starts has the tests'
+    Spark settings (`TEST_SPARK_SQL_SETTINGS`)."""
     command = [str(spark41_dbt.parent / "dbt-s3tables-engine"), *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+    env = {**os.environ, "SPARK_SUBMIT_OPTS": TEST_SPARK_SUBMIT_OPTS}
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
 
 
 @pytest.fixture(scope="module")

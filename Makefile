@@ -84,10 +84,12 @@ functional: setup emulators
 
 # Two test processes (pytest-xdist), one per core; `--dist loadfile` keeps each test file on
 # one process, so a module's servers start once (`loadscope` sends a module's classes to
-# both). The dbt processes the tests start run Spark's JVM with C1 only, the tests' own
-# JVMs without generated code (tests/functional/harness.py).
+# both). The files go in tests/conftest.py's order, slow ones first (xdist's own reorder
+# would send the files of many quick tests first and leave the slow ones for the end).
+# The dbt processes the tests start run Spark's JVM with C1 only, the tests' own JVMs
+# without generated code (tests/functional/harness.py).
 test: lint emulators spark41
-	$(VENV)/bin/pytest tests -n 2 --dist loadfile --durations=30
+	$(VENV)/bin/pytest tests -n 2 --dist loadfile --no-loadscope-reorder --durations=30
 
 # spark_lines.py runs format_versions.py (v2 vs v3 vs copy-on-write vs dbt-spark) and the
 # edit-run loop on Spark 3.5, then on 4.1, and prints the two lines side by side.

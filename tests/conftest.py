@@ -33,6 +33,31 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
+# Files in the order the test processes take them: pytest-xdist (`make test`) hands a
+# process the next file when it is done with its own, so the slow files (servers, dbt
+# processes, whole projects) go first and the quick ones fill the end, when the other
+# process may still be busy with its last file.
+RUN_ORDER = ("tests/spark41", "tests/property", "tests/functional/adapter", "tests/unit")
+
+
+def run_rank(path: Path, root: Path) -> int:
+    """Where a test file goes in RUN_ORDER: spark41 and property first, then the functional
+    tests of this repository, then the conformance suite, then the unit tests."""
+    relative = path.relative_to(root).as_posix()
+    if relative.startswith(RUN_ORDER[:2]):
+        return 0
+    if relative.startswith(RUN_ORDER[2]):
+        return 2
+    if relative.startswith(RUN_ORDER[3]):
+        return 3
+    return 1
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # A stable sort: within a rank, files and tests keep pytest's order.
+    items.sort(key=lambda item: run_rank(item.path, config.rootpath))
+
+
 @pytest.fixture(scope="session")
 def warehouse_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(tmp_path_factory.mktemp("warehouse"))

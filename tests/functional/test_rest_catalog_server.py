@@ -37,6 +37,7 @@ from dbt.adapters.s3tables.credentials import S3TablesCredentials
 from tests.functional.emulators import iceberg_rest_server
 from tests.functional.harness import (
     CATALOG_OPERATIONS_ONLY,
+    INTEGRATION_PROJECT,
     PHASE_2,
     dbt_in,
     delete_file_formats,
@@ -47,7 +48,7 @@ from tests.functional.harness import (
 )
 from tests.functional.test_iceberg_v3 import EVENTS, SCHEMA_YML
 
-PROJECT = Path(__file__).resolve().parents[2] / "integration_tests"
+PROJECT = INTEGRATION_PROJECT
 SCHEMA = "analytics"
 
 

@@ -67,6 +67,7 @@ from tests.functional.emulators import (
 )
 from tests.functional.harness import (
     CATALOG_OPERATIONS_ONLY,
+    INTEGRATION_PROJECT,
     dbt_in,
     node_statuses,
     passed_run_results,
@@ -74,7 +75,7 @@ from tests.functional.harness import (
     write_project,
 )
 
-PROJECT = Path(__file__).resolve().parents[2] / "integration_tests"
+PROJECT = INTEGRATION_PROJECT
 BUCKET = "dbt-s3tables-test"
 # Data tests reading what ministack does not keep (see the module docstring).
 EMULATOR_GAP_TESTS = (

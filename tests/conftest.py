@@ -3,6 +3,7 @@ integration project's builds that several test files read, made once per run."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """The tests run the installed adapter (`make setup` installs it as a wheel): stop at
     once when that copy differs from the source tree."""
     import dbt.adapters.s3tables
+    from tests.functional.harness import TEST_JVM_OPTIONS
     from tests.installed_copy import stale_files, summary
 
     # <site-packages>/dbt/adapters/s3tables/__init__.py
@@ -31,6 +33,9 @@ def pytest_configure(config: pytest.Config) -> None:
             f"The installed dbt-s3tables differs from the source tree ({summary(stale)}): "
             "run `make setup` first."
         )
+    # The JVM options of every JVM the tests start, this process's own included (harness.py
+    # says why); options set in the shell that runs the tests are kept instead.
+    os.environ.setdefault("SPARK_SUBMIT_OPTS", TEST_JVM_OPTIONS)
 
 
 # Files in the order the test processes take them: pytest-xdist (`make test`) hands a

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from dbt.adapters.s3tables.catalogs.jars import installed_spark_line
 from dbt.adapters.s3tables.engines.local_services import connect_binds_an_address
-from tests.functional.harness import TEST_SPARK_SUBMIT_OPTS
+from tests.functional.harness import TEST_JVM_OPTIONS, TEST_SPARK_SUBMIT_OPTS
 
 REPO = Path(__file__).resolve().parents[2]
 MINISTACK_PYTHON = REPO / ".venv-ministack" / "bin" / "python"
@@ -153,7 +153,7 @@ def iceberg_rest_server(warehouse: Path, log_path: Path) -> Iterator[str]:
     )
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            ["java", "-cp", f"{jars}/*", REST_FIXTURE_MAIN],
+            ["java", *TEST_JVM_OPTIONS.split(), "-cp", f"{jars}/*", REST_FIXTURE_MAIN],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -44,7 +44,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from tests.functional.harness import local_catalog
+from tests.functional.harness import dbt_env, local_catalog
 from tests.property.project import (
     DAYS,
     EVENT_TIME_WINDOW,
@@ -133,11 +133,10 @@ class SubprocessDbt:
     def invoke(self, args: list[str]) -> Invocation:
         (self.root / "target" / "run_results.json").unlink(missing_ok=True)
         command = [DBT, *args, "--project-dir", str(self.root), "--profiles-dir", str(self.root)]
-        env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "NO_COLOR": "1"}
         process = subprocess.Popen(
             command,
             cwd=self.root,
-            env=env,
+            env=dbt_env(),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

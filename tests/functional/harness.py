@@ -614,7 +614,8 @@ PYTHON_MODEL = "customer_balances_py"
 WITHOUT_PYTHON_MODEL = ("--exclude", PYTHON_MODEL, f"{PYTHON_MODEL}_values")
 
 # Columns whose values come from the clock of the build (scd2 validity, snapshot
-# bookkeeping, events relative to now): the same on no two builds, whatever the engine.
+# bookkeeping, events relative to the build's day): not the same on two builds, whatever
+# the engine.
 CLOCK_COLUMN_PREFIXES = ("dbt_", "valid_")
 CLOCK_COLUMNS = {"event_ts"}
 

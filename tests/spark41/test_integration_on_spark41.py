@@ -27,7 +27,7 @@ from tests.functional.harness import (
 )
 
 # Values that depend on the moment of the build, not on the engine: the events of
-# `recent_events` (and `orders_microbatch`) are dated relative to the build's clock, and a
+# `recent_events` (and `orders_microbatch`) are dated relative to the build's day, and a
 # snapshot and the `scd2` strategy stamp their rows with the build's time (a snapshot hashes
 # it into `dbt_scd_id`). Only whether they are set is compared.
 BUILD_TIME_COLUMNS = frozenset(

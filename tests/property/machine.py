@@ -28,7 +28,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -44,7 +43,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from tests.functional.harness import dbt_env, local_catalog
+from tests.functional.harness import dbt_command, dbt_env, local_catalog
 from tests.property.project import (
     DAYS,
     EVENT_TIME_WINDOW,
@@ -58,7 +57,6 @@ from tests.property.project import (
 )
 from tests.property.world import APPEND, CHANGE, REPLACE, Observed, State, World
 
-DBT = str(Path(sys.executable).parent / "dbt")
 AUDIT_TEST = "events_copy_audit"
 # What a person may never see in dbt's output.
 RAW_TRACES = ("Traceback (most recent call last)", "\tat org.apache.", "\tat java.")
@@ -132,7 +130,7 @@ class SubprocessDbt:
 
     def invoke(self, args: list[str]) -> Invocation:
         (self.root / "target" / "run_results.json").unlink(missing_ok=True)
-        command = [DBT, *args, "--project-dir", str(self.root), "--profiles-dir", str(self.root)]
+        command = dbt_command(args, project_dir=self.root, profiles_dir=self.root)
         process = subprocess.Popen(
             command,
             cwd=self.root,

@@ -15,7 +15,7 @@
     'config_keys_used', 'contract', 'database', 'delimiter', 'description', 'docs', 'enabled',
     'event_time', 'file_format', 'format_version', 'freshness', 'full_incremental_refresh',
     'full_refresh', 'grants', 'group', 'hard_deletes', 'incremental_predicates',
-    'incremental_strategy', 'indexes', 'invalidate_hard_deletes', 'loaded_at_field',
+    'incremental_strategy', 'incremental_strategy_traits', 'indexes', 'invalidate_hard_deletes', 'loaded_at_field',
     'loaded_at_query', 'location_root', 'lookback', 'maintenance', 'materialized',
     'merge_delete_when', 'merge_exclude_columns', 'merge_update_columns', 'meta',
     'meta_keys_defaults', 'meta_keys_used', 'on_configuration_change', 'on_schema_change',
@@ -33,6 +33,7 @@
     'audit_before_publish': 'write-audit-publish needs the adapter (it stages on an Iceberg branch and publishes only after the tests pass, which dbt-spark cannot do)',
     'maintenance': 'maintenance after a build needs the adapter (PyIceberg reads the thresholds)',
     'merge_delete_when': 'deleting by condition reads upstream row changes, which need the adapter',
+    'incremental_strategy_traits': 'a custom strategy (a get_incremental_<name>_sql macro) runs only on the adapter; the package runs its six built-in strategies',
   }) }}
 {%- endmacro %}
 

@@ -6,11 +6,11 @@ import pytest
 
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.incremental.config import (
-    KNOWN_STRATEGIES,
     check_columns_exist,
     normalize_unique_key,
     resolve_strategy,
 )
+from dbt.adapters.s3tables.incremental.strategies import STRATEGIES
 from dbt.adapters.s3tables.model_config import check_model_config
 
 
@@ -37,15 +37,15 @@ def test_string_key_is_not_split_into_characters() -> None:
 
 
 def test_default_strategy_is_append_without_key() -> None:
-    assert resolve_strategy("orders", None, []) == "append"
+    assert resolve_strategy("orders", None, []).name == "append"
 
 
 def test_default_strategy_is_merge_with_key() -> None:
-    assert resolve_strategy("orders", None, ["id"]) == "merge"
+    assert resolve_strategy("orders", None, ["id"]).name == "merge"
 
 
 def test_configured_strategy_wins() -> None:
-    assert resolve_strategy("orders", "append", ["id"]) == "append"
+    assert resolve_strategy("orders", "append", ["id"]).name == "append"
 
 
 def test_unknown_strategy_lists_valid_ones() -> None:
@@ -56,8 +56,9 @@ def test_unknown_strategy_lists_valid_ones() -> None:
     assert "incremental_strategy" in message
     assert "upsert" in message
     fix = message.split("Fix:")[1]
-    assert KNOWN_STRATEGIES and all(name in fix for name in KNOWN_STRATEGIES)
-    assert {"append", "merge"} <= set(KNOWN_STRATEGIES)
+    assert STRATEGIES and all(name in fix for name in STRATEGIES)
+    assert {"append", "merge"} <= set(STRATEGIES)
+    assert "get_incremental_upsert_sql" in fix
 
 
 def test_merge_without_key_errors() -> None:

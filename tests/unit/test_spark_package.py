@@ -23,7 +23,9 @@ from dbt.artifacts.resources.v1.model import ModelConfig
 
 from dbt.adapters.s3tables.catalogs.s3tables.rules import name_problem, suggested_name
 from dbt.adapters.s3tables.errors import ModelConfigError
-from dbt.adapters.s3tables.incremental import chunked_refresh, strategies
+from dbt.adapters.s3tables.incremental import chunked_refresh
+from dbt.adapters.s3tables.incremental.statement_parts import IncrementalWrite
+from dbt.adapters.s3tables.incremental.strategies import STRATEGIES
 from dbt.adapters.s3tables.keys.config_keys import (
     ADAPTER_CONFIG_KEYS,
     DBT_READ_KEYS,
@@ -97,7 +99,7 @@ def sql() -> Any:
     return load_macros("strategies.sql")
 
 
-def write(**overrides: Any) -> strategies.IncrementalWrite:
+def write(**overrides: Any) -> IncrementalWrite:
     values: dict[str, Any] = {
         "target": "analytics.orders",
         "source_sql": "select * from src",
@@ -105,10 +107,10 @@ def write(**overrides: Any) -> strategies.IncrementalWrite:
         "source_columns": ["id", "label", "amount"],
         "unique_key": ["id"],
     }
-    return strategies.IncrementalWrite(**{**values, **overrides})
+    return IncrementalWrite(**{**values, **overrides})
 
 
-def as_dict(w: strategies.IncrementalWrite) -> dict[str, Any]:
+def as_dict(w: IncrementalWrite) -> dict[str, Any]:
     return {
         "target": w.target,
         "source_sql": w.source_sql,
@@ -173,7 +175,9 @@ CASES = {
 def test_each_statement_is_the_adapters(sql: Any, case: str) -> None:
     strategy = case.split(",")[0]
     w = CASES[case]
-    assert sql.strategy_sql(strategy, as_dict(w)) == strategies.STRATEGY_BUILDERS[strategy](w)
+    statement = STRATEGIES[strategy].statement
+    assert statement is not None
+    assert sql.strategy_sql(strategy, as_dict(w)) == statement(w)
 
 
 def test_the_known_config_keys_are_dbts_and_the_adapters() -> None:

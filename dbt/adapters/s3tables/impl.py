@@ -15,6 +15,7 @@ from dbt.adapters.catalogs import CatalogIntegration, CatalogIntegrationConfig
 from dbt.adapters.contracts.connection import AdapterResponse, Connection
 from dbt.adapters.contracts.relation import RelationType
 from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.factory import get_adapter_package_names
 from dbt.adapters.spark.column import SparkColumn
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt.flags import get_flags
@@ -48,6 +49,7 @@ from dbt.adapters.s3tables.column import S3TablesColumn
 from dbt.adapters.s3tables.connections import S3TablesConnectionManager
 from dbt.adapters.s3tables.engines.python_models import python_model_view_sql
 from dbt.adapters.s3tables.incremental.commit_counts import with_upstream_reads
+from dbt.adapters.s3tables.incremental.strategy_traits import macro_name as strategy_macro_name
 from dbt.adapters.s3tables.incremental.table import IncrementalTable
 from dbt.adapters.s3tables.incremental.upstream_changes import (
     Reader,
@@ -110,7 +112,7 @@ class S3TablesAdapter(SparkAdapter):
         )
         super().__init__(config, mp_context)
         self.config_key_check = ConfigKeyCheck()
-        self.model_configs = ParsedModelConfigs()
+        self.model_configs = ParsedModelConfigs(self._is_custom_strategy)
         # dbt 1.11 reads catalogs.yml only for build, compile, parse, run, seed, snapshot
         # and test; `docs generate`, `show`, `source freshness`, `clone`, `run-operation`
         # and `retry` must know the same catalogs.
@@ -269,6 +271,18 @@ class S3TablesAdapter(SparkAdapter):
         """The model's config, every key this adapter reads checked once, before its
         materialization writes anything (errors name the model, the key and the fix)."""
         return self.model_configs.of(model)
+
+    def _is_custom_strategy(self, name: str) -> bool:
+        """Whether the project or a package defines `get_incremental_<name>_sql` (dbt's
+        custom-strategy hook); dbt's and the adapters' own macros are the built-in ones."""
+        resolver = self.get_macro_resolver()
+        macro = (
+            resolver.find_macro_by_name(strategy_macro_name(name), self.config.project_name, None)
+            if resolver is not None
+            else None
+        )
+        internal = get_adapter_package_names(self.type())
+        return macro is not None and getattr(macro, "package_name", None) not in internal
 
     @available
     def check_target_rules(
@@ -631,7 +645,7 @@ class S3TablesAdapter(SparkAdapter):
     @available
     def resolved_strategy(self, model: Any) -> str | None:
         incremental = self.model_configs.of(model).incremental
-        return incremental.strategy if incremental else None
+        return incremental.strategy.name if incremental else None
 
     @available
     def table_properties(self, model: Any, database: str | None = None) -> dict[str, str]:

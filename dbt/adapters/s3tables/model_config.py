@@ -137,11 +137,15 @@ class ModelConfig:
 
 
 def parse_model_config(
-    model_name: str, config: Mapping[str, Any], language: str = "sql"
+    model_name: str,
+    config: Mapping[str, Any],
+    language: str = "sql",
+    is_custom_strategy: Callable[[str], bool] = lambda name: False,
 ) -> ModelConfig:
     """The model's config, every key checked (see `check_model_config`,
     `incremental_config` and `parse_maintenance_config`); raises ModelConfigError naming
-    the key and the fix."""
+    the key and the fix. `is_custom_strategy`: whether a strategy name has a macro of the
+    project's or a package's (dbt's custom-strategy hook)."""
     check_model_config(model_name, config)
     tblproperties = {str(k): str(v) for k, v in (config.get("tblproperties") or {}).items()}
     materialized = str(config.get("materialized") or "")
@@ -154,7 +158,7 @@ def parse_model_config(
         contract_enforced=bool(enforced),
         tblproperties=tblproperties,
         incremental=(
-            incremental_config(model_name, config, language)
+            incremental_config(model_name, config, language, is_custom_strategy)
             if materialized == "incremental"
             else None
         ),
@@ -212,7 +216,8 @@ class ParsedModelConfigs:
     before writing, and the macros that need a piece of it later (table properties, the
     resolved strategy) read that parse instead of parsing again."""
 
-    def __init__(self) -> None:
+    def __init__(self, is_custom_strategy: Callable[[str], bool]) -> None:
+        self._is_custom_strategy = is_custom_strategy
         self._parsed: dict[tuple[str, str], ModelConfig] = {}
         self._lock = threading.Lock()
 
@@ -222,7 +227,12 @@ class ParsedModelConfigs:
         with self._lock:
             parsed = self._parsed.get(key)
         if parsed is None:
-            parsed = parse_model_config(node["name"], node["config"], node.get("language") or "sql")
+            parsed = parse_model_config(
+                node["name"],
+                node["config"],
+                node.get("language") or "sql",
+                self._is_custom_strategy,
+            )
             with self._lock:
                 self._parsed[key] = parsed
         return parsed

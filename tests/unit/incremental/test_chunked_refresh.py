@@ -37,6 +37,7 @@ from dbt.adapters.s3tables.incremental.schema_evolution import (
     replaces_table,
     schema_diff,
 )
+from dbt.adapters.s3tables.incremental.strategies import STRATEGIES
 
 FMT = "%Y-%m-%d %H:%M:%S"
 
@@ -535,7 +536,7 @@ def test_check_mode_refuses_unknown_and_lists_valid_modes(mode) -> None:
 @pytest.mark.parametrize("mode", ["full_refresh", "full_incremental_refresh"])
 def test_microbatch_refuses_whole_history_rebuilds(mode) -> None:
     with pytest.raises(ModelConfigError) as error:
-        check_mode_for_strategy("events", mode, "microbatch")
+        check_mode_for_strategy("events", mode, STRATEGIES["microbatch"])
     message = str(error.value)
     assert "Model `events`, config `on_schema_change`" in message
     assert f"`{mode}`" in message and "microbatch" in message
@@ -547,23 +548,23 @@ def test_microbatch_refuses_whole_history_rebuilds(mode) -> None:
     "mode", ["ignore", "fail", "append_new_columns", "sync_all_columns", "recreate_empty"]
 )
 def test_microbatch_accepts_other_modes(mode) -> None:
-    assert check_mode_for_strategy("events", mode, "microbatch") == mode
+    assert check_mode_for_strategy("events", mode, STRATEGIES["microbatch"]) == mode
 
 
 def test_microbatch_default_and_unknown_mode() -> None:
-    assert check_mode_for_strategy("events", None, "microbatch") == "ignore"
+    assert check_mode_for_strategy("events", None, STRATEGIES["microbatch"]) == "ignore"
     with pytest.raises(ModelConfigError, match="unknown value `nope`"):
-        check_mode_for_strategy("events", "nope", "microbatch")
+        check_mode_for_strategy("events", "nope", STRATEGIES["microbatch"])
 
 
 @pytest.mark.parametrize(("strategy", "mode"), list(itertools.product(OTHER_STRATEGIES, ALL_MODES)))
 def test_other_strategies_accept_every_mode(strategy, mode) -> None:
-    assert check_mode_for_strategy("orders", mode, strategy) == mode
+    assert check_mode_for_strategy("orders", mode, STRATEGIES[strategy]) == mode
 
 
 def test_other_strategies_refuse_unknown_modes() -> None:
     with pytest.raises(ModelConfigError, match="unknown value `nope`"):
-        check_mode_for_strategy("orders", "nope", "merge")
+        check_mode_for_strategy("orders", "nope", STRATEGIES["merge"])
 
 
 TABLE = Schema(

@@ -8,13 +8,14 @@ from dbt.adapters.s3tables.incremental.commit_counts import (
     commit_counts,
     lineage_counts,
 )
+from dbt.adapters.s3tables.incremental.strategy_traits import Counting
 
 
 def test_v3_row_lineage_gives_copy_on_write_counts() -> None:
     # A copy-on-write merge into a v3 table: one 5-row file replaced by one holding its 3
     # untouched rows (copied), 2 updated and 2 inserted.
     summary = {"added-records": "7", "deleted-records": "5"}
-    assert commit_counts("merge", summary) == CommitCounts(2, None, 0)
+    assert commit_counts(Counting.MERGED, summary) == CommitCounts(2, None, 0)
     assert lineage_counts(RowLineage(inserted=2, updated=2, copied=3), summary) == CommitCounts(
         2, 2, 0
     )

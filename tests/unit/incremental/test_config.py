@@ -13,13 +13,14 @@ from dbt.adapters.s3tables.incremental.config import (
     write_mode_properties,
 )
 from dbt.adapters.s3tables.incremental.model_state import STRATEGY, compare_state
+from dbt.adapters.s3tables.incremental.statement_parts import IncrementalWrite
 from dbt.adapters.s3tables.incremental.strategies import (
-    IncrementalWrite,
     delete_insert_fallback_sql,
     delete_insert_sql,
     microbatch_sql,
     scd2_sql,
 )
+from dbt.adapters.s3tables.incremental.strategy_traits import Counting
 
 
 def test_use_merge_auto_follows_the_extensions() -> None:
@@ -49,15 +50,17 @@ def test_write_modes() -> None:
 
 
 def test_counts_from_merge_on_read_summaries() -> None:
-    merge = commit_counts("merge", {"added-records": "3", "added-position-deletes": "2"})
+    merge = commit_counts(Counting.MERGED, {"added-records": "3", "added-position-deletes": "2"})
     assert (merge.inserted, merge.updated, merge.deleted) == (1, 2, 0)
-    replace = commit_counts("delete+insert", {"added-records": "3", "added-position-deletes": "2"})
+    replace = commit_counts(
+        Counting.ROWS_REPLACED, {"added-records": "3", "added-position-deletes": "2"}
+    )
     assert (replace.inserted, replace.updated, replace.deleted) == (3, 0, 2)
-    assert commit_counts("append", None).inserted == 0
+    assert commit_counts(Counting.APPENDED, None).inserted == 0
 
 
 def test_copy_on_write_update_count_is_unknown_not_guessed() -> None:
-    counts = commit_counts("merge", {"added-records": "1003", "deleted-records": "1000"})
+    counts = commit_counts(Counting.MERGED, {"added-records": "1003", "deleted-records": "1000"})
     assert counts.updated is None and counts.inserted == 3
 
 

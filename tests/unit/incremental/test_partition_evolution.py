@@ -28,8 +28,8 @@ from dbt.adapters.s3tables.incremental.partition_evolution import (
     parse_partition_term,
     spec_change,
 )
+from dbt.adapters.s3tables.incremental.statement_parts import IncrementalWrite
 from dbt.adapters.s3tables.incremental.strategies import (
-    IncrementalWrite,
     partition_values_overwrite_fallback_sql,
     partition_values_overwrite_sql,
 )

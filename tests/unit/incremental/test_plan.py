@@ -28,13 +28,13 @@ from dbt.adapters.s3tables.incremental.config import IncrementalConfig, incremen
 from dbt.adapters.s3tables.incremental.key_uniqueness import KeyUniqueness
 from dbt.adapters.s3tables.incremental.model_state import REBUILD_PLAN, STRATEGY, UNIQUE_KEY
 from dbt.adapters.s3tables.incremental.plan import (
-    KEPT_COLUMN_VALUES,
     Action,
     Note,
     RunPlan,
     plan_run,
 )
 from dbt.adapters.s3tables.incremental.schema_evolution import SchemaDiff
+from dbt.adapters.s3tables.incremental.strategies import STRATEGIES
 
 ID = spark.StructField("id", spark.IntegerType())
 NAME = spark.StructField("name", spark.StringType())
@@ -158,7 +158,7 @@ def test_a_replacing_mode_applies_when_only_a_column_is_gone_or_nothing_changed(
         Note(
             "warning",
             "orders: column(s) name no longer returned by the model are kept (this adapter "
-            "never drops a column); " + KEPT_COLUMN_VALUES["merge"],
+            "never drops a column); " + STRATEGIES["merge"].kept_column_values,
         ),
     )
 
@@ -290,7 +290,7 @@ def test_config_changes_since_the_last_run_are_said_last() -> None:
     plan = plan_run(config, model(ID), before)
     assert [note.text for note in plan.notes] == [
         "orders: column(s) name no longer returned by the model are kept (this adapter "
-        "never drops a column); " + KEPT_COLUMN_VALUES["merge"],
+        "never drops a column); " + STRATEGIES["merge"].kept_column_values,
         "orders: incremental_strategy changed from `append` to `merge` since the last run",
         'orders: unique_key changed from ["name"] to ["id"] since the last run',
     ]

@@ -19,13 +19,12 @@ from pyspark.sql import types as spark
 from dbt.adapters.s3tables.catalogs.iceberg import TableState
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.incremental.model_state import REBUILD_PLAN, STRATEGY
-from dbt.adapters.s3tables.incremental.plan import KEPT_COLUMN_VALUES, Action
+from dbt.adapters.s3tables.incremental.plan import Action
 from dbt.adapters.s3tables.incremental.run import (
     IncrementalRun,
     render_as_first_build,
     renders_as_first_build,
 )
-from dbt.adapters.s3tables.incremental.strategies import STRATEGY_BUILDERS
 from dbt.adapters.s3tables.incremental.warehouse import Warehouse
 from dbt.adapters.s3tables.model_config import parse_model_config
 
@@ -406,10 +405,6 @@ def test_the_merge_source_is_deduplicated_unless_the_key_is_declared_unique(
     run.write()
     merge = next(s for s in warehouse.statements if s.startswith("MERGE"))
     assert ("ROW_NUMBER" in merge) is deduplicated
-
-
-def test_every_strategy_says_what_it_writes_into_a_kept_column() -> None:
-    assert set(KEPT_COLUMN_VALUES) == set(STRATEGY_BUILDERS)
 
 
 def test_a_first_build_keeps_repeated_keys_and_counts_them_once() -> None:

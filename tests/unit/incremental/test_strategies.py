@@ -6,14 +6,16 @@ import re
 
 import pytest
 
-from dbt.adapters.s3tables.incremental.strategies import (
+from dbt.adapters.s3tables.incremental.statement_parts import (
     IncrementalWrite,
+    without_deleted_rows,
+)
+from dbt.adapters.s3tables.incremental.strategies import (
     append_sql,
     delete_insert_sql,
     merge_fallback_sql,
     merge_sql,
     scd2_sql,
-    without_deleted_rows,
 )
 from dbt.adapters.s3tables.sql.text import quote
 

@@ -6,6 +6,7 @@ import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.snapshots import Ancestor, Lineage
+from dbt.adapters.s3tables.incremental.strategies import STRATEGIES
 from dbt.adapters.s3tables.incremental.upstream_reads import (
     RangeKind,
     ReadMark,
@@ -254,7 +255,9 @@ def test_a_read_mark_round_trips_as_text() -> None:
 def test_models_no_read_can_be_exact_in_are_refused_in_one_sentence(
     materialized: str, strategy: str | None, on_schema_change: str | None, keyed: bool, problem: str
 ) -> None:
-    refused = refused_reader("copy", materialized, strategy, on_schema_change, keyed)
+    refused = refused_reader(
+        "copy", materialized, STRATEGIES.get(strategy or ""), on_schema_change, keyed
+    )
     assert refused is not None
     message = refused.msg
     assert message.startswith("Model `copy`") and "Fix: " in message
@@ -276,4 +279,7 @@ def test_models_no_read_can_be_exact_in_are_refused_in_one_sentence(
 def test_the_models_a_read_can_be_exact_in_are_not_refused(
     materialized: str, strategy: str | None, keyed: bool
 ) -> None:
-    assert refused_reader("copy", materialized, strategy, "ignore", keyed) is None
+    assert (
+        refused_reader("copy", materialized, STRATEGIES.get(strategy or ""), "ignore", keyed)
+        is None
+    )

@@ -23,18 +23,14 @@ from dbt.adapters.s3tables.incremental.commit_counts import (
     lineage_counts,
 )
 from dbt.adapters.s3tables.incremental.config import merge_update_columns, resolve_use_merge
+from dbt.adapters.s3tables.incremental.custom_statement import custom_statements
 from dbt.adapters.s3tables.incremental.key_uniqueness import CONFIG_KEY as UNIQUENESS_KEY
 from dbt.adapters.s3tables.incremental.key_uniqueness import is_cardinality_violation
 from dbt.adapters.s3tables.incremental.model_state import LAST_PROCESSED_VALUE
 from dbt.adapters.s3tables.incremental.state_record import ProcessedRows, record_state
-from dbt.adapters.s3tables.incremental.strategies import (
-    FALLBACK_BUILDERS,
-    STRATEGY_BUILDERS,
-    IncrementalWrite,
-    affected_partitions_sql,
-    partition_values_overwrite_fallback_sql,
-    partition_values_overwrite_sql,
-)
+from dbt.adapters.s3tables.incremental.statement_parts import IncrementalWrite
+from dbt.adapters.s3tables.incremental.strategies import affected_partitions_sql
+from dbt.adapters.s3tables.incremental.strategy_traits import Counting
 from dbt.adapters.s3tables.incremental.warehouse import AnalysedQuery
 from dbt.adapters.s3tables.keys.format_version import FORMAT_VERSION_PROPERTY
 from dbt.adapters.s3tables.sql.text import quote
@@ -46,18 +42,15 @@ if TYPE_CHECKING:
 
 logger = AdapterLogger("s3tables")
 
-# Strategies whose statement changes nothing when the model returns no rows (microbatch
-# still replaces its window with nothing).
-SKIPPED_WHEN_EMPTY = ("append", "merge", "delete+insert", "scd2", "insert_overwrite")
-
 
 @dataclass(frozen=True)
 class Statement:
-    """The one statement a run commits with, and how it runs and is counted."""
+    """The statement a run commits with (a custom strategy's macro may render several),
+    and how it runs and is counted."""
 
-    sql: str
-    # The strategy whose reading of a snapshot summary gives this statement's counts.
-    counted_as: str
+    sql: tuple[str, ...]
+    # How a snapshot summary gives this statement's counts.
+    counted_as: Counting
     # Spark settings for this statement only.
     settings: dict[str, str]
     # A whole-table INSERT OVERWRITE removes and re-adds every row: no logical counts.
@@ -107,7 +100,7 @@ class Apply:
             window_start=run.batch_start,
             window_end=run.batch_end,
         )
-        if settings.strategy not in SKIPPED_WHEN_EMPTY:
+        if not settings.strategy.skipped_when_empty:
             return self._commit(write, reason)
         with self._cached_source(source.sql) as rows:
             processed = ProcessedRows(rows, self.before.properties.get(LAST_PROCESSED_VALUE))
@@ -120,7 +113,7 @@ class Apply:
                 # thousands a year. The run is a no-op; the table stays at its snapshot.
                 logger.info(f"{run.name}: the model returned no rows; nothing committed")
                 record_state(run, run.model.sql, self.before.properties, processed)
-                strategy = settings.strategy.upper()
+                strategy = settings.strategy.name.upper()
                 return IncrementalResponse(
                     _message=f"{strategy} 0 inserted, 0 updated, 0 deleted "
                     "(no rows, nothing committed)",
@@ -144,7 +137,7 @@ class Apply:
         assert self.whole_history is not None, "use_whole_history() comes first"
         run = self.run
         logger.info(
-            f"{run.name}: {run.settings.strategy} replaces whole partitions: those the "
+            f"{run.name}: {run.settings.strategy.name} replaces whole partitions: those the "
             "upstream changes reach are written from the whole upstream (the model's query "
             "as on a first build), up to the same snapshot"
         )
@@ -266,40 +259,38 @@ class Apply:
         return not self.run.table.warehouse.fetch(f"SELECT 1 FROM ({rows_sql}) LIMIT 1")
 
     def _statement(self, write: IncrementalWrite) -> Statement:
-        """The strategy's one statement: its MERGE or, without MERGE, its fallback; for
-        insert_overwrite, dynamic overwrite unless files of an earlier partition spec are
-        live (Iceberg's dynamic overwrite would leave their rows beside the new ones)."""
+        """The strategy's one statement: its MERGE or, without MERGE, its fallback; on a
+        table holding files of an earlier partition spec, its statement across specs
+        (insert_overwrite's dynamic overwrite would leave their rows beside the new ones)."""
         run, warehouse = self.run, self.run.table.warehouse
         strategy = run.settings.strategy
-        builder, fallback = STRATEGY_BUILDERS[strategy], FALLBACK_BUILDERS.get(strategy)
-        counted_as = strategy
-        settings: dict[str, str] = {}
-        if strategy == "insert_overwrite":
-            if warehouse.iceberg.holds_files_of_other_specs(run.table.namespace, run.table.name):
-                logger.info(
-                    f"{run.name}: the table holds files written under an earlier partition "
-                    "spec, which Iceberg's dynamic overwrite would leave in place: the new "
-                    "rows' partitions are replaced by their partition values instead"
-                )
-                builder = partition_values_overwrite_sql
-                fallback = partition_values_overwrite_fallback_sql
-                write = replace(
-                    write,
-                    partitioning=run.settings.partitioning,
-                    function_catalog=quote(warehouse.iceberg.config.name),
-                )
-                counted_as = "delete+insert"
-            else:
-                settings = {"spark.sql.sources.partitionOverwriteMode": "dynamic"}
+        builder, fallback = strategy.statement, strategy.fallback
+        counted_as, settings = strategy.counted_as, dict(strategy.statement_settings)
+        if strategy.across_specs is not None and warehouse.iceberg.holds_files_of_other_specs(
+            run.table.namespace, run.table.name
+        ):
+            logger.info(
+                f"{run.name}: the table holds files written under an earlier partition "
+                "spec, which Iceberg's dynamic overwrite would leave in place: the new "
+                "rows' partitions are replaced by their partition values instead"
+            )
+            builder, fallback = strategy.across_specs
+            write = replace(
+                write,
+                partitioning=run.settings.partitioning,
+                function_catalog=quote(warehouse.iceberg.config.name),
+            )
+            counted_as, settings = Counting.ROWS_REPLACED, {}
+        assert builder is not None, "a built-in strategy has its statement"
         if fallback is not None:
             use_merge, reason = resolve_use_merge(
                 run.name, run.settings.use_merge, warehouse.engine.has_iceberg_extensions()
             )
             path = "MERGE INTO" if use_merge else "INSERT OVERWRITE of the whole table"
-            logger.info(f"{run.name}: {strategy} writes with {path} ({reason})")
+            logger.info(f"{run.name}: {strategy.name} writes with {path} ({reason})")
             if not use_merge:
-                return Statement(fallback(write), counted_as, settings, rewrites_table=True)
-        return Statement(builder(write), counted_as, settings)
+                return Statement((fallback(write),), counted_as, settings, rewrites_table=True)
+        return Statement((builder(write),), counted_as, settings)
 
     def _commit(
         self, write: IncrementalWrite, reason: str, processed: ProcessedRows | None = None
@@ -307,12 +298,32 @@ class Apply:
         """The strategy's one statement (one commit) and the exact counts of that commit.
         `reason`: why the rows were taken as unique per key; `processed`: the rows the
         statement read (the cached source)."""
+        strategy = self.run.settings.strategy
+        if strategy.custom_macro is None:
+            return self._committed(self._statement(write), write, reason, processed)
+        with custom_statements(self.run, write) as rendered:
+            custom = Statement(
+                tuple(rendered), strategy.counted_as, dict(strategy.statement_settings)
+            )
+            return self._committed(custom, write, reason, processed)
+
+    def _committed(
+        self,
+        statement: Statement,
+        write: IncrementalWrite,
+        reason: str,
+        processed: ProcessedRows | None,
+    ) -> IncrementalResponse:
+        """Run `statement`, record the run's state with its commit, and report that
+        commit's exact counts (unknown after several commits)."""
         run = self.run
-        strategy = run.settings.strategy
-        statement = self._statement(write)
+        strategy = run.settings.strategy.name
+        last = len(statement.sql) - 1
         with run.table.warehouse.engine.settings(statement.settings):
             try:
-                run.execute_write(statement.sql)
+                for index, sql in enumerate(statement.sql):
+                    # Only the last commits the model's rows with the node's read tags.
+                    run.execute_write(sql, data_write=index == last)
             except Exception as error:
                 if write.source_unique and is_cardinality_violation(error):
                     raise DbtRuntimeError(
@@ -327,11 +338,11 @@ class Apply:
         committed = after.snapshot_id != self.before.snapshot_id
         counts = (
             CommitCounts(None, None, None)
-            if statement.rewrites_table
+            if statement.rewrites_table or last > 0
             else commit_counts(statement.counted_as, after.summary if committed else None)
         )
         unknown = None in (counts.inserted, counts.updated, counts.deleted)
-        if committed and not statement.rewrites_table and unknown:
+        if committed and not statement.rewrites_table and last == 0 and unknown:
             counts = self._lineage_counts(after, counts)
         record_state(run, run.model.sql, after.properties, processed)
         logger.debug(f"{run.name}: {strategy} committed {after.snapshot_id}")

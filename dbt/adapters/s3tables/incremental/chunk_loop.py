@@ -22,7 +22,8 @@ from dbt.adapters.s3tables.incremental.chunked_refresh import (
 )
 from dbt.adapters.s3tables.incremental.commit_counts import IncrementalResponse
 from dbt.adapters.s3tables.incremental.model_state import REBUILD_PLAN
-from dbt.adapters.s3tables.incremental.strategies import IncrementalWrite, append_sql
+from dbt.adapters.s3tables.incremental.statement_parts import IncrementalWrite
+from dbt.adapters.s3tables.incremental.strategies import append_sql
 
 if TYPE_CHECKING:
     from dbt.adapters.s3tables.incremental.context import RunContext

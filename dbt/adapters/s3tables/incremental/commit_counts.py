@@ -16,6 +16,8 @@ from typing import Any
 
 from dbt.adapters.contracts.connection import AdapterResponse
 
+from dbt.adapters.s3tables.incremental.strategy_traits import Counting
+
 
 @dataclass
 class IncrementalResponse(AdapterResponse):
@@ -56,23 +58,24 @@ def _number(summary: Mapping[str, str], key: str) -> int:
     return int(summary.get(key, 0) or 0)
 
 
-def commit_counts(strategy: str, summary: Mapping[str, str] | None) -> CommitCounts:
-    """Counts for `strategy` from the summary of the snapshot it committed (None: none)."""
+def commit_counts(counted_as: Counting, summary: Mapping[str, str] | None) -> CommitCounts:
+    """A commit's counts, read from the summary of the snapshot it committed (None: none)
+    the way its strategy is counted."""
     if summary is None:
         return CommitCounts(0, 0, 0)
     added = _number(summary, "added-records")
     removed_rows = _number(summary, "deleted-records")
     position_deletes = _number(summary, "added-position-deletes")
-    if strategy == "append":
+    if counted_as is Counting.APPENDED:
         return CommitCounts(added, 0, 0)
-    if strategy == "insert_overwrite":
+    if counted_as is Counting.PARTITIONS_REPLACED:
         return CommitCounts(added, 0, removed_rows)
-    if strategy in ("delete+insert", "microbatch"):
+    if counted_as is Counting.ROWS_REPLACED:
         if removed_rows and position_deletes == 0 and added:
             # Copy-on-write rewrote files: their surviving rows count as added too.
             return CommitCounts(None, 0, None)
         return CommitCounts(added, 0, position_deletes + removed_rows)
-    # merge, scd2: an updated (or closed) row is a position delete plus a new data row.
+    # MERGED: an updated (or closed) row is a position delete plus a new data row.
     if removed_rows:
         return CommitCounts(added - removed_rows if added >= removed_rows else None, None, 0)
     return CommitCounts(added - position_deletes, position_deletes, 0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -23,7 +23,13 @@ from dbt.adapters.s3tables.incremental.schema_evolution import (
     WHOLE_HISTORY_MODES,
     check_mode_for_strategy,
 )
-from dbt.adapters.s3tables.incremental.strategies import STRATEGY_BUILDERS
+from dbt.adapters.s3tables.incremental.strategies import STRATEGIES
+from dbt.adapters.s3tables.incremental.strategy_traits import (
+    TRAITS_CONFIG_KEY,
+    Strategy,
+    custom_strategy,
+    macro_name,
+)
 from dbt.adapters.s3tables.sql.text import expression_problem
 
 # Config keys whose change alters what an incremental run does.
@@ -41,6 +47,7 @@ HASHED_CONFIG_KEYS = (
     "scd_valid_to",
     "event_time",
     "write_mode",
+    TRAITS_CONFIG_KEY,
 )
 
 
@@ -48,8 +55,6 @@ def digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-KNOWN_STRATEGIES = tuple(STRATEGY_BUILDERS)
-KEYED_STRATEGIES = ("merge", "delete+insert", "scd2")
 USE_MERGE_VALUES = ("auto", "true", "false")
 
 
@@ -90,21 +95,42 @@ def normalize_columns(columns: str | Sequence[str] | None) -> list[str] | None:
     return [columns] if isinstance(columns, str) else [str(c) for c in columns]
 
 
-def resolve_strategy(model_name: str, strategy: str | None, unique_key: Sequence[str]) -> str:
-    """The strategy to run: the configured one, else merge with a key and append without."""
-    chosen = strategy or ("merge" if unique_key else "append")
-    if chosen not in KNOWN_STRATEGIES:
+def resolve_strategy(
+    model_name: str,
+    strategy: str | None,
+    unique_key: Sequence[str],
+    is_custom: Callable[[str], bool] = lambda name: False,
+    declared_traits: object = None,
+) -> Strategy:
+    """The strategy to run: the configured one, else merge with a key and append without.
+    A name with a `get_incremental_<name>_sql` macro in the project or a package
+    (`is_custom`) is a custom strategy, a built-in name's too (an override, as dbt allows)."""
+    name = strategy or ("merge" if unique_key else "append")
+    built_in = STRATEGIES.get(name)
+    if is_custom(name):
+        chosen = custom_strategy(model_name, name, built_in, declared_traits)
+    elif built_in is None:
         raise ModelConfigError(
             model_name,
             "incremental_strategy",
-            f"unknown strategy `{chosen}`",
-            f"use one of: {', '.join(KNOWN_STRATEGIES)}",
+            f"unknown strategy `{name}`",
+            f"use one of: {', '.join(STRATEGIES)}; or define a macro "
+            f"`{macro_name(name)}(arg_dict)` in the project for a custom strategy",
         )
-    if chosen in KEYED_STRATEGIES and not unique_key:
+    elif declared_traits is not None:
+        raise ModelConfigError(
+            model_name,
+            TRAITS_CONFIG_KEY,
+            f"declares traits of the built-in strategy `{name}`, whose traits are its own",
+            f"remove `{TRAITS_CONFIG_KEY}`, or use it with a custom strategy's macro",
+        )
+    else:
+        chosen = built_in
+    if chosen.keyed and not unique_key:
         raise ModelConfigError(
             model_name,
             "unique_key",
-            f"strategy `{chosen}` needs a unique_key",
+            f"strategy `{name}` needs a unique_key",
             "set `unique_key` to the column (or list of columns) identifying a row",
         )
     return chosen
@@ -129,7 +155,7 @@ class IncrementalConfig:
     """The incremental settings of one model, validated and normalized."""
 
     model_name: str
-    strategy: str
+    strategy: Strategy
     unique_key: list[str]
     predicates: list[str]
     update_columns: list[str] | None
@@ -160,21 +186,32 @@ class IncrementalConfig:
     @property
     def history_columns(self) -> list[str]:
         """Columns the table has by design beyond the model's output (scd2 validity)."""
-        return [self.valid_from, self.valid_to] if self.strategy == "scd2" else []
+        return [self.valid_from, self.valid_to] if self.strategy.keeps_history else []
 
 
 def incremental_config(
-    model_name: str, config: Mapping[str, Any], language: str = "sql"
+    model_name: str,
+    config: Mapping[str, Any],
+    language: str = "sql",
+    is_custom_strategy: Callable[[str], bool] = lambda name: False,
 ) -> IncrementalConfig:
-    """Read and check every incremental key (what needs no knowledge of columns)."""
+    """Read and check every incremental key (what needs no knowledge of columns).
+    `is_custom_strategy`: whether a strategy name has a macro of the project's or a
+    package's (dbt's custom-strategy hook)."""
     keys = normalize_unique_key(config.get("unique_key"))
-    strategy = resolve_strategy(model_name, config.get("incremental_strategy"), keys)
+    strategy = resolve_strategy(
+        model_name,
+        config.get("incremental_strategy"),
+        keys,
+        is_custom_strategy,
+        config.get(TRAITS_CONFIG_KEY),
+    )
     partition_by = normalize_columns(config.get("partition_by")) or []
-    if strategy == "insert_overwrite" and not partition_by:
+    if strategy.needs_partition_by and not partition_by:
         raise ModelConfigError(
             model_name,
             "partition_by",
-            "strategy `insert_overwrite` replaces the partitions present in the new rows and "
+            f"strategy `{strategy.name}` replaces the partitions present in the new rows and "
             "needs `partition_by` (without it every run would wipe the whole table)",
             "set `partition_by`, or use `append`, `merge` or `delete+insert`",
         )
@@ -188,11 +225,11 @@ def incremental_config(
             "keep only one of the two",
         )
     event_time = config.get("event_time")
-    if strategy == "microbatch" and not event_time:
+    if strategy.needs_event_time and not event_time:
         raise ModelConfigError(
             model_name,
             "event_time",
-            "strategy `microbatch` needs the column holding each row's event time",
+            f"strategy `{strategy.name}` needs the column holding each row's event time",
             "set `event_time`, `begin` and `batch_size`",
         )
     mode = check_mode_for_strategy(model_name, config.get("on_schema_change"), strategy)
@@ -230,7 +267,7 @@ def incremental_config(
     )
 
 
-def delete_when_setting(model_name: str, strategy: str, delete_when: object) -> str | None:
+def delete_when_setting(model_name: str, strategy: Strategy, delete_when: object) -> str | None:
     """`merge_delete_when`: one boolean expression over the model's columns, for `merge`."""
     if delete_when is None:
         return None
@@ -243,11 +280,11 @@ def delete_when_setting(model_name: str, strategy: str, delete_when: object) -> 
             "write a boolean expression over the model's columns, such as "
             "`_change_type = 'DELETE'`",
         )
-    if strategy != "merge":
+    if not strategy.takes_delete_when:
         raise ModelConfigError(
             model_name,
             key,
-            f"deletes rows in a merge, and the strategy is `{strategy}`",
+            f"deletes rows in a merge, and the strategy is `{strategy.name}`",
             "set `incremental_strategy: merge`, or remove `merge_delete_when`",
         )
     problem = expression_problem(delete_when)

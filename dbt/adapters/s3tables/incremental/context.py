@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pyiceberg.schema import Schema
 
     from dbt.adapters.s3tables.incremental.config import IncrementalConfig, ModelBuildConfig
+    from dbt.adapters.s3tables.incremental.strategy_traits import StrategyMacro
     from dbt.adapters.s3tables.incremental.warehouse import AnalysedQuery, RunTable
 
 logger = AdapterLogger("s3tables")
@@ -44,6 +45,8 @@ class RunContext:
     # A microbatch run's window.
     batch_start: str | None = None
     batch_end: str | None = None
+    # A custom strategy's macro, from dbt's context (dbt's custom-strategy hook).
+    strategy_macro: StrategyMacro | None = None
     # The statements the run's own writes executed, in order: what dbt's target/run file
     # of the model shows (a create statement writes its own, as dbt's `main` statement).
     written_statements: list[str] = field(default_factory=list)
@@ -69,7 +72,9 @@ class RunContext:
         counts = key_counts(row)
         if counts.repeated_keys:
             logger.warning(
-                counts.warning(self.name, settings.strategy, settings.watermark_column, first_build)
+                counts.warning(
+                    self.name, settings.strategy.name, settings.watermark_column, first_build
+                )
             )
         return counts
 
@@ -83,7 +88,7 @@ class RunContext:
     def build_sql(self, sql: str) -> str:
         """The query a new table is created from (scd2 adds its history columns)."""
         settings = self.settings
-        if settings.strategy != "scd2":
+        if not settings.strategy.keeps_history:
             return sql
         return (
             f"SELECT *, current_timestamp() AS {quote(settings.valid_from)}, "

@@ -20,7 +20,7 @@ from dbt.adapters.s3tables.incremental.apply import Apply
 from dbt.adapters.s3tables.incremental.chunk_loop import write_chunks
 from dbt.adapters.s3tables.incremental.plan import Action, RunPlan
 from dbt.adapters.s3tables.incremental.state_record import record_state
-from dbt.adapters.s3tables.incremental.strategies import without_deleted_rows
+from dbt.adapters.s3tables.incremental.statement_parts import without_deleted_rows
 
 if TYPE_CHECKING:
     from pyiceberg.schema import Schema

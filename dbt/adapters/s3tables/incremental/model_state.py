@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.incremental.config import IncrementalConfig, digest
+from dbt.adapters.s3tables.incremental.strategies import STRATEGIES
 
 PREFIX = "dbt.s3tables."
 STRATEGY = PREFIX + "incremental_strategy"
@@ -31,7 +32,7 @@ def state_properties(
     settings: IncrementalConfig, model_sql: str, last_processed_value: str | None
 ) -> dict[str, str]:
     properties = {
-        STRATEGY: settings.strategy,
+        STRATEGY: settings.strategy.name,
         UNIQUE_KEY: json.dumps(settings.unique_key),
         SQL_HASH: digest(model_sql),
         CONFIG_HASH: settings.config_hash,
@@ -67,23 +68,22 @@ def compare_state(settings: IncrementalConfig, previous: Mapping[str, str]) -> l
     """Warnings for config changes since the last run; raises for a switch to or from
     scd2, whose table holds history rather than current rows."""
     old_strategy = previous.get(STRATEGY)
-    if (
-        old_strategy
-        and old_strategy != settings.strategy
-        and "scd2" in (old_strategy, settings.strategy)
-    ):
-        raise ModelConfigError(
-            settings.model_name,
-            "incremental_strategy",
-            f"the table was built with `{old_strategy}` and the model now says "
-            f"`{settings.strategy}`; an scd2 table holds history rows, so the two cannot be mixed",
-            "run with `--full-refresh` to rebuild the table with the new strategy",
-        )
+    name = settings.strategy.name
+    old = STRATEGIES.get(old_strategy or "")
+    if old_strategy and old_strategy != name:
+        # The strategy whose table holds history rather than current rows (scd2).
+        history = name if settings.strategy.keeps_history else old_strategy
+        if settings.strategy.keeps_history or (old is not None and old.keeps_history):
+            raise ModelConfigError(
+                settings.model_name,
+                "incremental_strategy",
+                f"the table was built with `{old_strategy}` and the model now says "
+                f"`{name}`; an {history} table holds history rows, so the two cannot be mixed",
+                "run with `--full-refresh` to rebuild the table with the new strategy",
+            )
     warnings = []
-    if old_strategy and old_strategy != settings.strategy:
-        warnings.append(
-            f"incremental_strategy changed from `{old_strategy}` to `{settings.strategy}`"
-        )
+    if old_strategy and old_strategy != name:
+        warnings.append(f"incremental_strategy changed from `{old_strategy}` to `{name}`")
     unique_key = json.dumps(settings.unique_key)
     if _changed(previous, UNIQUE_KEY, unique_key):
         warnings.append(f"unique_key changed from {previous[UNIQUE_KEY]} to {unique_key}")

@@ -44,6 +44,7 @@ from dbt.adapters.s3tables.incremental.schema_evolution import (
     replaces_table,
     schema_diff,
 )
+from dbt.adapters.s3tables.incremental.strategy_traits import Replaces
 from dbt.adapters.s3tables.sql.types import without_void
 
 if TYPE_CHECKING:
@@ -79,24 +80,6 @@ CHUNKED_ACTIONS = (Action.REBUILD_IN_CHUNKS, Action.RESUME_CHUNKS)
 # The actions that write this run's rows: the model's columns are checked against the
 # config (the whole-history actions check the whole-history query's instead).
 MODEL_ROWS_ACTIONS = (Action.BUILD, Action.RECREATE_EMPTY, Action.APPLY)
-
-# The strategies whose statement may skip the source dedup when the key is declared unique.
-DEDUPLICATING_STRATEGIES = ("merge", "delete+insert")
-# The strategies that replace whole partitions with the run's rows.
-PARTITION_REPLACING_STRATEGIES = ("insert_overwrite",)
-# The strategies whose run counts the model's rows per key unless it is declared unique.
-KEY_COUNTING_STRATEGIES = ("merge", "scd2")
-
-# What each strategy writes into a column the model no longer returns (docs/incremental.md,
-# "Schema evolution"): rows it leaves in place always keep their values.
-KEPT_COLUMN_VALUES = {
-    "merge": "merge keeps their values in updated rows and writes NULL in new rows",
-    "append": "append writes NULL in new rows",
-    "delete+insert": "delete+insert writes NULL in the rows it replaces or adds",
-    "insert_overwrite": "insert_overwrite writes NULL in the partitions it replaces",
-    "microbatch": "microbatch writes NULL in the batch it replaces",
-    "scd2": "scd2 does not compare them and writes NULL in new versions",
-}
 
 
 @dataclass(frozen=True)
@@ -207,16 +190,12 @@ def plan_run(
         action,
         table,
         marker_properties=marker,
-        declared_uniqueness=(
-            declared if keyed and settings.strategy in DEDUPLICATING_STRATEGIES else None
-        ),
-        counts_keys=(
-            keyed and settings.strategy in KEY_COUNTING_STRATEGIES and not declared.source_unique
-        ),
+        declared_uniqueness=(declared if keyed and settings.strategy.trusts_declared_key else None),
+        counts_keys=(keyed and settings.strategy.counts_keys and not declared.source_unique),
         rebuilds_changed_partitions=(
             action is Action.APPLY
             and reads_upstream_changes
-            and settings.strategy in PARTITION_REPLACING_STRATEGIES
+            and settings.strategy.replaces is Replaces.PARTITIONS
         ),
     )
     if table is not None and action is Action.APPLY:
@@ -267,7 +246,7 @@ def _plan_apply(
                 "warning",
                 f"{name}: column(s) {', '.join(diff.removed)} no longer returned by the "
                 "model are kept (this adapter never drops a column); "
-                + KEPT_COLUMN_VALUES[settings.strategy],
+                + settings.strategy.kept_column_values,
             )
         )
     evolution = plan_evolution(name, mode, diff)

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from dbt.adapters.s3tables.incremental.commit_counts import IncrementalResponse
     from dbt.adapters.s3tables.incremental.config import IncrementalConfig, ModelBuildConfig
     from dbt.adapters.s3tables.incremental.partition_evolution import SpecChange
+    from dbt.adapters.s3tables.incremental.strategy_traits import StrategyMacro
     from dbt.adapters.s3tables.incremental.warehouse import Warehouse
 
 logger = AdapterLogger("s3tables")
@@ -80,6 +81,7 @@ class IncrementalRun:
         keep_state: KeepState | None = None,
         model_node: Mapping[str, Any] | None = None,
         reads_upstream_changes: bool = False,
+        strategy_macro: StrategyMacro | None = None,
     ) -> None:
         assert config.incremental is not None, "an incremental run needs an incremental model"
         self.config = config
@@ -112,6 +114,7 @@ class IncrementalRun:
             keep_state=keep_state,
             batch_start=batch_start,
             batch_end=batch_end,
+            strategy_macro=strategy_macro,
         )
         self.whole_history: AnalysedQuery | None = None
 

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from pyiceberg.schema import Schema
     from pyiceberg.types import IcebergType, NestedField
 
+    from dbt.adapters.s3tables.incremental.strategy_traits import Strategy
+
 # Modes that replace the table when the model adds a column or changes a type.
 REPLACING_MODES = ("full_refresh", "recreate_empty", "full_incremental_refresh")
 # Of those, the modes that rebuild from the model's whole-history query.
@@ -119,11 +121,11 @@ def check_mode(model_name: str, mode: str | None) -> str:
     return mode
 
 
-def check_mode_for_strategy(model_name: str, mode: str | None, strategy: str) -> str:
+def check_mode_for_strategy(model_name: str, mode: str | None, strategy: Strategy) -> str:
     """`check_mode`, plus the pairs that cannot work: a microbatch batch sees only its own
     time window, so it has no query for the whole history to rebuild from."""
     mode = check_mode(model_name, mode)
-    if strategy == "microbatch" and mode in WHOLE_HISTORY_MODES:
+    if strategy.batched and mode in WHOLE_HISTORY_MODES:
         raise ModelConfigError(
             model_name,
             "on_schema_change",

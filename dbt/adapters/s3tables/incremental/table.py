@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
     from dbt.adapters.s3tables.incremental.config import ModelBuildConfig
+    from dbt.adapters.s3tables.incremental.strategy_traits import StrategyMacro
 
 
 class AuditBranch(Protocol):
@@ -65,10 +66,12 @@ class IncrementalTable:
         batch_end: str | None = None,
         audit: AuditBranch | None = None,
         model_node: Mapping[str, Any] | None = None,
+        strategy_macro: StrategyMacro | None = None,
     ) -> IncrementalRun:
         """This run of the model, decided and checked (nothing written yet); the
         materialization executes it (see run.py). Under an `audit`, it writes to the
-        audit branch and keeps its recorded state for the publish."""
+        audit branch and keeps its recorded state for the publish. `strategy_macro`: a
+        custom strategy's macro, which renders its statement."""
         return IncrementalRun(
             model_config,
             audit.relation if audit else self.target,
@@ -80,6 +83,7 @@ class IncrementalTable:
             batch_start=batch_start,
             batch_end=batch_end,
             model_node=model_node,
+            strategy_macro=strategy_macro,
             reads_upstream_changes=self.reads_upstream_changes(
                 str((model_node or {}).get("unique_id") or "")
             ),

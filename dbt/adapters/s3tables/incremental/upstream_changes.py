@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
     from dbt.adapters.s3tables.catalogs.snapshots import Lineage
     from dbt.adapters.s3tables.engines.base import Engine
+    from dbt.adapters.s3tables.incremental.strategy_traits import Strategy
 
 logger = AdapterLogger("s3tables")
 
@@ -51,7 +52,7 @@ class Reader:
     name: str
     target: BaseRelation
     materialized: str
-    strategy: str | None = None
+    strategy: Strategy | None = None
     on_schema_change: str | None = None
 
 
@@ -94,7 +95,7 @@ class UpstreamChanges:
             reader.name, reader.materialized, reader.strategy, reader.on_schema_change, bool(keys)
         )
         if refused is not None:
-            if reader.strategy == "microbatch":
+            if reader.strategy is not None and reader.strategy.batched:
                 # dbt 1.11 logs a failed batch's error at debug level only, and prints
                 # `ERROR` in its place: said here, or the console would not say why.
                 logger.error(refused.msg)

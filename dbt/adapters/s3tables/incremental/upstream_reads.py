@@ -42,6 +42,12 @@ from enum import Enum
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.snapshots import Lineage
+from dbt.adapters.s3tables.incremental.strategy_traits import (
+    TRAITS_CONFIG_KEY,
+    Reading,
+    Replaces,
+    Strategy,
+)
 
 READ_TAG_PREFIX = "dbt.read."
 # The column a keyed read adds: each row's change.
@@ -374,7 +380,7 @@ READING_MATERIALIZATIONS = ("incremental", "table")
 def refused_reader(
     model: str,
     materialized: str,
-    strategy: str | None = None,
+    strategy: Strategy | None = None,
     on_schema_change: str | None = None,
     keyed: bool = False,
 ) -> DbtRuntimeError | None:
@@ -395,21 +401,9 @@ def refused_reader(
             f"read the upstream with ref() in `{model}`, and upstream_changes() in the "
             "incremental model that selects from it"
         )
-    if strategy == "microbatch":
-        return DbtRuntimeError(
-            f"{head}: microbatch replaces each batch's whole event_time window, and "
-            "upstream_changes() gives only the rows the model has not read yet, so the "
-            "window's other rows would be lost; nothing was read or written. Fix: read the "
-            "upstream with ref() (each batch reads its window of it), or use "
-            "incremental_strategy `append` or `merge`"
-        )
-    if strategy == "insert_overwrite" and keyed:
-        return DbtRuntimeError(
-            f"{head}: insert_overwrite replaces whole partitions, and a partition whose "
-            "upstream rows were only deleted gets no row to replace it with, so "
-            "upstream_changes(..., unique_key=...) cannot keep it exact; nothing was read or "
-            "written. Fix: use incremental_strategy `merge` with `merge_delete_when`"
-        )
+    reading = Reading.KEYED if keyed else Reading.KEYLESS
+    if strategy is not None and reading not in strategy.readings:
+        return DbtRuntimeError(f"{head}: {refused_reading(strategy, keyed)}")
     if on_schema_change == "full_incremental_refresh":
         return DbtRuntimeError(
             f"{head}: on_schema_change `full_incremental_refresh` rebuilds in time chunks, "
@@ -418,3 +412,28 @@ def refused_reader(
             "Fix: set on_schema_change `full_refresh` (one rebuild in one commit)"
         )
     return None
+
+
+def refused_reading(strategy: Strategy, keyed: bool) -> str:
+    """Why `strategy`, by what it replaces, keeps no `upstream_changes()` read (keyed or
+    not) exact, and the fix: the rest of the one-sentence refusal."""
+    name, nothing = strategy.name, "nothing was read or written"
+    if strategy.replaces is Replaces.TIME_WINDOW:
+        return (
+            f"{name} replaces each batch's whole event_time window, and upstream_changes() "
+            "gives only the rows the model has not read yet, so the window's other rows "
+            f"would be lost; {nothing}. Fix: read the upstream with ref() (each batch reads "
+            "its window of it), or use incremental_strategy `append` or `merge`"
+        )
+    if strategy.replaces is Replaces.PARTITIONS and keyed:
+        return (
+            f"{name} replaces whole partitions, and a partition whose upstream rows were only "
+            "deleted gets no row to replace it with, so upstream_changes(..., unique_key=...) "
+            f"cannot keep it exact; {nothing}. Fix: use incremental_strategy `merge` with "
+            "`merge_delete_when`"
+        )
+    return (
+        f"the custom strategy `{name}` does not declare what its statement replaces, so no "
+        f"upstream_changes() read can be known exact in it; {nothing}. Fix: declare it, "
+        f"e.g. `{TRAITS_CONFIG_KEY}: {{replaces: rows_by_key}}` (or `nothing`, `partitions`)"
+    )

@@ -50,6 +50,7 @@ ADAPTER_CONFIG_KEYS = frozenset(
         "maintenance",
         # incremental
         "incremental_strategy",
+        "incremental_strategy_traits",
         "unique_key",
         "unique_key_is_unique",
         "incremental_predicates",

@@ -22,10 +22,14 @@
   {#-- Audited (`audit_before_publish`, see audit.py): every write goes to the table's
        audit branch; a table to create is created empty and filled on the branch. --#}
   {%- set audit = s3tables_audit_build(model_config, target_relation) -%}
+  {#-- A custom strategy (dbt's hook: a `get_incremental_<name>_sql` macro of the project
+       or a package) renders its statement with its macro. --#}
+  {%- set custom_macro = model_config.incremental.strategy.custom_macro -%}
   {%- set run = adapter.incremental(target_relation).run(
         model_config, compiled_code, existing_relation, full_refresh,
         batch_start=batch.event_time_start if batch else none,
-        batch_end=batch.event_time_end if batch else none, audit=audit, model_node=model) -%}
+        batch_end=batch.event_time_end if batch else none, audit=audit, model_node=model,
+        strategy_macro=context[custom_macro] if custom_macro else none) -%}
   {% do adapter.check_target_rules(model['name'], target_relation, 'incremental', columns=run.columns) %}
   {% if run.creates_table and run.replaces_table %}
     {% do adapter.check_format_version(model_config, target_relation) %}

@@ -69,7 +69,7 @@ NAME_TEST = re.compile(
 )
 
 
-def tests_a_name(line: str) -> bool:
+def compares_a_name(line: str) -> bool:
     """Whether `line` compares a strategy's name (a loop over other names is no test)."""
     return bool(NAME_TEST.search(line)) and not re.search(r"\bfor \w+ in \(", line)
 
@@ -80,15 +80,15 @@ def test_no_code_tests_a_strategys_name() -> None:
         for path in PACKAGE.rglob("*.py")
         if path.name not in ("strategies.py", "strategy_traits.py")
         for number, line in enumerate(path.read_text().splitlines(), 1)
-        if tests_a_name(line)
+        if compares_a_name(line)
     ]
     assert offenders == []
 
 
 def test_the_name_test_finds_a_tested_name() -> None:
-    assert tests_a_name('if settings.strategy == "insert_overwrite":')
-    assert tests_a_name('if strategy in ("delete+insert", "microbatch"):')
-    assert not tests_a_name('return {f"write.{op}.mode": v for op in ("merge", "update")}')
+    assert compares_a_name('if settings.strategy == "insert_overwrite":')
+    assert compares_a_name('if strategy in ("delete+insert", "microbatch"):')
+    assert not compares_a_name('return {f"write.{op}.mode": v for op in ("merge", "update")}')
 
 
 def test_a_custom_strategy_gets_the_default_traits() -> None:

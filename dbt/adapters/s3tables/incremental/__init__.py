@@ -11,8 +11,11 @@ and the pure pieces they use.
   a chunked rebuild, `state_record.py` the state written after the run.
 - `context.py`, `warehouse.py`: what the executors work with (the model's query, the
   table, the engine and catalog).
-- `strategies.py`: the one statement of each strategy, a pure function of names, in a
-  registry (`STRATEGY_BUILDERS`; `FALLBACK_BUILDERS` without Iceberg's SQL extensions).
+- `strategies.py`: the one statement of each strategy, a pure function of names, and the
+  registry `STRATEGIES`: one record per strategy (`strategy_traits.Strategy`: its
+  statement, its fallback without MERGE, every trait a run reads); `statement_parts.py`
+  what every statement is built from (`IncrementalWrite`); `custom_statement.py` a custom
+  strategy's macro (dbt's `get_incremental_<name>_sql` hook) rendered and run.
 - `key_uniqueness.py`: whether merge and delete+insert may skip the source dedup (the
   key declared unique by `unique_key_is_unique` or a primary_key/unique constraint).
 - `schema_evolution.py`: what `on_schema_change` asks of the table for a schema diff.
@@ -22,6 +25,8 @@ and the pure pieces they use.
 - `model_state.py`: what the last run looked like, kept as table properties.
 - `commit_counts.py`: the rows a commit inserted, updated and deleted, from its summary.
 
-To add a strategy: its builder in `strategies.py`, registered in `STRATEGY_BUILDERS`
-(`model_config` then accepts its name), with unit tests of its SQL.
+To add a strategy: its builder and its record in `strategies.py` (every trait is a
+required field; `model_config` then accepts its name, and no other code names it), the
+row `tests/unit/incremental/test_strategy_registry.py` prints into docs/incremental.md,
+and a functional test.
 """

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.base import available
@@ -15,7 +15,6 @@ from dbt.adapters.catalogs import CatalogIntegration, CatalogIntegrationConfig
 from dbt.adapters.contracts.connection import AdapterResponse, Connection
 from dbt.adapters.contracts.relation import RelationType
 from dbt.adapters.events.logging import AdapterLogger
-from dbt.adapters.factory import get_adapter_package_names
 from dbt.adapters.spark.column import SparkColumn
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt.flags import get_flags
@@ -27,7 +26,6 @@ from dbt_common.contracts.constraints import (
 from dbt_common.contracts.metadata import (
     CatalogTable,
 )
-from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs import catalog_type_named
 from dbt.adapters.s3tables.catalogs.catalog_set import CatalogSet
@@ -44,39 +42,26 @@ from dbt.adapters.s3tables.catalogs.integrations import (
     catalog_config_from_integration,
 )
 from dbt.adapters.s3tables.catalogs.node_catalog import node_label, requested_catalog
-from dbt.adapters.s3tables.catalogs.s3tables.rules import check_namespace, check_target
+from dbt.adapters.s3tables.catalogs.s3tables.rules import check_namespace
 from dbt.adapters.s3tables.column import S3TablesColumn
 from dbt.adapters.s3tables.connections import S3TablesConnectionManager
-from dbt.adapters.s3tables.engines.python_models import python_model_view_sql
-from dbt.adapters.s3tables.incremental.commit_counts import with_upstream_reads
-from dbt.adapters.s3tables.incremental.strategy_traits import macro_name as strategy_macro_name
+from dbt.adapters.s3tables.incremental.model_reads import ModelReads
 from dbt.adapters.s3tables.incremental.table import IncrementalTable
 from dbt.adapters.s3tables.incremental.upstream_changes import (
-    Reader,
     UpstreamChanges,
-    unit_test_rows,
 )
-from dbt.adapters.s3tables.incremental.upstream_reads import check_key_argument
 from dbt.adapters.s3tables.incremental.warehouse import Warehouse
 from dbt.adapters.s3tables.keys.config_keys import FAIL_FLAG, FAIL_FLAG_SPEC, ConfigKeyCheck
 from dbt.adapters.s3tables.lifecycle.maintainer import TableMaintainer
 from dbt.adapters.s3tables.lifecycle.publishing import WriteAuditPublish
-from dbt.adapters.s3tables.lifecycle.required_columns import (
-    RequiredColumnsBuild,
-    plan_required_columns,
-)
+from dbt.adapters.s3tables.lifecycle.resumption import graph_nodes, node_relation
 from dbt.adapters.s3tables.lifecycle.undo_run import RunUndo
-from dbt.adapters.s3tables.model_config import ModelConfig, ParsedModelConfigs
+from dbt.adapters.s3tables.model_build import ModelBuild, is_custom_strategy
+from dbt.adapters.s3tables.model_config import ParsedModelConfigs
 from dbt.adapters.s3tables.relation import S3TablesRelation
 from dbt.adapters.s3tables.seeds.loader import SeedLoader
-from dbt.adapters.s3tables.sql.contracts import (
-    contract_constraints,
-    model_contract_sql,
-    not_null_columns,
-)
 from dbt.adapters.s3tables.sql.cross_db import listagg_sql
 from dbt.adapters.s3tables.sql.text import quote, sql_string
-from dbt.adapters.s3tables.sql.types import typed_query
 
 if TYPE_CHECKING:
     import agate
@@ -112,7 +97,11 @@ class S3TablesAdapter(SparkAdapter):
         )
         super().__init__(config, mp_context)
         self.config_key_check = ConfigKeyCheck()
-        self.model_configs = ParsedModelConfigs(self._is_custom_strategy)
+        self.model_configs = ParsedModelConfigs(
+            lambda name: is_custom_strategy(
+                self.get_macro_resolver(), self.config.project_name, self.type(), name
+            )
+        )
         # dbt 1.11 reads catalogs.yml only for build, compile, parse, run, seed, snapshot
         # and test; `docs generate`, `show`, `source freshness`, `clone`, `run-operation`
         # and `retry` must know the same catalogs.
@@ -123,9 +112,18 @@ class S3TablesAdapter(SparkAdapter):
             lambda: self.engine,
             lambda relation: self.catalogs.named(relation.database, relation=relation).name,
         )
+        self._model_reads = ModelReads(
+            self._upstream_changes,
+            lambda node: self.model_configs.of(node).incremental,
+            self.get_relation,
+            lambda: self.engine,
+        )
         self._maintenance = TableMaintainer(self._warehouse, self._query_rows)
         self._audits = WriteAuditPublish(
-            self._warehouse, self._connection_name, self._graph_nodes, self._node_relation
+            self._warehouse,
+            self._connection_name,
+            lambda: graph_nodes(self.get_macro_resolver()),
+            partial(node_relation, self.Relation),
         )
         self._undo = RunUndo(
             self.catalog_database,
@@ -266,64 +264,6 @@ class S3TablesAdapter(SparkAdapter):
         fail = getattr(self.behavior, FAIL_FLAG).no_warn
         self.config_key_check.check(node, node_config, declared, fail=fail, warn=logger.warning)
 
-    @available
-    def parse_model_config(self, model: Any) -> ModelConfig:
-        """The model's config, every key this adapter reads checked once, before its
-        materialization writes anything (errors name the model, the key and the fix)."""
-        return self.model_configs.of(model)
-
-    def _is_custom_strategy(self, name: str) -> bool:
-        """Whether the project or a package defines `get_incremental_<name>_sql` (dbt's
-        custom-strategy hook); dbt's and the adapters' own macros are the built-in ones."""
-        resolver = self.get_macro_resolver()
-        macro = (
-            resolver.find_macro_by_name(strategy_macro_name(name), self.config.project_name, None)
-            if resolver is not None
-            else None
-        )
-        internal = get_adapter_package_names(self.type())
-        return macro is not None and getattr(macro, "package_name", None) not in internal
-
-    @available
-    def check_target_rules(
-        self,
-        model_name: str,
-        relation: BaseRelation,
-        materialized: str,
-        sql: str | None = None,
-        columns: list[str] | None = None,
-    ) -> None:
-        """What the target's catalog would refuse, refused before any call (the columns are
-        `columns`, or the output of `sql`, which Spark analyses without running it)."""
-        check_target(
-            model_name,
-            self.iceberg_for(relation).config,
-            str(relation.schema),
-            str(relation.identifier),
-            materialized,
-            lambda: list(columns or []) + (self.query_columns(sql) if sql else []),
-        )
-
-    @available
-    def check_format_version(self, model_config: ModelConfig, relation: BaseRelation) -> None:
-        """A rebuild of the existing table `relation` at a lower Iceberg format version
-        than it has, refused before anything is written."""
-        iceberg = self.iceberg_for(relation)
-        namespace, name = str(relation.schema), str(relation.identifier)
-        error = model_config.lowered_format_version(
-            iceberg.config.table_defaults(),
-            f"{namespace}.{name}",
-            lambda: iceberg.table_state(namespace, name).format_version,
-        )
-        if error is not None:
-            raise error
-
-    @available
-    def clones_by_copy(self, target: BaseRelation | None = None) -> bool:
-        """`dbt clone` copies tables into a catalog that refuses views (the S3 Tables
-        rules); it makes views selecting from the state relations everywhere else."""
-        return self.iceberg_for(target).config.s3tables_rules
-
     @available.parse_none
     def drop_namespace_with_contents(self, namespace: str, database: str | None = None) -> None:
         """dbt's drop_schema: the namespace with every table (purged) and view in it."""
@@ -395,14 +335,6 @@ class S3TablesAdapter(SparkAdapter):
 
     # --- contracts ---
 
-    @available
-    def contract_select_sql(self, model: Any, sql: str) -> str:
-        """The model's query in its contract's column order, `not_null` columns checked;
-        dbt's own warning for each constraint this adapter does not enforce."""
-        for constraint in contract_constraints(model):
-            self.process_parsed_constraint(constraint, lambda _: None)
-        return model_contract_sql(model, sql)
-
     @available.parse_list
     def relations_matching(
         self,
@@ -462,17 +394,6 @@ class S3TablesAdapter(SparkAdapter):
     def query_columns(self, sql: str) -> list[str]:
         return self.engine.query_schema(sql).names
 
-    @available
-    def typed_sql(self, model_name: str, sql: str) -> str:
-        """The query with every column Spark types as `void` (a bare NULL) cast to string,
-        since Iceberg cannot store void; the query itself when there is none."""
-        return typed_query(model_name, sql, list(self.engine.query_schema(sql).fields))
-
-    @available
-    def python_model_sql(self, model_name: str, compiled_code: str) -> str:
-        """Run a Python model in this connection's SparkSession; SQL selecting its rows."""
-        return python_model_view_sql(self.engine.session(model_name), model_name, compiled_code)
-
     def _warehouse(self, target: BaseRelation) -> Warehouse:
         """What a model's Python-side writes go through: the calling thread's connection
         (statements logged, errors explained) and the table's catalog."""
@@ -497,36 +418,6 @@ class S3TablesAdapter(SparkAdapter):
     def undo(self) -> RunUndo:
         return self._undo
 
-    @available
-    def required_columns_build(
-        self,
-        target: BaseRelation,
-        model: Any,
-        sql: str,
-        properties: dict[str, str],
-        partition_by: Any,
-        table_exists: bool,
-        audited: bool,
-    ) -> RequiredColumnsBuild | None:
-        """The build of `model` whose enforced contract's `not_null` columns are declared
-        when its table is created (format v3 on the embedded catalog), checked before
-        anything is written; None when they are made required after the build
-        (lifecycle/required_columns.py)."""
-        if not (model.get("config") or {}).get("contract", {}).get("enforced"):
-            return None
-        return plan_required_columns(
-            model_name=model["name"],
-            target=target,
-            warehouse=self._warehouse(target),
-            execute=lambda sql: self.connections.execute(sql)[0],
-            not_null=not_null_columns(model["columns"], model.get("constraints") or []),
-            sql=sql,
-            properties=properties,
-            partition_by=partition_by,
-            table_exists=table_exists,
-            audited=audited,
-        )
-
     def _query_rows(self, sql: str) -> list[dict[str, Any]]:
         _, result = self.execute(sql, fetch=True)
         return [dict(zip(result.column_names, row, strict=True)) for row in result.rows]
@@ -534,24 +425,6 @@ class S3TablesAdapter(SparkAdapter):
     def _connection_name(self) -> str:
         connection = self.connections.get_if_exists()
         return str(connection.name) if connection is not None and connection.name else ""
-
-    def _graph_nodes(self) -> Mapping[str, Mapping[str, Any]] | None:
-        """The project's nodes as the macros' `graph.nodes` has them: dbt hands the adapter
-        its manifest (as the macro resolver, its graph built) before a command runs nodes;
-        None without one."""
-        graph = getattr(self.get_macro_resolver(), "flat_graph", None)
-        nodes = graph.get("nodes") if isinstance(graph, dict) else None
-        return nodes if isinstance(nodes, Mapping) and nodes else None
-
-    def _node_relation(self, node: Mapping[str, Any]) -> BaseRelation:
-        """A node's table (of `graph.nodes`), on main."""
-        relation: BaseRelation = self.Relation.create(
-            database=node.get("database"),
-            schema=node.get("schema"),
-            identifier=node.get("alias") or node.get("name"),
-            type=RelationType.Table,
-        )
-        return relation
 
     def cleanup_connections(self) -> None:
         """dbt's invocation ends (dbt calls this when its nodes are done, however they
@@ -576,83 +449,24 @@ class S3TablesAdapter(SparkAdapter):
         )
 
     @available
-    def upstream_changes(
-        self,
-        model: Any,
-        target: BaseRelation,
-        upstream: Any,
-        incremental: bool,
-        unique_key: str | list[str] | None = None,
-    ) -> str:
-        """`upstream_changes(relation, unique_key=...)`: the rows of the upstream Iceberg
-        table `upstream` this run of `model` reads (see incremental/upstream_changes.py)."""
-        if not isinstance(upstream, S3TablesRelation):
-            raise DbtRuntimeError(
-                f"Model `{model['name']}`: upstream_changes() takes a relation, as ref() or "
-                f"source() gives it, not `{upstream}`. Fix: pass ref('<model>') or "
-                "source('<source>', '<table>')"
-            )
-        materialized = str((model.get("config") or {}).get("materialized") or "")
-        incremental_config = (
-            self.model_configs.of(model).incremental if materialized == "incremental" else None
+    def upstream_reads(self) -> ModelReads:
+        """`upstream_changes()`, and the record of what a build read (model_reads.py)."""
+        return self._model_reads
+
+    # --- a node's build (model_build.py) ---
+
+    @available
+    def model_build(self, model: Any) -> ModelBuild:
+        """A node's build: its target's rules, format version, properties, contract."""
+        return ModelBuild(
+            model,
+            self.model_configs,
+            self.iceberg_for,
+            lambda: self.engine,
+            self._warehouse,
+            lambda sql: self.connections.execute(sql)[0],
+            lambda constraint: self.process_parsed_constraint(constraint, lambda _: None),
         )
-        return self._upstream_changes.read_sql(
-            Reader(
-                model["unique_id"],
-                model["name"],
-                target,
-                materialized,
-                incremental_config.strategy if incremental_config else None,
-                incremental_config.on_schema_change if incremental_config else None,
-            ),
-            self.get_relation(upstream.database, upstream.schema, upstream.identifier),
-            upstream,
-            incremental,
-            unique_key,
-        )
-
-    @available
-    def upstream_changes_in_unit_test(self, upstream: Any, unique_key: object = None) -> str:
-        """upstream_changes() in a dbt unit test: the rows the test gives the upstream."""
-        return unit_test_rows(str(upstream), check_key_argument("unit test", upstream, unique_key))
-
-    @available
-    def tag_next_write(self) -> None:
-        """The next statement on this thread's connection is the model's data write: its
-        commit records what the build read of its upstreams (never a hook's commit)."""
-        self.engine.tag_next_write()
-
-    @available
-    def record_upstream_reads(
-        self, model: Any, target: BaseRelation, audit: Any
-    ) -> list[dict[str, Any]]:
-        """After a build: what it read of its upstreams, recorded as table properties too
-        (bound to the snapshot it left; an audited build's, at its publish), and as its
-        adapter response lists it ([]: it read none)."""
-        return self._upstream_changes.record(
-            model["unique_id"],
-            target,
-            audit.branch if audit else None,
-            audit.keep_properties if audit else None,
-        )
-
-    @available
-    def with_upstream_reads(
-        self, response: AdapterResponse | None, reads: list[dict[str, Any]]
-    ) -> AdapterResponse:
-        return with_upstream_reads(response, reads)
-
-    @available
-    def resolved_strategy(self, model: Any) -> str | None:
-        incremental = self.model_configs.of(model).incremental
-        return incremental.strategy.name if incremental else None
-
-    @available
-    def table_properties(self, model: Any, database: str | None = None) -> dict[str, str]:
-        """Table properties a new table in catalog `database` gets (see
-        ModelConfig.table_properties)."""
-        defaults = self.iceberg_for(database=database).config.table_defaults()
-        return self.model_configs.of(model).table_properties(defaults)
 
     # --- seeds (seeds/loader.py) ---
 

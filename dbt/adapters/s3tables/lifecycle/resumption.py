@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from dbt.adapters.base.relation import BaseRelation
+from dbt.adapters.contracts.relation import RelationType
 from dbt.adapters.events.logging import AdapterLogger
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
@@ -265,3 +266,22 @@ class TakeUp:
             f"{name}: the build staged on branch {record.branch} was not published; taken up "
             f"with {with_model}'s, it is published {' and '.join(when) or 'now'}"
         )
+
+
+def graph_nodes(resolver: object) -> Mapping[str, Mapping[str, Any]] | None:
+    """The project's nodes as the macros' `graph.nodes` has them: dbt hands the adapter
+    its manifest (as the macro resolver, its graph built) before a command runs nodes;
+    None without one."""
+    graph = getattr(resolver, "flat_graph", None)
+    nodes = graph.get("nodes") if isinstance(graph, dict) else None
+    return nodes if isinstance(nodes, Mapping) and nodes else None
+
+
+def node_relation(relation_class: type[BaseRelation], node: Mapping[str, Any]) -> BaseRelation:
+    """A node's table (of `graph.nodes`), on main."""
+    return relation_class.create(
+        database=node.get("database"),
+        schema=node.get("schema"),
+        identifier=node.get("alias") or node.get("name"),
+        type=RelationType.Table,
+    )

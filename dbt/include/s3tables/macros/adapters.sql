@@ -18,7 +18,7 @@
 {#-- `properties`, or else the model's tblproperties plus the row-level write mode of
      incremental tables; and any `extra_properties` of this build. --#}
 {% macro s3tables__tblproperties_clause(extra_properties={}, properties=none) -%}
-  {%- set properties = properties if properties is not none else adapter.table_properties(model, model.get('database')) -%}
+  {%- set properties = properties if properties is not none else adapter.model_build(model).table_properties(model.get('database')) -%}
   {%- do properties.update(extra_properties) -%}
   {%- if properties %}
     tblproperties (
@@ -61,7 +61,7 @@
      required_columns.py). --#}
 {% macro s3tables_create_or_replace_table(relation, compiled_code, extra_properties={}, typed=false, replace=true, properties=none, columns=none) -%}
   {%- if compiled_code is not none and not typed and not config.get('contract').enforced -%}
-    {%- set compiled_code = adapter.typed_sql(model['name'], compiled_code) -%}
+    {%- set compiled_code = adapter.model_build(model).typed_sql(compiled_code) -%}
   {%- endif %}
   create {{ 'or replace ' if replace }}table {{ relation }}{% if columns %} ({{ columns }}){% endif %}
   {{ file_format_clause() }}
@@ -79,7 +79,7 @@
   {%- if config.get('contract').enforced -%}
     {{ get_assert_columns_equivalent(sql) }}
   {%- else -%}
-    {%- set sql = adapter.typed_sql(model['name'], sql) -%}
+    {%- set sql = adapter.model_build(model).typed_sql(sql) -%}
   {%- endif %}
   create or replace view {{ relation }}
   {{ s3tables_view_columns_clause(relation, sql) }}
@@ -118,7 +118,7 @@
 {%- endmacro %}
 
 {% macro s3tables__get_select_subquery(sql) -%}
-  {{ return(adapter.contract_select_sql(model, sql)) }}
+  {{ return(adapter.model_build(model).contract_sql(sql)) }}
 {%- endmacro %}
 
 {#-- dbt-spark's runs SHOW TABLE EXTENDED, which Spark 3.5 refuses for Iceberg tables. --#}

@@ -42,7 +42,7 @@
                           Iceberg schema (catalog_ddl's enforce_not_null): before an audited
                           write, after one on main (a seed has no contract: false). Where
                           that cannot be done after the build (format v3 on the embedded
-                          catalog, adapter.required_columns_build), they are declared when
+                          catalog, model_build(model).required_columns_build), they are declared when
                           the table is created instead: CREATE TABLE with its typed column
                           list then one INSERT, or one INSERT OVERWRITE of a table that
                           already has them (see required_columns.py)
@@ -62,8 +62,8 @@
   {%- set query = run.create_sql if run is not none else sql -%}
   {%- set required = none -%}
   {%- if enforce_not_null -%}
-    {%- set properties = run.table_properties if run is not none else adapter.table_properties(model, model.get('database')) -%}
-    {%- set required = adapter.required_columns_build(target_relation, model, query, properties, config.get('partition_by'), table_exists, audit is not none) -%}
+    {%- set properties = run.table_properties if run is not none else adapter.model_build(model).table_properties(model.get('database')) -%}
+    {%- set required = adapter.model_build(model).required_columns_build(target_relation, query, properties, config.get('partition_by'), table_exists, audit is not none) -%}
   {%- endif -%}
 
   {%- if audit -%}
@@ -82,7 +82,7 @@
       {% do adapter.catalog_ddl(target_relation).enforce_not_null(target_relation, model) %}
     {% endif %}
     {%- set write_sql = audit.replace_sql(query) -%}
-    {% do adapter.tag_next_write() %}
+    {% do adapter.upstream_reads().tag_next_write() %}
     {%- call statement(statement_name) -%}
       {{ write_sql }}
     {%- endcall -%}
@@ -102,7 +102,7 @@
     {% endif %}
   {%- else -%}
     {%- set write_sql = _s3tables_create_sql(target_relation, run.create_sql if run is not none else sql, run, create, replace=run.replaces_table if run is not none else replace) -%}
-    {% do adapter.tag_next_write() %}
+    {% do adapter.upstream_reads().tag_next_write() %}
     {%- call statement(statement_name) -%}
       {{ write_sql }}
     {%- endcall -%}
@@ -151,10 +151,10 @@
   {% endif %}
 
   {#-- upstream_changes(): what the build read, recorded and in its adapter response. --#}
-  {% set upstream_reads = adapter.record_upstream_reads(model, target_relation, audit) %}
+  {% set upstream_reads = adapter.upstream_reads().record(model, target_relation, audit) %}
   {% if upstream_reads %}
     {% set main_result = load_result('main') %}
-    {% do store_result('main', response=adapter.with_upstream_reads(main_result.response if main_result else none, upstream_reads)) %}
+    {% do store_result('main', response=adapter.upstream_reads().with_reads(main_result.response if main_result else none, upstream_reads)) %}
   {% endif %}
   {% do adapter.maintenance().after_build(target_relation, model_config, audit) %}
   {{ return(core_result if core_result is not none else {'relations': [target_relation]}) }}

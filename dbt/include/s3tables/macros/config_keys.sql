@@ -9,5 +9,5 @@
 {#-- The model's config, every key checked (see model_config.py), keys nothing reads first. --#}
 {% macro s3tables_model_config() %}
   {% do s3tables_check_config_keys() %}
-  {{ return(adapter.parse_model_config(model)) }}
+  {{ return(adapter.model_build(model).config) }}
 {% endmacro %}

@@ -7,7 +7,7 @@
 {%- endmacro %}
 
 {% macro _s3tables_strategy_is(strategy) -%}
-  {{ return(is_incremental() and adapter.resolved_strategy(model) == strategy) }}
+  {{ return(is_incremental() and adapter.model_build(model).resolved_strategy() == strategy) }}
 {%- endmacro %}
 
 {% macro is_append_only() -%}
@@ -56,9 +56,9 @@
   {%- endif -%}
   {#-- A unit test's given rows are the range it reads. --#}
   {%- if model.resource_type == 'unit_test' -%}
-    {{ return(adapter.upstream_changes_in_unit_test(relation, unique_key)) }}
+    {{ return(adapter.upstream_reads().unit_test_sql(relation, unique_key)) }}
   {%- endif -%}
-  {{ return(adapter.upstream_changes(model, this, relation, is_incremental(), unique_key)) }}
+  {{ return(adapter.upstream_reads().changes_sql(model, this, relation, is_incremental(), unique_key)) }}
 {%- endmacro %}
 
 {#-- The model's SQL as on a first build (is_incremental() false). --#}

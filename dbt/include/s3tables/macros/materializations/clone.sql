@@ -17,10 +17,10 @@
 {% endmaterialization %}
 
 {% macro s3tables__can_clone_table() %}
-  {{ return(adapter.clones_by_copy(this)) }}
+  {{ return(adapter.model_build(model).clones_by_copy(this)) }}
 {% endmacro %}
 
 {% macro s3tables__create_or_replace_clone(this_relation, defer_relation) %}
-  {% do adapter.check_target_rules(model['name'], this_relation, 'table') %}
+  {% do adapter.model_build(model).check_target_rules(this_relation, 'table') %}
   {{ s3tables_create_or_replace_table(this_relation, 'select * from ' ~ defer_relation.render(), typed=true) }}
 {% endmacro %}

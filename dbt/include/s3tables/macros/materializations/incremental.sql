@@ -15,7 +15,7 @@
 
   {#-- A Python model's DataFrame becomes a temporary view the SQL path selects from. --#}
   {%- if model['language'] == 'python' -%}
-    {%- set compiled_code = adapter.python_model_sql(model['name'], compiled_code) -%}
+    {%- set compiled_code = adapter.model_build(model).python_model_sql(compiled_code) -%}
   {%- endif -%}
   {%- set compiled_code = s3tables_model_query(compiled_code) -%}
   {%- set batch = model.get('batch') -%}
@@ -30,9 +30,9 @@
         batch_start=batch.event_time_start if batch else none,
         batch_end=batch.event_time_end if batch else none, audit=audit, model_node=model,
         strategy_macro=context[custom_macro] if custom_macro else none) -%}
-  {% do adapter.check_target_rules(model['name'], target_relation, 'incremental', columns=run.columns) %}
+  {% do adapter.model_build(model).check_target_rules(target_relation, 'incremental', columns=run.columns) %}
   {% if run.creates_table and run.replaces_table %}
-    {% do adapter.check_format_version(model_config, target_relation) %}
+    {% do adapter.model_build(model).check_format_version(target_relation) %}
   {% endif %}
   {% if run.needs_whole_history %}
     {% do run.use_whole_history(s3tables_model_query(s3tables_first_build_sql())) %}

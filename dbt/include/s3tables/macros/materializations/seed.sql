@@ -10,7 +10,7 @@
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
   {%- set seed = adapter.seeds().read(model) -%}
-  {% do adapter.check_target_rules(model['name'], target_relation, 'seed', columns=seed.column_names) %}
+  {% do adapter.model_build(model).check_target_rules(target_relation, 'seed', columns=seed.column_names) %}
   {%- do store_result('agate_table', response='OK', agate_table=seed.preview) -%}
 
   {{ s3tables_pre_hooks() }}

@@ -3,7 +3,7 @@
      meaningless here: every table is Iceberg. --#}
 {% materialization snapshot, adapter='s3tables' %}
   {%- set model_config = s3tables_model_config() -%}
-  {% do adapter.check_target_rules(model['name'], api.Relation.create(identifier=model['alias'], schema=schema, database=database, type='table'), 'snapshot') %}
+  {% do adapter.model_build(model).check_target_rules(api.Relation.create(identifier=model['alias'], schema=schema, database=database, type='table'), 'snapshot') %}
   {%- set result = materialization_snapshot_default() -%}
   {#-- dbt-core's materialization applied grants, docs and post-hooks, and committed;
        a snapshot is never audited: only its maintenance follows (see build_steps.sql). --#}

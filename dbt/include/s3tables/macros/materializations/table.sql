@@ -12,15 +12,15 @@
 
   {#-- A Python model's DataFrame becomes a temporary view the SQL path selects from. --#}
   {%- if model['language'] == 'python' -%}
-    {%- set compiled_code = adapter.python_model_sql(model['name'], compiled_code) -%}
+    {%- set compiled_code = adapter.model_build(model).python_model_sql(compiled_code) -%}
   {%- endif -%}
-  {% do adapter.check_target_rules(model['name'], target_relation, 'table', compiled_code) %}
+  {% do adapter.model_build(model).check_target_rules(target_relation, 'table', compiled_code) %}
 
   {#-- A view cannot be replaced by a table in place. --#}
   {% if old_relation is not none and old_relation.is_view %}
     {{ adapter.drop_relation(old_relation) }}
   {% elif old_relation is not none %}
-    {% do adapter.check_format_version(model_config, target_relation) %}
+    {% do adapter.model_build(model).check_format_version(target_relation) %}
   {% endif %}
 
   {#-- See build_steps.sql. REPLACE keeps table properties: an incremental model's state

@@ -3,7 +3,7 @@
   {%- set identifier = model['alias'] -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='view') -%}
-  {% do adapter.check_target_rules(model['name'], target_relation, 'view') %}
+  {% do adapter.model_build(model).check_target_rules(target_relation, 'view') %}
 
   {{ s3tables_pre_hooks() }}
 

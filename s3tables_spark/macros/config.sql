@@ -130,6 +130,14 @@
   {%- if strategy not in strategies -%}
     {{ s3tables_spark.config_error('incremental_strategy', 'unknown strategy `' ~ strategy ~ '`', 'use one of: ' ~ strategies | join(', ')) }}
   {%- endif -%}
+  {#-- A project's or package's `get_incremental_<name>_sql` overrides the strategy on
+       dbt-core and on the adapter; this package runs its own statement, so it refuses the
+       model rather than ignore the macro. --#}
+  {%- set strategy_macro = context.get('get_incremental_' ~ (strategy | replace('+', '_')) ~ '_sql') -%}
+  {%- set owner = strategy_macro.macro.package_name if strategy_macro is not none and strategy_macro.macro is defined else none -%}
+  {%- if owner is not none and owner not in ['dbt', 'dbt_spark', 's3tables_spark'] -%}
+    {{ s3tables_spark.config_error('incremental_strategy', 'the macro `get_incremental_' ~ (strategy | replace('+', '_')) ~ '_sql` of `' ~ owner ~ '` overrides strategy `' ~ strategy ~ '`, and this package runs its own statement for it (custom strategies run on the dbt-s3tables adapter)', 'remove the macro, or run the model on the adapter') }}
+  {%- endif -%}
   {%- if strategy in ['merge', 'delete+insert', 'scd2'] and not unique_key -%}
     {{ s3tables_spark.config_error('unique_key', 'strategy `' ~ strategy ~ '` needs a unique_key', 'set `unique_key` to the column (or list of columns) identifying a row') }}
   {%- endif -%}

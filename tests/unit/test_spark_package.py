@@ -61,6 +61,7 @@ def load_macros(*files: str) -> Any:
     namespace = SimpleNamespace()
     settings: dict[str, Any] = {}
     answers: dict[str, Any] = {}
+    macros: dict[str, Any] = {}
     model_name = "m"
     context = {
         "return": _return,
@@ -72,6 +73,7 @@ def load_macros(*files: str) -> Any:
         "var": lambda name, default=None: default,
         "run_query": lambda sql: answers[sql],
         "s3tables_spark": namespace,
+        "context": macros,
     }
     source = "\n".join((PACKAGE / "macros" / f).read_text() for f in files)
     module = environment.from_string(source).make_module(vars=context)
@@ -91,6 +93,7 @@ def load_macros(*files: str) -> Any:
             setattr(namespace, name, returning(macro))
     namespace.model_config = settings  # what `config.get` reads: a test sets it
     namespace.query_answers = answers  # what `run_query(sql)` gives: a test sets it
+    namespace.context_macros = macros  # the macros dbt's `context` holds: a test sets them
     return namespace
 
 
@@ -388,3 +391,34 @@ def test_a_contracted_rebuild_names_every_difference() -> None:
     assert macros.declared_differences(table, [table[1], table[0], table[2]]) == [
         "the columns are in another order"
     ]
+
+
+@pytest.mark.parametrize("owner", ["my_project", "some_package"])
+def test_an_override_of_a_strategys_macro_is_refused_not_ignored(owner: str) -> None:
+    macros = load_macros("config.sql")
+    macros.model_config.clear()
+    macros.model_config.update({"unique_key": "id", "incremental_strategy": "delete+insert"})
+    generator = SimpleNamespace(macro=SimpleNamespace(package_name=owner))
+    macros.context_macros["get_incremental_delete_insert_sql"] = generator
+    try:
+        with pytest.raises(ConfigError) as error:
+            macros.incremental_settings()
+    finally:
+        macros.context_macros.clear()
+        macros.model_config.clear()
+    message = str(error.value)
+    assert "config `incremental_strategy`" in message and f"of `{owner}` overrides" in message
+    assert "Fix: remove the macro, or run the model on the adapter" in message
+
+
+def test_dbts_own_strategy_macro_is_no_override() -> None:
+    macros = load_macros("config.sql")
+    macros.model_config.update({"unique_key": "id", "incremental_strategy": "merge"})
+    generator = SimpleNamespace(macro=SimpleNamespace(package_name="dbt"))
+    macros.context_macros["get_incremental_merge_sql"] = generator
+    try:
+        settings = macros.incremental_settings()
+    finally:
+        macros.context_macros.clear()
+        macros.model_config.clear()
+    assert settings["strategy"] == "merge"

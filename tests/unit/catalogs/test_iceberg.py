@@ -212,3 +212,35 @@ def test_v3_metadata_goes_through_spark_sql_where_pyiceberg_writes_the_files() -
         CatalogConfig(name="cat", catalog_type="rest", warehouse="wh", uri="http://127.0.0.1:8181")
     )
     assert not rest.writes_metadata_through_sql(3)
+
+
+def test_only_the_embedded_catalogs_type_retries_sqlite_errors() -> None:
+    from pyiceberg.exceptions import CommitFailedException
+
+    rest = CatalogConfig(name="cat", catalog_type="rest", warehouse="wh", uri="http://h:8181")
+    assert is_retryable(EMBEDDED, locked())
+    assert not is_retryable(rest, locked())
+    # A commit that lost to another writer is retried on every catalog.
+    assert is_retryable(rest, CommitFailedException("lost")) and is_retryable(
+        EMBEDDED, CommitFailedException("lost")
+    )
+
+
+def test_embedded_views_are_listed_read_and_dropped_through_its_rows(tmp_path) -> None:
+    import json
+
+    from dbt.adapters.s3tables.catalogs.embedded.views import register_view
+    from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+    from dbt.adapters.s3tables.catalogs.relations import CatalogRelation
+
+    config = CatalogConfig(name="local", catalog_type="local", warehouse=str(tmp_path))
+    iceberg = IcebergCatalog(config)
+    iceberg.create_namespace("analytics")
+    document = tmp_path / "00000-a.metadata.json"
+    document.write_text(json.dumps(view_metadata(1)))
+    register_view(iceberg.catalog, "local", "analytics", "v", document.as_uri())
+
+    assert iceberg.list_relations("analytics") == [CatalogRelation("analytics", "v", "view")]
+    assert [c.name for c in iceberg.find_columns("analytics", "v")] == ["id", "name"]
+    iceberg.drop_namespace("analytics")
+    assert not iceberg.namespace_exists("analytics")

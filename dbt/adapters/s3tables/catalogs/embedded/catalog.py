@@ -3,7 +3,9 @@
 Spark reaches it through Iceberg's JDBC catalog, PyIceberg through its SQL catalog. Its
 files are this machine's to look after: the catalog file is checked before use, each
 process announces itself with a lock, and a failed write's leftovers are removed (see
-`local_files` and `failed_writes`).
+`local_files` and `failed_writes`). PyIceberg's SQL catalog has no views: the type answers
+for them from the catalog file's rows (`views`), and says which SQLite errors a retry
+clears.
 """
 
 from __future__ import annotations

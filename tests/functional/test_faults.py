@@ -139,7 +139,7 @@ def test_a_lost_catalog_is_refused_and_can_be_rebuilt(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "dbt.adapters.s3tables.catalogs.embedded.recovery",
+            "dbt.adapters.s3tables.catalogs.recover_command",
             str(project.warehouse),
         ],
         capture_output=True,

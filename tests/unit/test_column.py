@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.s3tables.catalogs.iceberg import ColumnInfo
+from dbt.adapters.s3tables.catalogs.relations import ColumnInfo
 from dbt.adapters.s3tables.column import S3TablesColumn
 from dbt.adapters.s3tables.relation import S3TablesRelation
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.spark.column import SparkColumn
 
-from dbt.adapters.s3tables.catalogs.iceberg import ColumnInfo
+from dbt.adapters.s3tables.catalogs.relations import ColumnInfo
 from dbt.adapters.s3tables.sql.text import quote
 
 _INTEGER_TYPES = {"tinyint", "byte", "smallint", "short", "int", "integer", "bigint", "long"}

@@ -176,11 +176,13 @@ class S3TablesConnectionManager(SparkConnectionManager):
         credentials: S3TablesCredentials = self.profile.credentials  # type: ignore[assignment]  # this adapter's profile
         # A PyIceberg commit (schema evolution, properties) that fails on a full disk
         # leaves a partial metadata file, cleaned up like a failed statement's.
-        iceberg.after_failed_write = partial(clean_up_after_failure, credentials, self.catalogs)
+        iceberg.access.after_failed_write = partial(
+            clean_up_after_failure, credentials, self.catalogs
+        )
         # Its operations (commits write metadata files) count as running, as statements do.
-        iceberg.operations = STATEMENTS_RUNNING
+        iceberg.access.operations = STATEMENTS_RUNNING
         # Changes to format-v3 tables PyIceberg cannot write go through Spark SQL.
-        iceberg.run_sql = self.run_catalog_sql
+        iceberg.changes.run_sql = self.run_catalog_sql
         return iceberg
 
     def run_catalog_sql(self, sql: str) -> None:

@@ -31,17 +31,14 @@ from dbt.adapters.s3tables.catalogs import catalog_type_named
 from dbt.adapters.s3tables.catalogs.catalog_set import CatalogSet
 from dbt.adapters.s3tables.catalogs.ddl import CatalogDdl
 from dbt.adapters.s3tables.catalogs.docs_catalog import relation_table, schema_rows
-from dbt.adapters.s3tables.catalogs.iceberg import (
-    CatalogRelation,
-    IcebergCatalog,
-    iceberg_catalog_for,
-)
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog, iceberg_catalog_for
 from dbt.adapters.s3tables.catalogs.integrations import (
     CATALOG_INTEGRATIONS,
     active_catalog_integrations,
     catalog_config_from_integration,
 )
 from dbt.adapters.s3tables.catalogs.node_catalog import node_label, requested_catalog
+from dbt.adapters.s3tables.catalogs.relations import CatalogRelation
 from dbt.adapters.s3tables.catalogs.s3tables.rules import check_namespace
 from dbt.adapters.s3tables.column import S3TablesColumn
 from dbt.adapters.s3tables.connections import S3TablesConnectionManager

@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from dbt.adapters.s3tables.catalogs import iceberg as iceberg_catalog
-from dbt.adapters.s3tables.catalogs.iceberg import (
-    LOCK_RETRY_ATTEMPTS,
+from dbt.adapters.s3tables.catalogs import access as catalog_access
+from dbt.adapters.s3tables.catalogs.access import LOCK_RETRY_ATTEMPTS, is_retryable
+from dbt.adapters.s3tables.catalogs.access import retry_on_lock as retry_with
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.relations import (
     TableStats,
-    retry_on_lock,
     stats_from_summary,
     view_schema_from_metadata,
 )
@@ -79,6 +80,14 @@ def test_view_schema_is_the_current_versions(
     assert [f.name for f in schema.fields] == columns
 
 
+EMBEDDED = CatalogConfig(name="local", catalog_type="local", warehouse="/w")
+
+
+def retry_on_lock(operation, what: str, budget_seconds: float | None = None) -> str:
+    """`retry_on_lock` on the embedded catalog, whose type says what a retry clears."""
+    return retry_with(operation, what, lambda e: is_retryable(EMBEDDED, e), budget_seconds)
+
+
 def locked() -> OperationalError:
     return OperationalError("UPDATE iceberg_tables", {}, Exception("database is locked"))
 
@@ -86,7 +95,7 @@ def locked() -> OperationalError:
 @pytest.fixture
 def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     calls: list[float] = []
-    monkeypatch.setattr(iceberg_catalog.time, "sleep", calls.append)
+    monkeypatch.setattr(catalog_access.time, "sleep", calls.append)
     return calls
 
 
@@ -151,8 +160,8 @@ def test_a_creation_race_is_retried(sleeps: list[float]) -> None:
 
 def test_retries_stop_when_the_lock_budget_is_spent(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = iter(range(0, 1000, 10))  # every look at the clock: 10 s later
-    monkeypatch.setattr(iceberg_catalog.time, "monotonic", lambda: next(clock))
-    monkeypatch.setattr(iceberg_catalog.time, "sleep", lambda _: None)
+    monkeypatch.setattr(catalog_access.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(catalog_access.time, "sleep", lambda _: None)
     operation, calls = flaky([locked() for _ in range(LOCK_RETRY_ATTEMPTS)])
     with pytest.raises(OperationalError):
         retry_on_lock(operation, "test", budget_seconds=25)
@@ -162,8 +171,7 @@ def test_retries_stop_when_the_lock_budget_is_spent(monkeypatch: pytest.MonkeyPa
 def test_a_full_disk_during_a_catalog_commit_is_explained() -> None:
     import errno
 
-    from dbt.adapters.s3tables.catalogs.config import CatalogConfig
-    from dbt.adapters.s3tables.catalogs.iceberg import explain_catalog_error
+    from dbt.adapters.s3tables.catalogs.access import explain_catalog_error
 
     config = CatalogConfig(name="local", catalog_type="local", warehouse="/w")
     error = OSError(errno.ENOSPC, "Error writing bytes to file")
@@ -173,7 +181,6 @@ def test_a_full_disk_during_a_catalog_commit_is_explained() -> None:
 
 
 def test_a_namespace_another_process_creates_meanwhile_is_created(tmp_path) -> None:
-    from dbt.adapters.s3tables.catalogs.config import CatalogConfig
     from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 
     config = CatalogConfig(name="local", catalog_type="local", warehouse=str(tmp_path))
@@ -195,7 +202,6 @@ def test_a_namespace_another_process_creates_meanwhile_is_created(tmp_path) -> N
 
 
 def test_v3_metadata_goes_through_spark_sql_where_pyiceberg_writes_the_files() -> None:
-    from dbt.adapters.s3tables.catalogs.config import CatalogConfig
     from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 
     embedded = IcebergCatalog(CatalogConfig(name="local", catalog_type="local", warehouse="/w"))
@@ -206,3 +212,35 @@ def test_v3_metadata_goes_through_spark_sql_where_pyiceberg_writes_the_files() -
         CatalogConfig(name="cat", catalog_type="rest", warehouse="wh", uri="http://127.0.0.1:8181")
     )
     assert not rest.writes_metadata_through_sql(3)
+
+
+def test_only_the_embedded_catalogs_type_retries_sqlite_errors() -> None:
+    from pyiceberg.exceptions import CommitFailedException
+
+    rest = CatalogConfig(name="cat", catalog_type="rest", warehouse="wh", uri="http://h:8181")
+    assert is_retryable(EMBEDDED, locked())
+    assert not is_retryable(rest, locked())
+    # A commit that lost to another writer is retried on every catalog.
+    assert is_retryable(rest, CommitFailedException("lost")) and is_retryable(
+        EMBEDDED, CommitFailedException("lost")
+    )
+
+
+def test_embedded_views_are_listed_read_and_dropped_through_its_rows(tmp_path) -> None:
+    import json
+
+    from dbt.adapters.s3tables.catalogs.embedded.views import register_view
+    from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+    from dbt.adapters.s3tables.catalogs.relations import CatalogRelation
+
+    config = CatalogConfig(name="local", catalog_type="local", warehouse=str(tmp_path))
+    iceberg = IcebergCatalog(config)
+    iceberg.create_namespace("analytics")
+    document = tmp_path / "00000-a.metadata.json"
+    document.write_text(json.dumps(view_metadata(1)))
+    register_view(iceberg.catalog, "local", "analytics", "v", document.as_uri())
+
+    assert iceberg.list_relations("analytics") == [CatalogRelation("analytics", "v", "view")]
+    assert [c.name for c in iceberg.find_columns("analytics", "v")] == ["id", "name"]
+    iceberg.drop_namespace("analytics")
+    assert not iceberg.namespace_exists("analytics")

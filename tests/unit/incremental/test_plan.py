@@ -22,7 +22,7 @@ from pyiceberg.types import (
 )
 from pyspark.sql import types as spark
 
-from dbt.adapters.s3tables.catalogs.iceberg import TableState
+from dbt.adapters.s3tables.catalogs.table_changes import TableState
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.incremental.config import IncrementalConfig, incremental_config
 from dbt.adapters.s3tables.incremental.key_uniqueness import KeyUniqueness

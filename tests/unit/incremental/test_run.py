@@ -16,7 +16,7 @@ from pyiceberg.transforms import DayTransform, IdentityTransform
 from pyiceberg.types import IntegerType, NestedField, StringType, TimestampType
 from pyspark.sql import types as spark
 
-from dbt.adapters.s3tables.catalogs.iceberg import TableState
+from dbt.adapters.s3tables.catalogs.table_changes import TableState
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.incremental.model_state import REBUILD_PLAN, STRATEGY
 from dbt.adapters.s3tables.incremental.plan import Action

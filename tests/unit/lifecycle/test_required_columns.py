@@ -16,7 +16,7 @@ from pyiceberg.transforms import DayTransform
 from pyiceberg.types import IntegerType, NestedField, StringType, TimestamptzType
 from pyspark.sql import types as spark
 
-from dbt.adapters.s3tables.catalogs.iceberg import TableState
+from dbt.adapters.s3tables.catalogs.table_changes import TableState
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.incremental.warehouse import Warehouse
 from dbt.adapters.s3tables.lifecycle.required_columns import (

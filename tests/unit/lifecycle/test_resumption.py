@@ -9,7 +9,7 @@ import uuid
 from types import SimpleNamespace
 from typing import Any
 
-from dbt.adapters.s3tables.catalogs.iceberg import Branches
+from dbt.adapters.s3tables.catalogs.history import Branches
 from dbt.adapters.s3tables.lifecycle.audit import STAGED, UNPUBLISHED, AuditRecord, record_key
 from dbt.adapters.s3tables.lifecycle.resumption import TakeUp
 

@@ -7,16 +7,21 @@ catalog types is a member of it, answered in that type's module. From the bottom
   class inherits it; a catalogs.yml catalog is read into it).
 - `description`: `CatalogDescription`, a catalog's keys resolved into a value.
 - `base`: `CatalogType`, the interface (keys checked, Spark settings, PyIceberg
-  properties, table defaults, what opening a connection and the catalog involves), typed
-  against the keys, the description and `OpenedCatalog`, never against what is above it.
-- `config`: `CatalogConfig`, one catalog rendered for Spark and PyIceberg by its type;
-  `catalog_config_for` reads it from checked keys.
-- `iceberg`: `IcebergCatalog`, the adapter's metadata access through PyIceberg.
-- the types: `embedded` (`local`: the embedded SQLite catalog, its files and what a
-  failed write left), `rest` (any Iceberg REST catalog; `RestCatalogType` and
+  properties, table defaults, what opening a connection and the catalog involves, which
+  errors a retry clears, how views are listed, read and dropped), typed against the keys,
+  the description and `OpenedCatalog`, never against what is above it.
+- the types: `embedded` (`local`: the embedded SQLite catalog, its files, its views and
+  what a failed write left), `rest` (any Iceberg REST catalog; `RestCatalogType` and
   `AwsRestCatalogType` are also the shared base of the REST-based types), `s3tables` (an
   S3 Tables table bucket, its naming rules and bucket check), `glue` (the Glue Data
   Catalog's Iceberg REST endpoint).
+- `config`: `CatalogConfig`, one catalog rendered for Spark and PyIceberg by its type;
+  `catalog_config_for` reads it from checked keys.
+- the PyIceberg access, which asks the catalog's type and imports none: `access`
+  (`CatalogAccess`: the catalog opened, operations retried and explained), `relations`,
+  `table_changes`, `history`, and `iceberg`'s `IcebergCatalog`, the façade over them.
+- `recover_command`: `dbt-s3tables-recover`, the embedded catalog rebuilt through
+  `IcebergCatalog`.
 - `integrations`: catalogs.yml's catalogs; `node_catalog`: the catalog a node asks for.
 
 A profile and each catalog of catalogs.yml go through the same path: `check_catalog_keys`

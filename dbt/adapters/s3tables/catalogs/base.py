@@ -2,7 +2,8 @@
 
 Each answer that differs between catalog types (which profile keys it needs, how Spark and
 PyIceberg reach it, the table properties it wants, what opening a connection to it
-involves) is a member here, answered in that type's own module. The rest of the adapter
+involves, which of its errors a retry clears, how its views are listed, read and dropped)
+is a member here, answered in that type's own module. The rest of the adapter
 asks the type; it never tests which type it is.
 """
 
@@ -14,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from dbt.adapters.s3tables.catalogs.description import CatalogDescription
 from dbt.adapters.s3tables.catalogs.jars import ICEBERG_AWS_BUNDLE, Artifact, iceberg_spark_runtime
@@ -184,6 +185,11 @@ class CatalogType(ABC):
         has (None: not one of these)."""
         return None
 
+    def is_retryable(self, error: BaseException) -> bool:
+        """Whether `error` is this type's catalog being busy (a lock) or two processes
+        creating the same thing at once, which a retry clears."""
+        return False
+
     def name_length_problem(self, name: str) -> str | None:
         """Why this catalog cannot hold a namespace or relation name this long (None: it
         can)."""
@@ -196,6 +202,24 @@ class CatalogType(ABC):
         `unsafe` says why removing them is not). Object stores: Iceberg aborts a failed
         write's uploads, so nothing stays half-written."""
         return Leftovers()
+
+    # --- views: PyIceberg's view calls, unless this type's catalog lacks them ---
+
+    def list_views(self, config: CatalogDescription, catalog: Catalog, namespace: str) -> list[str]:
+        """The names of the views in `namespace`."""
+        return [identifier[-1] for identifier in catalog.list_views(namespace)]
+
+    def view_metadata(
+        self, config: CatalogDescription, catalog: Catalog, namespace: str, name: str
+    ) -> dict[str, Any]:
+        """The view's Iceberg metadata document."""
+        return catalog.load_view((namespace, name)).metadata.model_dump(by_alias=True)
+
+    def drop_view(
+        self, config: CatalogDescription, catalog: Catalog, identifier: tuple[str, str]
+    ) -> None:
+        """Drop the view from the catalog."""
+        catalog.drop_view(identifier)
 
 
 def emulator_location_error() -> ProfileError:

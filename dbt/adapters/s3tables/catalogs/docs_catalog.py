@@ -13,12 +13,8 @@ from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.contracts.relation import RelationType
 from dbt_common.contracts.metadata import CatalogTable, ColumnMetadata, StatsItem, TableMetadata
 
-from dbt.adapters.s3tables.catalogs.iceberg import (
-    IcebergCatalog,
-    RelationDetails,
-    TableFacts,
-    TableStats,
-)
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+from dbt.adapters.s3tables.catalogs.relations import RelationDetails, TableFacts, TableStats
 
 
 def fact_items(facts: TableFacts | None) -> list[tuple[str, str, str | int | None, str]]:

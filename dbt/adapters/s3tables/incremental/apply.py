@@ -36,7 +36,7 @@ from dbt.adapters.s3tables.keys.format_version import FORMAT_VERSION_PROPERTY
 from dbt.adapters.s3tables.sql.text import quote
 
 if TYPE_CHECKING:
-    from dbt.adapters.s3tables.catalogs.iceberg import TableState
+    from dbt.adapters.s3tables.catalogs.table_changes import TableState
     from dbt.adapters.s3tables.incremental.context import RunContext
     from dbt.adapters.s3tables.incremental.plan import RunPlan
 

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from dbt.adapters.base.relation import BaseRelation
     from pyspark.sql.types import StructType
 
-    from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog, TableState
+    from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+    from dbt.adapters.s3tables.catalogs.table_changes import TableState
     from dbt.adapters.s3tables.engines.base import Engine
 
 

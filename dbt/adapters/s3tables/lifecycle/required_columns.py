@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from pyiceberg.types import IcebergType
     from pyspark.sql.types import StructType
 
-    from dbt.adapters.s3tables.catalogs.iceberg import TableState
+    from dbt.adapters.s3tables.catalogs.table_changes import TableState
     from dbt.adapters.s3tables.incremental.warehouse import Warehouse
 
 logger = AdapterLogger("s3tables")

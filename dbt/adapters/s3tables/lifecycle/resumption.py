@@ -22,7 +22,7 @@ from dbt.adapters.contracts.relation import RelationType
 from dbt.adapters.events.logging import AdapterLogger
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
-from dbt.adapters.s3tables.catalogs.iceberg import Branches
+from dbt.adapters.s3tables.catalogs.history import Branches
 from dbt.adapters.s3tables.incremental.warehouse import Warehouse
 from dbt.adapters.s3tables.lifecycle.audit import (
     LEDGER,

@@ -11,7 +11,8 @@ from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.s3tables.catalogs.iceberg import CatalogRelation, IcebergCatalog
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+from dbt.adapters.s3tables.catalogs.relations import CatalogRelation
 from dbt.adapters.s3tables.incremental.upstream_reads import READ_TAG_PREFIX, stale_read_records
 from dbt.adapters.s3tables.lifecycle.undo import plan_undo, undo_sql
 

@@ -11,11 +11,11 @@ import pyarrow as pa
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 from dbt.adapters.s3tables.catalogs.embedded.recovery import (
     latest_metadata_file,
-    main,
     metadata_version,
     missing_snapshot_files,
 )
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+from dbt.adapters.s3tables.catalogs.recover_command import main
 
 
 def catalog(warehouse: Path) -> IcebergCatalog:

@@ -3,7 +3,9 @@
 Spark reaches it through Iceberg's JDBC catalog, PyIceberg through its SQL catalog. Its
 files are this machine's to look after: the catalog file is checked before use, each
 process announces itself with a lock, and a failed write's leftovers are removed (see
-`local_files` and `failed_writes`).
+`local_files` and `failed_writes`). PyIceberg's SQL catalog has no views: the type answers
+for them from the catalog file's rows (`views`), and says which SQLite errors a retry
+clears.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import os
 import re
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
 
@@ -40,6 +42,7 @@ from dbt.adapters.s3tables.catalogs.embedded.files import (
     mark_catalog_created,
     prepare_local_catalog,
 )
+from dbt.adapters.s3tables.catalogs.embedded.views import drop_view, list_views, view_metadata
 from dbt.adapters.s3tables.catalogs.jars import SQLITE_JDBC, Artifact
 from dbt.adapters.s3tables.catalogs.keys import CatalogKeys
 from dbt.adapters.s3tables.errors import ProfileError
@@ -170,6 +173,17 @@ class LocalCatalogType(CatalogType):
             )
         return None
 
+    def is_retryable(self, error: BaseException) -> bool:
+        # SQLite's lock, and a creation race: two processes creating a new catalog's
+        # tables or a namespace at once (the loser's retry finds it there).
+        from sqlalchemy.exc import IntegrityError, OperationalError
+
+        if isinstance(error, IntegrityError):
+            return "unique constraint" in str(error).lower()
+        return isinstance(error, OperationalError) and (
+            is_lock_error(error) or "already exists" in str(error).lower()
+        )
+
     def name_length_problem(self, name: str) -> str | None:
         return folder_name_problem(name)
 
@@ -177,3 +191,16 @@ class LocalCatalogType(CatalogType):
         self, iceberg: OpenedCatalog, since: float, unsafe: str | None
     ) -> Leftovers:
         return clean_up_failed_write(iceberg, since, unsafe)
+
+    def list_views(self, config: CatalogDescription, catalog: Catalog, namespace: str) -> list[str]:
+        return list_views(config, catalog, namespace)
+
+    def view_metadata(
+        self, config: CatalogDescription, catalog: Catalog, namespace: str, name: str
+    ) -> dict[str, Any]:
+        return view_metadata(config, catalog, namespace, name)
+
+    def drop_view(
+        self, config: CatalogDescription, catalog: Catalog, identifier: tuple[str, str]
+    ) -> None:
+        drop_view(config, catalog, identifier)

@@ -1,38 +1,33 @@
-"""Rebuild a lost embedded catalog from the warehouse's own files.
-
-    dbt-s3tables-recover WAREHOUSE [--catalog NAME] [--dry-run]
+"""Rebuilding a lost embedded catalog from the warehouse's own files (the command is
+`recover_command`'s `dbt-s3tables-recover`).
 
 Each folder `<namespace>/<table>/metadata/` holds the table's metadata files; the one
 with the highest version number is the table's latest state, with its whole snapshot
-history. Recovery moves an unreadable `catalog.db` aside (never deletes it), creates a
-new catalog and registers every table (and view) at its latest metadata file. A table
-dropped without PURGE comes back too: the list printed says what was registered.
+history. An unreadable `catalog.db` is moved aside (never deleted), and every table (and
+view) missing from the new catalog is registered at its latest metadata file.
 """
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import os
-import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from sqlalchemy import text
-
-from dbt.adapters.s3tables.catalogs.config import CatalogConfig
-from dbt.adapters.s3tables.catalogs.description import LOCAL_CATALOG_FILE
 from dbt.adapters.s3tables.catalogs.embedded.files import (
     catalog_file_problem,
     local_path,
     table_folders,
 )
-from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
-from dbt.adapters.s3tables.catalogs.keys import DEFAULT_CATALOG_NAME
+from dbt.adapters.s3tables.catalogs.embedded.views import register_view
 from dbt.adapters.s3tables.errors import CatalogFileError
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -102,17 +97,33 @@ def move_aside_if_unreadable(path: str) -> str | None:
     return aside
 
 
-def recover(warehouse: str, catalog_name: str, dry_run: bool = False) -> list[FoundRelation]:
-    """Register every table and view of the warehouse missing from its catalog."""
-    warehouse = os.path.abspath(warehouse)
-    found = find_relations(warehouse)
-    if dry_run:
-        return [r for r in found if not r.problem]
-    config = CatalogConfig(name=catalog_name, catalog_type="local", warehouse=warehouse)
-    aside = move_aside_if_unreadable(config.sqlite_path)
-    if aside:
-        print(f"moved the unreadable catalog file aside to {aside}")
-    iceberg = IcebergCatalog(config, recovering=True)
+class NamedRelation(Protocol):
+    @property
+    def namespace(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+
+class RecoveringCatalog(Protocol):
+    """What recovery uses of the adapter's PyIceberg access (`iceberg.IcebergCatalog`,
+    which is built on the catalog types and so cannot be named here)."""
+
+    @property
+    def catalog(self) -> Catalog: ...
+
+    def list_namespaces(self) -> list[str]: ...
+
+    def list_relations(self, namespace: str) -> Sequence[NamedRelation]: ...
+
+    def create_namespace(self, namespace: str) -> None: ...
+
+
+def register_missing(
+    iceberg: RecoveringCatalog, catalog_name: str, found: list[FoundRelation]
+) -> list[FoundRelation]:
+    """Register each relation of `found` the catalog lacks (and can be registered) at its
+    latest metadata file; returns those registered."""
     catalog = iceberg.catalog  # a new catalog when the file is missing or was moved aside
     registered = []
     namespaces = iceberg.list_namespaces()
@@ -124,51 +135,8 @@ def recover(warehouse: str, catalog_name: str, dry_run: bool = False) -> list[Fo
         location = relation.metadata_file.as_uri()
         if relation.is_view:
             # PyIceberg's SQL catalog cannot register views: write the JDBC catalog's row.
-            with catalog.engine.begin() as connection:  # type: ignore[attr-defined]  # a SqlCatalog
-                connection.execute(
-                    text(
-                        "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
-                        "metadata_location, previous_metadata_location, iceberg_type) "
-                        "VALUES (:catalog, :namespace, :name, :location, NULL, 'VIEW')"
-                    ),
-                    {
-                        "catalog": catalog_name,
-                        "namespace": relation.namespace,
-                        "name": relation.name,
-                        "location": location,
-                    },
-                )
+            register_view(catalog, catalog_name, relation.namespace, relation.name, location)
         else:
             catalog.register_table((relation.namespace, relation.name), location)
         registered.append(relation)
     return registered
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="dbt-s3tables-recover", description=__doc__)
-    parser.add_argument("warehouse", help="the warehouse folder (holds catalog.db)")
-    parser.add_argument(
-        "--catalog",
-        default=DEFAULT_CATALOG_NAME,
-        help=f"the profile's `catalog` name (default {DEFAULT_CATALOG_NAME})",
-    )
-    parser.add_argument("--dry-run", action="store_true", help="list, register nothing")
-    args = parser.parse_args(argv)
-    if not os.path.isdir(args.warehouse):
-        print(f"{args.warehouse} is not a folder", file=sys.stderr)
-        return 2
-    for relation in find_relations(os.path.abspath(args.warehouse)):
-        if relation.problem:
-            print(f"skipped {relation.namespace}.{relation.name}: {relation.problem}")
-    relations = recover(args.warehouse, args.catalog, args.dry_run)
-    verb = "would register" if args.dry_run else "registered"
-    for relation in relations:
-        kind = "view" if relation.is_view else "table"
-        print(f"{verb} {kind} {relation.namespace}.{relation.name} at {relation.metadata_file}")
-    where = os.path.join(os.path.abspath(args.warehouse), LOCAL_CATALOG_FILE)
-    print(f"{len(relations)} relations {verb} in {where}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -8,12 +8,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from dbt.adapters.s3tables.errors import ModelConfigError, NamingRuleError
 
 if TYPE_CHECKING:
-    from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+    from dbt.adapters.s3tables.catalogs.base import CatalogType
 
 _ARN_RE = re.compile(
     r"arn:(?P<partition>aws[a-z-]*):s3tables:(?P<region>[a-z]{2}(?:-[a-z]+)+-\d+):"
@@ -118,9 +118,20 @@ def check_namespace(namespace: str) -> None:
         )
 
 
+class TargetCatalog(Protocol):
+    """What `check_target` reads of the model's catalog (a `config.CatalogConfig`, which
+    sits above the catalog types and so cannot be named here)."""
+
+    @property
+    def kind(self) -> CatalogType: ...
+
+    @property
+    def s3tables_rules(self) -> bool: ...
+
+
 def check_target(
     model_name: str,
-    catalog: CatalogConfig,
+    catalog: TargetCatalog,
     schema: str,
     identifier: str,
     materialized: str,

@@ -1,0 +1,236 @@
+"""Changes to a table's metadata through PyIceberg (`TableChanges`): the state an
+incremental run reads before changing a table, then schema and partition evolution,
+properties and format upgrades, each one commit.
+
+A commit goes through PyIceberg, or through Spark SQL where PyIceberg cannot write the
+table's metadata (format v3 on a catalog whose metadata files PyIceberg writes itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.s3tables.catalogs.access import CatalogAccess
+from dbt.adapters.s3tables.catalogs.metadata_changes import (
+    ColumnChange,
+    MetadataChange,
+    UnsupportedThroughSql,
+    apply_with_pyiceberg,
+    pyiceberg_writes,
+    spark_sql,
+    upgrade_sql,
+)
+from dbt.adapters.s3tables.catalogs.relations import ColumnInfo, schema_columns
+from dbt.adapters.s3tables.errors import CatalogError
+from dbt.adapters.s3tables.sql.text import table_identifier
+
+if TYPE_CHECKING:
+    from pyiceberg.partitioning import PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.table import Table
+    from pyiceberg.transforms import Transform
+    from pyiceberg.types import IcebergType
+
+logger = AdapterLogger("s3tables")
+
+
+@dataclass(frozen=True)
+class TableState:
+    """One metadata read of a table: what an incremental run needs before and after."""
+
+    schema: Schema
+    properties: dict[str, str]
+    snapshot_id: int | None
+    summary: dict[str, str]
+    spec: PartitionSpec
+    format_version: int
+
+    @property
+    def columns(self) -> list[ColumnInfo]:
+        return schema_columns(self.schema)
+
+
+class TableChanges:
+    """A table's state, and the metadata commits that change it."""
+
+    def __init__(self, access: CatalogAccess) -> None:
+        self.access = access
+        # Set by the connection: runs a Spark SQL statement (changes to format-v3 tables
+        # where PyIceberg cannot write their metadata, see `commit`).
+        self.run_sql: Callable[[str], None] | None = None
+
+    def table_state(self, namespace: str, name: str, branch: str | None = None) -> TableState:
+        """Columns, properties and current snapshot (id and summary) from one load; the
+        snapshot of `branch` when given and the table has it (else main's)."""
+
+        def load() -> TableState:
+            table = self.access.load_table(namespace, name)
+            snapshot = (branch and table.snapshot_by_name(branch)) or table.current_snapshot()
+            summary = (
+                snapshot.summary.additional_properties if snapshot and snapshot.summary else {}
+            )
+            return TableState(
+                schema=table.schema(),
+                properties=dict(table.properties),
+                snapshot_id=snapshot.snapshot_id if snapshot else None,
+                summary=dict(summary),
+                spec=table.spec(),
+                format_version=table.format_version,
+            )
+
+        return self.access.call(load, f"state of {namespace}.{name}")
+
+    def writes_metadata_through_sql(self, format_version: int) -> bool:
+        """Whether a table at `format_version` has its metadata changes made through Spark
+        SQL: PyIceberg writes this catalog's metadata files itself (the embedded catalog)
+        and cannot write that version's (v3, PyIceberg 0.12). A REST catalog's server
+        writes the metadata: PyIceberg's commits work there on every version."""
+        return self.access.config.kind.client_writes_metadata and not pyiceberg_writes(
+            format_version
+        )
+
+    def commit(self, namespace: str, name: str, table: Table, change: MetadataChange) -> None:
+        """Commit `change` to the loaded `table`: one PyIceberg transaction, or, for a
+        format-v3 table of a catalog whose metadata files PyIceberg writes (which PyIceberg
+        0.12 cannot do on v3), Iceberg Spark SQL statements, one commit each."""
+        if not change:
+            return
+        if not self.writes_metadata_through_sql(table.format_version):
+            apply_with_pyiceberg(table, change)
+            return
+        label = f"`{namespace}.{name}` (Iceberg format v{table.format_version})"
+        identifier = table_identifier(self.access.config.name, namespace, name)
+        try:
+            statements = spark_sql(identifier, change)
+        except UnsupportedThroughSql as error:
+            raise CatalogError(
+                f"{label}: {error}, and PyIceberg 0.12 cannot write this table's metadata. "
+                "Fix: rebuild the table with `--full-refresh` to make this change"
+            ) from None
+        if self.run_sql is None:
+            raise CatalogError(
+                f"{label}: PyIceberg 0.12 cannot write this table's metadata and no Spark "
+                "connection is open to change it through Spark SQL"
+            )
+        for statement in statements:
+            logger.debug(f"{label}: through Spark SQL: {statement}")
+            self.run_sql(statement)
+
+    def _commit_to(
+        self, namespace: str, name: str, what: str, make: Callable[[Table], MetadataChange]
+    ) -> MetadataChange:
+        """Load the table, commit the change `make` derives from it (see `commit`), in one
+        catalog operation; returns the change."""
+
+        def commit() -> MetadataChange:
+            table = self.access.load_table(namespace, name)
+            change = make(table)
+            self.commit(namespace, name, table, change)
+            return change
+
+        return self.access.call(commit, f"{what} of {namespace}.{name}")
+
+    def upgrade_format_version(self, namespace: str, name: str, version: int) -> int:
+        """Raise the table's format version to `version` in place: one metadata commit
+        through Spark SQL (PyIceberg 0.12 upgrades to v2 at most), no data file rewritten.
+        Returns the version it had; the same version is no change."""
+        table = self.access.call(
+            lambda: self.access.load_table(namespace, name), f"load {namespace}.{name}"
+        )
+        current = table.format_version
+        if current > version:
+            raise CatalogError(
+                f"`{namespace}.{name}` is at Iceberg format v{current}: a table's format "
+                f"version never goes down (to v{version}). Fix: keep it at v{current}"
+            )
+        if current < version:
+            if self.run_sql is None:
+                raise CatalogError(
+                    f"`{namespace}.{name}`: no Spark connection is open to upgrade it"
+                )
+            identifier = table_identifier(self.access.config.name, namespace, name)
+            self.run_sql(upgrade_sql(identifier, version))
+        return current
+
+    def set_properties_if_changed(
+        self,
+        namespace: str,
+        name: str,
+        properties: dict[str, str],
+        remove: tuple[str, ...] = (),
+    ) -> bool:
+        """Set the table properties that differ from `properties` and remove those in
+        `remove`, in one commit (two through Spark SQL, see `commit`); True if a commit was
+        made."""
+
+        def change(table: Table) -> MetadataChange:
+            return MetadataChange(
+                set_properties={
+                    k: v for k, v in properties.items() if table.properties.get(k) != v
+                },
+                remove_properties=[k for k in remove if k in table.properties],
+            )
+
+        return bool(self._commit_to(namespace, name, "properties", change))
+
+    def evolve_schema(
+        self,
+        namespace: str,
+        name: str,
+        added: list[tuple[tuple[str, ...], IcebergType]],
+        widened: list[tuple[tuple[str, ...], IcebergType]],
+    ) -> None:
+        """Add columns (top-level or inside structs) and widen types in one schema commit.
+        Never drops a column."""
+        change = MetadataChange(
+            add_columns=[ColumnChange(path, field_type) for path, field_type in added],
+            update_columns=[ColumnChange(path, field_type) for path, field_type in widened],
+        )
+        self._commit_to(namespace, name, "schema", lambda _: change)
+
+    def drop_columns(self, namespace: str, name: str, columns: list[str]) -> None:
+        """Remove top-level columns (names compare case-insensitively) in one schema
+        commit; those the table does not have are skipped."""
+
+        def change(table: Table) -> MetadataChange:
+            fields = {f.name.lower(): f.name for f in table.schema().fields}
+            present = [fields[c.lower()] for c in columns if c.lower() in fields]
+            return MetadataChange(delete_columns=present)
+
+        self._commit_to(namespace, name, "schema", change)
+
+    def evolve_partition_spec(
+        self,
+        namespace: str,
+        name: str,
+        removed: list[str],
+        added: list[tuple[str, Transform[Any, Any]]],
+    ) -> None:
+        """Remove partition fields (by name) and add fields (source column, transform) in
+        one metadata commit. Data files keep the spec they were written with; new writes
+        use the new one."""
+        change = MetadataChange(remove_partition_fields=removed, add_partition_fields=added)
+        self._commit_to(namespace, name, "partition spec", lambda _: change)
+
+    def require_columns(self, namespace: str, name: str, columns: list[str]) -> list[str]:
+        """Make these columns required fields (NOT NULL) in one schema commit, unless they
+        already are; returns those it changed. The caller has checked the rows: Iceberg
+        calls optional-to-required an incompatible change because it cannot."""
+
+        def change(table: Table) -> MetadataChange:
+            fields = {f.name.lower(): f for f in table.schema().fields}
+            changed = [
+                fields[c.lower()].name
+                for c in columns
+                if c.lower() in fields and not fields[c.lower()].required
+            ]
+            return MetadataChange(
+                update_columns=[ColumnChange((c,), required=True) for c in changed]
+            )
+
+        required = self._commit_to(namespace, name, "required columns", change)
+        return [column.path[0] for column in required.update_columns]

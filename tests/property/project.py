@@ -11,7 +11,8 @@ Upstreams, each fed by a var the machine passes on every command:
 - the seed `people` (its CSV rewritten, then `dbt seed`).
 
 Readers (`READERS`): a copy and a daily aggregate of `events` through
-`upstream_changes()` (append, insert_overwrite), a watermark copy through `ref()`
+`upstream_changes()` (append, insert_overwrite), a copy by a custom strategy (a project
+macro, dbt's `get_incremental_<name>_sql` hook), a watermark copy through `ref()`
 (append) and a microbatch copy; keyed mirrors of `customers`, `dim` and `people` through
 `upstream_changes(..., unique_key=)` (merge, delete+insert); a `table` model over
 `upstream_changes()`. `events_copy` is audited (`audit_before_publish`), gated by a test
@@ -120,6 +121,17 @@ READERS: dict[str, Reader] = {
         "events",
         "changes",
         audited=True,
+    ),
+    # A custom strategy (dbt's get_incremental_<name>_sql hook) that declares it replaces
+    # nothing: its upstream_changes() read is exact, as append's.
+    "events_custom": Reader(
+        "{{ config(materialized='incremental', incremental_strategy='append_rows', "
+        "incremental_strategy_traits={'replaces': 'nothing', 'skipped_when_empty': true}) }}\n"
+        f"select id, d, v from {{{{ upstream_changes(ref('events')) }}}} where {FAULT}\n",
+        ("id", "d", "v"),
+        lambda inputs, _: events_rows(inputs),
+        "events",
+        "changes",
     ),
     "events_daily": Reader(
         "{{ config(materialized='incremental', incremental_strategy='insert_overwrite', "
@@ -269,6 +281,11 @@ MACROS = """
   {%- else -%}
     true
   {%- endif -%}
+{%- endmacro %}
+
+{#-- events_custom's strategy: the rows of its temp relation appended. --#}
+{% macro get_incremental_append_rows_sql(arg_dict) -%}
+  insert into {{ arg_dict['target_relation'] }} select * from {{ arg_dict['temp_relation'] }}
 {%- endmacro %}
 
 {#-- When `hook_model` names the reader: a pre-hook that commits (an empty append) on its

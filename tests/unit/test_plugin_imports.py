@@ -1,8 +1,8 @@
 """Loading the plugin (what `dbt parse` and `dbt ls` do) imports none of the libraries
 only the catalog, seeds and table writes need: PyIceberg's catalog, table and type modules
 (pydantic), SQLAlchemy, pyarrow and strictyaml cost some 0.6 s together and are imported
-where first used. Nor does it import an engine, and importing one engine loads no other
-(the registry imports each when its `method` is first asked for)."""
+where first used. Nor does it import an engine (the registry imports each when its
+`method` is first asked for), and importing the thrift engine loads no other."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def test_loading_the_plugin_imports_no_engine() -> None:
     assert ENGINE_MODULES.isdisjoint(loaded_modules(LOAD_PLUGIN))
 
 
-def test_importing_one_engine_loads_no_other() -> None:
+def test_importing_the_thrift_engine_loads_no_other() -> None:
     thrift = f"{ENGINES}.thrift"
     modules = loaded_modules(
         LOAD_PLUGIN.replace("from dbt.adapters.s3tables import Plugin", f"import {thrift}")

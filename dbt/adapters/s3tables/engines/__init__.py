@@ -5,7 +5,9 @@ query's schema, scoped settings, seeds' temporary views, Python models' session,
 description for `dbt debug`). Each engine module declares its `EngineKind` (`ENGINE_KIND`:
 its opener, whether its Spark writes from this process, the profile keys it checks);
 `registry.py` names the module of each `method` and imports it when that method is first
-asked for, so importing one engine loads no other. This package face imports nothing.
+asked for, so importing an engine loads only the engines it builds on (`connect` reuses
+`session`'s and `thrift`'s parts; those two load no other). This package face imports
+nothing.
 Which catalog the tables live in is the other, independent axis.
 
 - `base.py`: the `Engine` interface, `EngineKind` and `ServerEngineKind` (a server's

@@ -1,8 +1,8 @@
 """The engines by profile `method`: each names the module that declares its `EngineKind`
 (`ENGINE_KIND`), imported the first time that method is asked for.
 
-Nothing here imports an engine module, and no engine module imports this one: reading a
-profile loads its own engine only, and importing one engine loads no other.
+Nothing here imports an engine module, and no module of engines/ imports this one:
+reading a profile loads its own engine (and those it builds on) only.
 """
 
 from __future__ import annotations

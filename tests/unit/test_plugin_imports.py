@@ -1,7 +1,8 @@
 """Loading the plugin (what `dbt parse` and `dbt ls` do) imports none of the libraries
 only the catalog, seeds and table writes need: PyIceberg's catalog, table and type modules
 (pydantic), SQLAlchemy, pyarrow and strictyaml cost some 0.6 s together and are imported
-where first used."""
+where first used. Nor does it import an engine (the registry imports each when its
+`method` is first asked for), and importing the thrift engine loads no other."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ from dbt.adapters.factory import FACTORY
 from dbt.adapters.s3tables import Plugin
 print(json.dumps(sorted(sys.modules)))
 """
+
+ENGINES = "dbt.adapters.s3tables.engines"
+ENGINE_MODULES = {f"{ENGINES}.{name}" for name in ("session", "thrift", "connect")}
 
 
 def loaded_modules(code: str) -> list[str]:
@@ -49,3 +53,15 @@ def test_the_check_sees_a_catalog_library_when_one_is_loaded() -> None:
         LOAD_PLUGIN.replace("import json, sys", "import json, sys, pyiceberg.types")
     )
     assert "pyiceberg.types" in deferred(modules)
+
+
+def test_loading_the_plugin_imports_no_engine() -> None:
+    assert ENGINE_MODULES.isdisjoint(loaded_modules(LOAD_PLUGIN))
+
+
+def test_importing_the_thrift_engine_loads_no_other() -> None:
+    thrift = f"{ENGINES}.thrift"
+    modules = loaded_modules(
+        LOAD_PLUGIN.replace("from dbt.adapters.s3tables import Plugin", f"import {thrift}")
+    )
+    assert [m for m in modules if m in ENGINE_MODULES] == [thrift]

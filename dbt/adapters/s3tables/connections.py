@@ -19,8 +19,8 @@ from dbt.adapters.s3tables.catalogs.catalog_set import CatalogSet
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig, catalog_config_for
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog, iceberg_catalog_for
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
-from dbt.adapters.s3tables.engines import ENGINES
 from dbt.adapters.s3tables.engines.base import EngineSetup
+from dbt.adapters.s3tables.engines.registry import engine_kind
 from dbt.adapters.s3tables.engines.spark_errors import COMMIT_CONFLICT, thrift_error
 from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries
 from dbt.adapters.s3tables.errors import StatementRefused
@@ -97,7 +97,7 @@ def clean_up_after_failure(
     with STATEMENTS_RUNNING.alone(own_statements) as alone:
         if lost_a_conflict:
             unsafe: str | None = "another writer is committing to this table"
-        elif not ENGINES[credentials.method].writes_from_this_process:
+        elif not engine_kind(credentials.method).writes_from_this_process:
             unsafe = "a Spark Thrift Server may still be writing them"
         elif not alone:
             unsafe = "other models of this run are writing"
@@ -195,16 +195,14 @@ class S3TablesConnectionManager(SparkConnectionManager):
         if connection.state == ConnectionState.OPEN:
             return connection
         credentials: S3TablesCredentials = connection.credentials
-        engine_kind = ENGINES[credentials.method]
+        engine = engine_kind(credentials.method)
         for config in self.catalogs.all():
             # Bound again at each open: several adapters can share a process (dbt's test
             # fixtures keep one beside each run's), and the one opening is the one in use.
             iceberg = self.attach(config)
             # The catalog type's checks and set-up; an embedded catalog that Spark in this
             # process writes to also takes a process lock against other processes' cleanup.
-            config.kind.open_connection(
-                iceberg, spark_in_process=engine_kind.writes_from_this_process
-            )
+            config.kind.open_connection(iceberg, spark_in_process=engine.writes_from_this_process)
         conflict_retries = ConflictRetries(
             credentials.write_conflict_retries, credentials.write_conflict_wait_seconds
         )
@@ -221,6 +219,6 @@ class S3TablesConnectionManager(SparkConnectionManager):
             ),
             other_catalogs=self.catalogs.declared,
         )
-        connection.handle = engine_kind.open(connection, setup)
+        connection.handle = engine.open(connection, setup)
         connection.state = ConnectionState.OPEN
         return connection

@@ -3,7 +3,8 @@
 Validation happens here, when dbt reads the profile, so a bad key fails before any
 Spark process starts or any folder is created. The catalog keys are declared and checked
 in `catalogs` (`CatalogKeys`, which the profile inherits, and `check_catalog_keys`), as
-for each catalog of catalogs.yml; the keys of the engine and of the jars are here.
+for each catalog of catalogs.yml; the engine of the profile's `method` checks the keys it
+takes (`EngineKind.check_profile`); the keys of the jars are here.
 """
 
 from __future__ import annotations
@@ -16,18 +17,15 @@ from typing import Any
 from dbt.adapters.spark.connections import SparkCredentials
 
 from dbt.adapters.s3tables.catalogs import check_catalog_keys
-from dbt.adapters.s3tables.catalogs.config import is_secret
 from dbt.adapters.s3tables.catalogs.jars import FETCH_COMMAND, MAVEN_CENTRAL, JarSources
 from dbt.adapters.s3tables.catalogs.keys import CatalogKeys
-from dbt.adapters.s3tables.engines import ENGINES
-from dbt.adapters.s3tables.engines.base import SERVER_PORTS, EngineSettings
+from dbt.adapters.s3tables.engines.base import EngineSettings
 from dbt.adapters.s3tables.engines.progress import DEFAULT_PROGRESS_SECONDS
+from dbt.adapters.s3tables.engines.registry import engine_kind
 from dbt.adapters.s3tables.errors import ProfileError
 from dbt.adapters.s3tables.keys.scalars import scalar_mapping
 from dbt.adapters.s3tables.keys.spelling import nearest_key
 
-# Every `method` an engine is registered for (engines/__init__.py).
-SUPPORTED_METHODS = tuple(ENGINES)
 DEFAULT_MASTER = "local[*]"
 
 # dbt-spark's keys of its `odbc` and `http` methods, which this adapter does not have
@@ -85,29 +83,14 @@ def check_profile_keys(profile: Mapping[str, Any], known: Iterable[str]) -> None
     )
 
 
-def refuse_secret_server_settings(method: str, spark_conf: Mapping[str, str]) -> None:
-    """A server method gives `spark_conf` to its server session as `SET` statements, which
-    the server logs: a secret must be configured on the server instead."""
-    secrets = [key for key in spark_conf if is_secret(key)]
-    if secrets:
-        others = f" (and {', '.join(f'`{k}`' for k in secrets[1:])})" if secrets[1:] else ""
-        raise ProfileError(
-            f"spark_conf.{secrets[0]}",
-            f"names a secret{others}, which `method: {method}` could only send to the server "
-            "in a SET statement its logs record",
-            "configure it where the server starts (its spark-defaults.conf or `--conf`) and "
-            "remove it from `spark_conf`",
-        )
-
-
 @dataclass
 class S3TablesCredentials(CatalogKeys, SparkCredentials):
     """Profile of `type: s3tables`: the catalog keys (`CatalogKeys`, first so its `token`
     is the one declared), dbt-spark's keys (host, port, auth...) and those below."""
 
     method: str = "session"  # type: ignore[assignment]  # dbt-spark's is an enum
-    # thrift: the Spark Thrift Server's port (dbt-spark's default, 443, is for HTTP);
-    # connect: the Spark Connect server's (default 15002, set in `_check_server_keys`).
+    # A server method's port (dbt-spark's default, 443, is for HTTP); its engine fills its
+    # default (`ServerEngineKind.default_port`).
     port: int | None = None  # type: ignore[assignment]  # dbt-spark's is int; None until checked
     master: str = DEFAULT_MASTER
     # Typed loosely so a wrong shape reaches `validate_spark_conf`, whose error names the
@@ -151,10 +134,8 @@ class S3TablesCredentials(CatalogKeys, SparkCredentials):
                 "remove `database` from the profile",
             )
         self.database = None
-        if self.method not in SUPPORTED_METHODS:
-            raise ProfileError.unknown_value("method", self.method, SUPPORTED_METHODS)
-        if self.method in SERVER_PORTS:
-            self._check_server_keys()
+        engine = engine_kind(self.method)
+        engine.check_profile(self)
         check_catalog_keys(self)
         if not str(self.master or "").strip():
             raise ProfileError("master", "is empty", f"omit it for `{DEFAULT_MASTER}`")
@@ -177,13 +158,6 @@ class S3TablesCredentials(CatalogKeys, SparkCredentials):
                 "of seconds from 1",
                 f"omit it for {DEFAULT_PROGRESS_SECONDS}, or set 0",
             )
-        if self.spark_ui and self.method in SERVER_PORTS:
-            raise ProfileError(
-                "spark_ui",
-                f"turns on the UI of Spark in this process, and `method: {self.method}` runs "
-                "none here: the server's UI is set where the server starts",
-                "remove `spark_ui`",
-            )
         if self.server_side_parameters:
             raise ProfileError(
                 "server_side_parameters",
@@ -203,31 +177,7 @@ class S3TablesCredentials(CatalogKeys, SparkCredentials):
                 f"omit it for {MAVEN_CENTRAL}, or give a mirror's https:// URL",
             )
         self.spark_conf = validate_spark_conf(self.spark_conf)
-        if self.method in SERVER_PORTS:
-            refuse_secret_server_settings(self.method, self.spark_conf)
-
-    def _check_server_keys(self) -> None:
-        """A Spark Thrift Server or Spark Connect server: where it listens and who connects."""
-        if not self.host:
-            raise ProfileError(
-                "host",
-                f"is required for method {self.method}",
-                "set it to the server's host name, e.g. `127.0.0.1`",
-            )
-        default_port = SERVER_PORTS[self.method]
-        if self.port is None:
-            self.port = default_port
-        if not isinstance(self.port, int) or self.port <= 0:
-            raise ProfileError(
-                "port", f"`{self.port}` is not a port number", f"omit it for {default_port}"
-            )
-        if self.method == "connect" and self.token is not None and not str(self.token).strip():
-            raise ProfileError("token", "is empty", "remove it, or give the server's token")
-        self.user = self.user or "dbt"
-        if self.connect_timeout <= 0:
-            raise ProfileError(
-                "connect_timeout", "must be a positive number of seconds", "omit it for 10"
-            )
+        engine.check_spark_conf(self.method, self.spark_conf)
 
     @property
     def type(self) -> str:

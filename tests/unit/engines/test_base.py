@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from dbt.adapters.s3tables.engines import ENGINES
 from dbt.adapters.s3tables.engines.base import Engine
 from dbt.adapters.s3tables.engines.connect import ConnectEngine
+from dbt.adapters.s3tables.engines.registry import METHODS, engine_kind
 from dbt.adapters.s3tables.engines.session import SessionEngine
 from dbt.adapters.s3tables.engines.thrift import ThriftEngine
 
@@ -114,7 +114,7 @@ def test_the_check_names_what_an_engine_gets_wrong(name: str, problem: str) -> N
 
 
 def test_only_the_in_process_engine_writes_from_this_process() -> None:
-    assert {m: k.writes_from_this_process for m, k in ENGINES.items()} == {
+    assert {m: engine_kind(m).writes_from_this_process for m in METHODS} == {
         "session": True,
         "thrift": False,
         "connect": False,

@@ -2,10 +2,17 @@
 
 The adapter talks to an engine only through `base.Engine` (run a statement, analyse a
 query's schema, scoped settings, seeds' temporary views, Python models' session, a
-description for `dbt debug`); the connection manager opens one per dbt connection with
-the opener registered for the profile's `method`. Which catalog the tables live in is
-the other, independent axis.
+description for `dbt debug`). Each engine module declares its `EngineKind` (`ENGINE_KIND`:
+its opener, whether its Spark writes from this process, the profile keys it checks);
+`registry.py` names the module of each `method` and imports it when that method is first
+asked for, so importing an engine loads only the engines it builds on (`connect` reuses
+`session`'s and `thrift`'s parts; those two load no other). This package face imports
+nothing.
+Which catalog the tables live in is the other, independent axis.
 
+- `base.py`: the `Engine` interface, `EngineKind` and `ServerEngineKind` (a server's
+  host, port, user, connect timeout; no `spark_ui` and no secret in `spark_conf`),
+  typed against the profile's keys (`EngineKeys`), never the profile class.
 - `session.py`: `method: session`, the process's own SparkSession (a local JVM), which
   `spark_session.py` starts (settings, secrets, JVM log and post-mortem); `jvm_process.py`
   launches the JVM and ends it with dbt (`jvm_reaper.py` if dbt dies first), and
@@ -15,20 +22,9 @@ the other, independent axis.
 - `local_services.py`: local servers and a cluster for those methods, which the
   `dbt-s3tables-engine` command (`engine_command.py`) starts, reports and stops.
 
-To add an engine: one module with a class implementing `Engine` and its `EngineOpener`,
-registered in `ENGINES` under its `method` (the profile accepts every registered method;
-the keys an engine needs are checked in `credentials.py`).
+To add an engine: one module with a class implementing `Engine`, its `EngineOpener`, and
+its `ENGINE_KIND` (an `EngineKind`, or a `ServerEngineKind` with its default port; a
+subclass overriding `check_profile` for keys of its own); then its line in
+`registry.ENGINE_MODULES` under its `method` (the profile accepts every registered method).
+A key no engine reads yet is a field of the profile class and of `EngineSettings`.
 """
-
-from __future__ import annotations
-
-from dbt.adapters.s3tables.engines.base import EngineKind
-from dbt.adapters.s3tables.engines.connect import open_connect_engine
-from dbt.adapters.s3tables.engines.session import open_session_engine
-from dbt.adapters.s3tables.engines.thrift import open_thrift_engine
-
-ENGINES: dict[str, EngineKind] = {
-    "session": EngineKind(open_session_engine, writes_from_this_process=True),
-    "thrift": EngineKind(open_thrift_engine, writes_from_this_process=False),
-    "connect": EngineKind(open_connect_engine, writes_from_this_process=False),
-}

@@ -14,8 +14,10 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from dbt.adapters.s3tables.catalogs.config import is_secret
 from dbt.adapters.s3tables.catalogs.jars import JarSources
 from dbt.adapters.s3tables.engines.progress import DEFAULT_PROGRESS_SECONDS
+from dbt.adapters.s3tables.errors import ProfileError
 
 if TYPE_CHECKING:
     from dbt.adapters.contracts.connection import Connection
@@ -29,10 +31,6 @@ if TYPE_CHECKING:
 # What Spark answers a session's SET of a key it reads only at launch (a static SQL config,
 # or a Spark core config such as `spark.executor.memory`).
 LAUNCH_ONLY_REFUSAL = "Cannot modify the value of"
-
-# The default port of each server `method` (the profile's `port`, and where
-# `dbt-s3tables-engine start` runs each server).
-SERVER_PORTS = {"thrift": 10000, "connect": 15002}
 
 # A DB-API column description: name, type name, four unused fields, nullability.
 ColumnDescription = tuple[str, Any, int | None, int | None, int | None, int | None, bool]
@@ -226,12 +224,103 @@ class EngineOpener(Protocol):
     def __call__(self, connection: Connection, setup: EngineSetup) -> Engine: ...
 
 
+class EngineKeys(Protocol):
+    """The profile keys an engine checks, as the profile class has them (it sits above the
+    engines, so they are typed against this)."""
+
+    @property
+    def method(self) -> str: ...
+
+    @property
+    def host(self) -> str | None: ...
+
+    # Filled by a server engine: its default port; `dbt` as the user.
+    port: int | None
+    user: str | None
+
+    @property
+    def token(self) -> str | None: ...
+
+    @property
+    def connect_timeout(self) -> int: ...
+
+    @property
+    def spark_ui(self) -> bool: ...
+
+
 @dataclass(frozen=True)
 class EngineKind:
-    """The engine of one profile `method`."""
+    """The engine of one profile `method`: how it opens, and which profile keys it takes.
+    Each engine module declares its own (`ENGINE_KIND`); the registry finds it by
+    `method`."""
 
     open: EngineOpener
     # Whether its Spark writes the warehouse's files from this process: only then does
     # the process hold an embedded warehouse (no other process removes files it may be
     # writing) and sweep what earlier failed writes left there.
     writes_from_this_process: bool
+
+    def check_profile(self, keys: EngineKeys) -> None:
+        """Raise ProfileError, naming the key and the fix, for a key this engine cannot
+        use; fill the keys it derives from the others. Spark in this process takes every
+        key."""
+        return None
+
+    def check_spark_conf(self, method: str, spark_conf: Mapping[str, str]) -> None:
+        """Raise ProfileError for a `spark_conf` key (already checked to be a Spark setting)
+        this engine cannot be given."""
+        return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerEngineKind(EngineKind):
+    """An engine that connects to a Spark server: the profile says where it listens and who
+    connects, and Spark runs none of this process's settings itself."""
+
+    writes_from_this_process: bool = False
+    # The profile's `port` when it sets none, and where `dbt-s3tables-engine start` runs it.
+    default_port: int
+    # The profile's `token` is the server's bearer token (an empty one is a mistake).
+    takes_token: bool = False
+
+    def check_profile(self, keys: EngineKeys) -> None:
+        if not keys.host:
+            raise ProfileError(
+                "host",
+                f"is required for method {keys.method}",
+                "set it to the server's host name, e.g. `127.0.0.1`",
+            )
+        if keys.port is None:
+            keys.port = self.default_port
+        if not isinstance(keys.port, int) or keys.port <= 0:
+            raise ProfileError(
+                "port", f"`{keys.port}` is not a port number", f"omit it for {self.default_port}"
+            )
+        if self.takes_token and keys.token is not None and not str(keys.token).strip():
+            raise ProfileError("token", "is empty", "remove it, or give the server's token")
+        keys.user = keys.user or "dbt"
+        if keys.connect_timeout <= 0:
+            raise ProfileError(
+                "connect_timeout", "must be a positive number of seconds", "omit it for 10"
+            )
+        if keys.spark_ui:
+            raise ProfileError(
+                "spark_ui",
+                f"turns on the UI of Spark in this process, and `method: {keys.method}` runs "
+                "none here: the server's UI is set where the server starts",
+                "remove `spark_ui`",
+            )
+
+    def check_spark_conf(self, method: str, spark_conf: Mapping[str, str]) -> None:
+        """The engine gives `spark_conf` to its server session as `SET` statements, which the
+        server logs: a secret must be configured on the server instead."""
+        secrets = [key for key in spark_conf if is_secret(key)]
+        if secrets:
+            others = f" (and {', '.join(f'`{k}`' for k in secrets[1:])})" if secrets[1:] else ""
+            raise ProfileError(
+                f"spark_conf.{secrets[0]}",
+                f"names a secret{others}, which `method: {method}` could only send to the "
+                "server in a SET statement its logs record",
+                "configure it where the server starts (its spark-defaults.conf or `--conf`) "
+                "and remove it from `spark_conf`",
+            )

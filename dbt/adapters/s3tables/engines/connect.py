@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.s3tables.engines.base import server_address
+from dbt.adapters.s3tables.engines.base import ServerEngineKind, server_address
 from dbt.adapters.s3tables.engines.progress import SparkProgress, Ticker, node_label, progress_line
 from dbt.adapters.s3tables.engines.session import SessionEngine
 from dbt.adapters.s3tables.engines.spark_errors import database_error
@@ -295,3 +295,7 @@ def open_connect_engine(connection: Connection, setup: EngineSetup) -> ConnectEn
         node=lambda: str(connection.name or ""),
         progress_seconds=setup.settings.progress_seconds,
     )
+
+
+# `method: connect`: the profile's `token` is the server's bearer token (`connect_url`).
+ENGINE_KIND = ServerEngineKind(open_connect_engine, default_port=15002, takes_token=True)

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dbt.adapters.s3tables.catalogs.jars import installed_spark_line
-from dbt.adapters.s3tables.engines.base import SERVER_PORTS
 from dbt.adapters.s3tables.engines.class_archive import cache_folder
+from dbt.adapters.s3tables.engines.connect import ENGINE_KIND as CONNECT
 from dbt.adapters.s3tables.engines.local_services import (
     LOOPBACK,
     SERVICE_TITLES,
@@ -40,6 +40,7 @@ from dbt.adapters.s3tables.engines.local_services import (
     start_thrift,
 )
 from dbt.adapters.s3tables.engines.process_identity import ProcessCheck
+from dbt.adapters.s3tables.engines.thrift import ENGINE_KIND as THRIFT
 from dbt.adapters.s3tables.errors import MissingDependencyError
 
 COMMAND = "dbt-s3tables-engine"
@@ -47,6 +48,8 @@ SERVICES = tuple(SERVICE_TITLES)
 DEFAULT_MASTER = "local[2]"
 # The name of the profiles.yml output printed for each service.
 TARGETS = {"connect": "warm", "thrift": "thrift", "cluster": "cluster"}
+# Where each server runs: the port its engine's profile defaults to.
+SERVER_PORTS = {"connect": CONNECT.default_port, "thrift": THRIFT.default_port}
 
 DESCRIPTION = f"""\
 Start, stop and check local Spark services for dbt-s3tables, run on this Python's pyspark:

@@ -19,6 +19,7 @@ from py4j.protocol import Py4JJavaError
 
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
 from dbt.adapters.s3tables.catalogs.snapshots import INVOCATION_KEY, NODE_KEY
+from dbt.adapters.s3tables.engines.base import EngineKind
 from dbt.adapters.s3tables.engines.commit_tags import run_tagged
 from dbt.adapters.s3tables.engines.jvm_log import jvm_post_mortem
 from dbt.adapters.s3tables.engines.progress import (
@@ -333,3 +334,7 @@ def open_session_engine(connection: Connection, setup: EngineSetup) -> SessionEn
         node=lambda: str(connection.name or ""),
         progress_seconds=setup.settings.progress_seconds,
     )
+
+
+# `method: session`: Spark in this process takes every profile key.
+ENGINE_KIND = EngineKind(open_session_engine, writes_from_this_process=True)

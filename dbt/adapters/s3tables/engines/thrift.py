@@ -19,7 +19,7 @@ from dbt.adapters.spark.connections import PyhiveConnectionWrapper, SparkConnect
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
-from dbt.adapters.s3tables.engines.base import server_address
+from dbt.adapters.s3tables.engines.base import ServerEngineKind, server_address
 from dbt.adapters.s3tables.engines.progress import (
     DEFAULT_PROGRESS_SECONDS,
     START_TICK_SECONDS,
@@ -236,3 +236,8 @@ def open_thrift_engine(connection: Connection, setup: EngineSetup) -> ThriftEngi
         "Spark Thrift Server", engine.set_setting, engine.setting, thrift_error_text
     )
     return engine
+
+
+# `method: thrift`: the profile's `token` is not the server's (dbt-spark's thrift connection
+# sends none).
+ENGINE_KIND = ServerEngineKind(open_thrift_engine, default_port=10000)

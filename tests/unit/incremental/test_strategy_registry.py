@@ -209,3 +209,16 @@ def test_a_custom_partitions_strategy_needs_partition_by() -> None:
             },
             is_custom_strategy=custom,
         )
+
+
+@pytest.mark.parametrize("key", ["use_merge", "merge_update_columns", "merge_exclude_columns"])
+def test_a_key_a_custom_macro_never_sees_is_refused(key: str) -> None:
+    with pytest.raises(ModelConfigError) as error:
+        incremental_config(
+            "orders",
+            {"incremental_strategy": "insert_only", "unique_key": "id", key: "false"},
+            is_custom_strategy=custom,
+        )
+    message = str(error.value)
+    assert f"`{key}`" in message and "get_incremental_insert_only_sql" in message
+    assert "Fix: remove" in message

@@ -206,6 +206,8 @@ def incremental_config(
         is_custom_strategy,
         config.get(TRAITS_CONFIG_KEY),
     )
+    if strategy.custom_macro is not None:
+        refuse_builtin_keys(model_name, strategy, config)
     partition_by = normalize_columns(config.get("partition_by")) or []
     if strategy.needs_partition_by and not partition_by:
         raise ModelConfigError(
@@ -265,6 +267,24 @@ def incremental_config(
         unique_key_is_unique=uniqueness_setting(model_name, config.get(UNIQUENESS_KEY)),
         config_hash=digest({k: config.get(k) for k in HASHED_CONFIG_KEYS}),
     )
+
+
+# Keys only the built-in statements read: a custom strategy's macro gets dbt's `arg_dict`,
+# which holds none of them.
+BUILT_IN_STATEMENT_KEYS = ("use_merge", "merge_update_columns", "merge_exclude_columns")
+
+
+def refuse_builtin_keys(model_name: str, strategy: Strategy, config: Mapping[str, Any]) -> None:
+    """A key a custom strategy's macro never sees, refused rather than ignored."""
+    for key in BUILT_IN_STATEMENT_KEYS:
+        if config.get(key) is not None:
+            raise ModelConfigError(
+                model_name,
+                key,
+                f"shapes the adapter's built-in statements, and strategy `{strategy.name}` "
+                f"runs its macro `{strategy.custom_macro}`, whose `arg_dict` does not hold it",
+                f"remove `{key}`, or read it in the macro with `config.get('{key}')`",
+            )
 
 
 def delete_when_setting(model_name: str, strategy: Strategy, delete_when: object) -> str | None:

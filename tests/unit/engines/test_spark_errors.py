@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dbt.adapters.s3tables.engines.spark_errors import (
+    INFORMATION_SCHEMA_FIX,
     JavaError,
     clean_message,
     is_jvm_stopped,
@@ -191,3 +192,27 @@ def test_a_statement_spark_never_ran_is_told_apart() -> None:
     )
     ran = thrift_error("org.apache.spark.SparkException: Job aborted: No space left on device")
     assert not isinstance(ran, StatementRefused)
+
+
+PARSE_ERROR = "org.apache.spark.sql.catalyst.parser.ParseException"
+
+
+def test_a_read_of_information_schema_names_the_dispatch_fix() -> None:
+    sql = "select table_name from .information_schema.tables"
+    text = (
+        "[PARSE_SYNTAX_ERROR] Syntax error at or near '.'.(line 1, pos 22)\n\n== SQL ==\n"
+        f"{sql}\n----------------------^^^\n"
+    )
+    message = summarize([JavaError(PARSE_ERROR, text)])
+    assert message.startswith("[PARSE_SYNTAX_ERROR] Syntax error at or near '.'")
+    last = message.splitlines()[-1].strip()
+    assert last == INFORMATION_SCHEMA_FIX
+    assert "search_order: ['dbt', 'dbt_utils']" in last
+
+
+def test_other_syntax_errors_name_no_dispatch_fix() -> None:
+    text = (
+        "[PARSE_SYNTAX_ERROR] Syntax error at or near 'form'.\n\n== SQL ==\n"
+        "select 1 form t\n---------^^^\n"
+    )
+    assert INFORMATION_SCHEMA_FIX not in summarize([JavaError(PARSE_ERROR, text)])

@@ -127,8 +127,22 @@ def is_jvm_stopped(error: BaseException) -> bool:
     return bool(_JVM_STOPPED.search(f"{type(error).__name__}: {error}"))
 
 
+# A statement reading `information_schema`, which Spark has not: what dbt_utils' default
+# relation lookups run unless the project dispatches to this adapter's.
+_INFORMATION_SCHEMA = re.compile(r"information_schema", re.IGNORECASE)
+INFORMATION_SCHEMA_FIX = (
+    "The statement reads `information_schema`, which Spark does not have (dbt_utils' "
+    "get_relations_by_pattern and its kin run it by default). Fix: put `dbt` first in the "
+    "project's dispatch for dbt_utils (`dispatch: [{macro_namespace: dbt_utils, "
+    "search_order: ['dbt', 'dbt_utils']}]`), which answers them from the Iceberg catalog."
+)
+
+
 def explain(chain_text: str, message: str) -> str:
-    """The message, after the explanation of the first matching kind of failure."""
+    """The message, after the explanation of the first matching kind of failure, and
+    before the fix of a read of `information_schema`."""
+    if _INFORMATION_SCHEMA.search(chain_text) or _INFORMATION_SCHEMA.search(message):
+        message = f"{message}\n  {INFORMATION_SCHEMA_FIX}"
     if is_write_conflict(chain_text):
         return f"{COMMIT_CONFLICT}\n  {message}"
     for explanation in EXPLANATIONS:

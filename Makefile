@@ -5,7 +5,7 @@ STAMP   := $(VENV)/.installed
 DBT     := $(abspath $(VENV)/bin/dbt)
 
 .PHONY: setup system-deps jars emulators demo test unit functional lint bench soak clean \
-	spark41 test-spark41
+	spark41 test-spark41 dist
 
 setup: system-deps $(STAMP) jars
 
@@ -61,6 +61,13 @@ spark41: system-deps $(STAMP41)
 # in .venv, the Spark 4.1 builds are .venv-spark41's dbt). `make test` runs it with the rest.
 test-spark41: setup spark41
 	$(VENV)/bin/pytest tests/spark41
+
+# Both distributions' wheels into dist/, for a team's package index: dbt-s3tables-core (the
+# code) and dbt-s3tables (the code on Spark 3.5); `pip install --find-links dist dbt-s3tables`.
+dist: $(STAMP)
+	rm -rf dist
+	$(PYTHON) -m pip wheel --quiet --no-deps --wheel-dir dist . ./packaging/dbt-s3tables
+	rm -rf build packaging/dbt-s3tables/build
 
 demo: setup
 	cd integration_tests && $(DBT) build --profiles-dir .

@@ -13,8 +13,16 @@ It prints one line per problem and exits 1 when there is any:
   key (`CatalogKeys`, which the profile inherits and catalogs.yml's `adapter_properties`
   take).
 
-The keys come from the installed package (or the tree on PYTHONPATH), imported in one place:
-`accepted_keys`.
+- a profile key in the table of docs/profile.md is not a key of the profile class;
+- a `run-operation` the docs name is not a macro of the adapter;
+- a `make` target or a `dbt-s3tables-*` command the docs name does not exist (Makefile,
+  `[project.scripts]`);
+- an Iceberg jar named with a version (`iceberg-...:1.2.3`) disagrees with the pinned one;
+- a page holds words of a development log (an issue's number, "the issue's", "this
+  session").
+
+The keys and the pins come from the installed package (or the tree on PYTHONPATH),
+imported in one place each: `accepted_keys`, `pinned_iceberg_version`.
 """
 
 from __future__ import annotations
@@ -25,6 +33,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields
 from pathlib import Path
 from urllib.parse import unquote
+
+import tomllib
 
 
 def accepted_keys() -> dict[str, set[str]]:
@@ -214,6 +224,72 @@ def key_problems(pages: Sequence[Path], keys: Mapping[str, Iterable[str]]) -> li
     ]
 
 
+def profile_class_keys() -> set[str]:
+    """Every key the profile takes: the profile class's fields, dbt-spark's inherited ones
+    included, and the catalog keys."""
+    from dbt.adapters.s3tables.credentials import S3TablesCredentials
+
+    return {f.name for f in fields(S3TablesCredentials)}
+
+
+def pinned_iceberg_version() -> str:
+    from dbt.adapters.s3tables.catalogs.jars import ICEBERG_VERSION
+
+    return ICEBERG_VERSION
+
+
+_TABLE_ROW_KEYS = re.compile(r"^\| ([^|]+) \|", re.MULTILINE)
+_RUN_OPERATION = re.compile(r"\bdbt run-operation\s+([A-Za-z_]\w*)")
+_MAKE_COMMAND = re.compile(r"`make ([a-z][\w-]*)|^make ([a-z][\w-]*)", re.MULTILINE)
+_CONSOLE_SCRIPT = re.compile(r"\b(dbt-s3tables-[a-z]+)\b")
+_MACRO = re.compile(r"{%-?\s*macro\s+(\w+)")
+_MAKE_TARGET = re.compile(r"^([a-zA-Z][\w-]*)\s*:(?!=)", re.MULTILINE)
+_ICEBERG_JAR = re.compile(r"\b(iceberg-(?:spark-runtime-[\w.]+|aws-bundle)):(\d+\.\d+\.\d+)")
+_DEVELOPMENT_LOG = re.compile(r"\bissue \d+\b|\bthe issue's\b|\bthis session\b", re.IGNORECASE)
+
+
+def code_problems(
+    pages: Sequence[Path], root: Path, profile_keys: set[str], iceberg_version: str
+) -> list[str]:
+    """What the docs name that the code does not have (see the module docstring)."""
+    problems: list[str] = []
+    macros = {
+        name
+        for path in (root / "dbt" / "include").rglob("*.sql")
+        for name in _MACRO.findall(path.read_text(encoding="utf-8"))
+    }
+    targets = set(_MAKE_TARGET.findall((root / "Makefile").read_text(encoding="utf-8")))
+    with (root / "pyproject.toml").open("rb") as pyproject:
+        project = tomllib.load(pyproject)["project"]
+    # The commands, and the distribution's own name (which is no command).
+    scripts = set(project.get("scripts", {})) | {project["name"]}
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        shown = _shown(page, root)
+        if page.name == "profile.md":
+            for cell in _TABLE_ROW_KEYS.findall(text):
+                for key in re.findall(r"`([a-z_]+)`", cell):
+                    if key not in profile_keys:
+                        problems.append(f"{shown}: profile key `{key}` is not a profile key")
+        for name in sorted(set(_RUN_OPERATION.findall(text)) - macros):
+            problems.append(f"{shown}: `run-operation {name}` names no macro of the adapter")
+        for target in sorted({a or b for a, b in _MAKE_COMMAND.findall(text)} - targets):
+            problems.append(f"{shown}: `make {target}` is no target of the Makefile")
+        for script in sorted(set(_CONSOLE_SCRIPT.findall(text)) - scripts):
+            problems.append(f"{shown}: `{script}` is no command the adapter installs")
+        for jar, version in sorted(set(_ICEBERG_JAR.findall(text))):
+            if version != iceberg_version:
+                problems.append(
+                    f"{shown}: `{jar}:{version}` disagrees with the pinned Iceberg "
+                    f"{iceberg_version}"
+                )
+        for number, line in enumerate(text.splitlines(), 1):
+            found = _DEVELOPMENT_LOG.search(line)
+            if found:
+                problems.append(f"{shown}:{number}: development-log words: `{found.group(0)}`")
+    return problems
+
+
 def doc_pages(root: Path) -> list[Path]:
     """README.md and every page of docs/."""
     return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
@@ -223,7 +299,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     root = Path(arguments[0]) if arguments else Path(__file__).resolve().parents[1]
     pages = doc_pages(root)
-    problems = link_problems(pages, root) + key_problems(pages, accepted_keys())
+    problems = (
+        link_problems(pages, root)
+        + key_problems(pages, accepted_keys())
+        + code_problems(pages, root, profile_class_keys(), pinned_iceberg_version())
+    )
     for problem in problems:
         print(problem)
     return 1 if problems else 0

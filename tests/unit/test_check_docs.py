@@ -153,3 +153,40 @@ def test_main_prints_each_problem_and_fails(
 
 def test_the_repository_docs_pass(capsys: pytest.CaptureFixture[str]) -> None:
     assert check_docs.main([str(REPO)]) == 0, capsys.readouterr().out
+
+
+def code_tree(root: Path, page: str) -> list[Path]:
+    """A repository of one docs page, with a Makefile, a pyproject and one macro."""
+    (root / "docs").mkdir(parents=True)
+    (root / "dbt" / "include" / "x" / "macros").mkdir(parents=True)
+    (root / "dbt" / "include" / "x" / "macros" / "m.sql").write_text(
+        "{% macro s3tables_maintain() %}{% endmacro %}"
+    )
+    (root / "Makefile").write_text("VENV := .venv\ntest: lint\n\tpytest\nlint:\n\truff\n")
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "dbt-s3tables-core"\n[project.scripts]\ndbt-s3tables-jars = "x:main"\n'
+    )
+    (root / "docs" / "profile.md").write_text(page)
+    return [root / "docs" / "profile.md"]
+
+
+def test_what_the_docs_name_must_exist_in_the_code(tmp_path: Path) -> None:
+    page = (
+        "| `schema` | | ok |\n| `warehous` | | a typo |\n"
+        "`dbt run-operation s3tables_maintain` and `dbt run-operation s3tables_vacuum`\n"
+        "`make test`, `make demo`, `dbt-s3tables-jars`, `dbt-s3tables-core`, "
+        "`dbt-s3tables-engine`\n"
+        "`iceberg-aws-bundle:1.12.0` and `iceberg-spark-runtime-3.5_2.12:1.10.1`\n"
+        "as issue 27 said\n"
+    )
+    pages = code_tree(tmp_path, page)
+    problems = check_docs.code_problems(pages, tmp_path, {"schema"}, "1.12.0")
+    assert problems == [
+        "docs/profile.md: profile key `warehous` is not a profile key",
+        "docs/profile.md: `run-operation s3tables_vacuum` names no macro of the adapter",
+        "docs/profile.md: `make demo` is no target of the Makefile",
+        "docs/profile.md: `dbt-s3tables-engine` is no command the adapter installs",
+        "docs/profile.md: `iceberg-spark-runtime-3.5_2.12:1.10.1` disagrees with the pinned "
+        "Iceberg 1.12.0",
+        "docs/profile.md:5: development-log words: `issue 27`",
+    ]

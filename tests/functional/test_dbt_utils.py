@@ -10,7 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dbt.tests.util import run_dbt
+from dbt.tests.util import run_dbt, run_dbt_and_capture
+
+from dbt.adapters.s3tables.engines.spark_errors import INFORMATION_SCHEMA_FIX
 
 
 def stand_in_macro(name: str, arguments: str, fallback: str) -> str:
@@ -54,18 +56,23 @@ select '{{ by_pattern | map(attribute="identifier") | sort | join(",") }}' as by
 """
 
 
+def install_stand_in(project) -> None:
+    """The stand-in `dbt_utils` package, installed into the test project."""
+    root = Path(str(project.project_root))
+    package = root / "stand_in_dbt_utils"
+    (package / "macros").mkdir(parents=True)
+    (package / "dbt_project.yml").write_text(
+        "name: dbt_utils\nversion: '1.0'\nconfig-version: 2\nmacro-paths: ['macros']\n"
+    )
+    (package / "macros" / "relations.sql").write_text(STAND_IN_MACROS)
+    (root / "packages.yml").write_text("packages:\n  - local: stand_in_dbt_utils\n")
+    run_dbt(["deps"])
+
+
 class TestRelationLookupsThroughDispatch:
     @pytest.fixture(scope="class", autouse=True)
     def stand_in_package(self, project):
-        root = Path(str(project.project_root))
-        package = root / "stand_in_dbt_utils"
-        (package / "macros").mkdir(parents=True)
-        (package / "dbt_project.yml").write_text(
-            "name: dbt_utils\nversion: '1.0'\nconfig-version: 2\nmacro-paths: ['macros']\n"
-        )
-        (package / "macros" / "relations.sql").write_text(STAND_IN_MACROS)
-        (root / "packages.yml").write_text("packages:\n  - local: stand_in_dbt_utils\n")
-        run_dbt(["deps"])
+        install_stand_in(project)
 
     @pytest.fixture(scope="class")
     def project_config_update(self):
@@ -95,3 +102,26 @@ class TestRelationLookupsThroughDispatch:
             "part_a,part_b,partial",
             0,
         )
+
+
+class TestWithoutTheDispatchSettingTheErrorNamesIt:
+    """dbt_utils' published dispatch setting (its own macros first): its SQL reads
+    information_schema, Spark fails, and the error's last line names the fix."""
+
+    @pytest.fixture(scope="class", autouse=True)
+    def stand_in_package(self, project):
+        install_stand_in(project)
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "listed.sql": (
+                "{{ config(materialized='table') }}\n"
+                "select * from ({{ dbt_utils.get_tables_by_pattern_sql(target.schema, 'x%') }})"
+            )
+        }
+
+    def test_the_error_names_the_dispatch_fix(self, project):
+        _, output = run_dbt_and_capture(["run"], expect_pass=False)
+        assert "search_order: ['dbt', 'dbt_utils']" in output
+        assert INFORMATION_SCHEMA_FIX in output

@@ -258,11 +258,19 @@ def code_problems(
         for path in (root / "dbt" / "include").rglob("*.sql")
         for name in _MACRO.findall(path.read_text(encoding="utf-8"))
     }
-    targets = set(_MAKE_TARGET.findall((root / "Makefile").read_text(encoding="utf-8")))
-    with (root / "pyproject.toml").open("rb") as pyproject:
-        project = tomllib.load(pyproject)["project"]
+    makefile, pyproject = root / "Makefile", root / "pyproject.toml"
+    targets = (
+        set(_MAKE_TARGET.findall(makefile.read_text(encoding="utf-8")))
+        if makefile.exists()
+        else set()
+    )
+    project = (
+        tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+        if pyproject.exists()
+        else {}
+    )
     # The commands, and the distribution's own name (which is no command).
-    scripts = set(project.get("scripts", {})) | {project["name"]}
+    scripts = set(project.get("scripts", {})) | {project.get("name", "")}
     for page in pages:
         text = page.read_text(encoding="utf-8")
         shown = _shown(page, root)

@@ -188,5 +188,5 @@ def test_what_the_docs_name_must_exist_in_the_code(tmp_path: Path) -> None:
         "docs/profile.md: `dbt-s3tables-engine` is no command the adapter installs",
         "docs/profile.md: `iceberg-spark-runtime-3.5_2.12:1.10.1` disagrees with the pinned "
         "Iceberg 1.12.0",
-        "docs/profile.md:5: development-log words: `issue 27`",
+        "docs/profile.md:6: development-log words: `issue 27`",
     ]

@@ -25,7 +25,6 @@ from dbt.adapters.s3tables.incremental.strategy_traits import (
     Counting,
     Replaces,
     Strategy,
-    readings_for,
 )
 from dbt.adapters.s3tables.sql.text import quote
 
@@ -369,7 +368,6 @@ STRATEGIES: dict[str, Strategy] = {
             skipped_when_empty=True,
             counted_as=Counting.APPENDED,
             kept_column_values="append writes NULL in new rows",
-            readings=readings_for(Replaces.NOTHING),
             keeps_history=False,
             takes_delete_when=False,
             batched=False,
@@ -390,7 +388,6 @@ STRATEGIES: dict[str, Strategy] = {
             counted_as=Counting.MERGED,
             kept_column_values="merge keeps their values in updated rows and writes NULL in "
             "new rows",
-            readings=readings_for(Replaces.ROWS_BY_KEY),
             keeps_history=False,
             takes_delete_when=True,
             batched=False,
@@ -410,7 +407,6 @@ STRATEGIES: dict[str, Strategy] = {
             skipped_when_empty=True,
             counted_as=Counting.ROWS_REPLACED,
             kept_column_values="delete+insert writes NULL in the rows it replaces or adds",
-            readings=readings_for(Replaces.ROWS_BY_KEY),
             keeps_history=False,
             takes_delete_when=False,
             batched=False,
@@ -432,7 +428,6 @@ STRATEGIES: dict[str, Strategy] = {
             skipped_when_empty=True,
             counted_as=Counting.PARTITIONS_REPLACED,
             kept_column_values="insert_overwrite writes NULL in the partitions it replaces",
-            readings=readings_for(Replaces.PARTITIONS),
             keeps_history=False,
             takes_delete_when=False,
             batched=False,
@@ -452,7 +447,6 @@ STRATEGIES: dict[str, Strategy] = {
             skipped_when_empty=True,
             counted_as=Counting.MERGED,
             kept_column_values="scd2 does not compare them and writes NULL in new versions",
-            readings=readings_for(Replaces.ROWS_BY_KEY),
             keeps_history=True,
             takes_delete_when=False,
             batched=False,
@@ -473,7 +467,6 @@ STRATEGIES: dict[str, Strategy] = {
             skipped_when_empty=False,
             counted_as=Counting.ROWS_REPLACED,
             kept_column_values="microbatch writes NULL in the batch it replaces",
-            readings=readings_for(Replaces.TIME_WINDOW),
             keeps_history=False,
             takes_delete_when=False,
             batched=True,

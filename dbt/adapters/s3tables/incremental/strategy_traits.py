@@ -102,8 +102,6 @@ class Strategy:
     # What it writes into a column the model no longer returns (rows it leaves in place
     # keep their values); docs/incremental.md, "Schema evolution".
     kept_column_values: str
-    # The `upstream_changes()` readings a run of it keeps exact.
-    readings: frozenset[Reading]
     # Its table holds history rows, with validity columns beyond the model's (scd2).
     keeps_history: bool
     # `merge_delete_when` deletes rows in its statement.
@@ -112,6 +110,11 @@ class Strategy:
     batched: bool
     # The macro rendering its statement: dbt's custom-strategy hook (None: built in).
     custom_macro: str | None = field(default=None)
+
+    @property
+    def readings(self) -> frozenset[Reading]:
+        """The `upstream_changes()` readings a run of it keeps exact (by what it replaces)."""
+        return readings_for(self.replaces)
 
     @property
     def needs_partition_by(self) -> bool:
@@ -165,7 +168,6 @@ def custom_strategy(
         skipped_when_empty=False,
         counted_as=Counting.ROWS_REPLACED,
         kept_column_values=CUSTOM_KEPT_COLUMN_VALUES,
-        readings=frozenset(),
         keeps_history=False,
         takes_delete_when=False,
         batched=False,
@@ -226,7 +228,7 @@ def _with_declared(model_name: str, record: Strategy, declared: object) -> Strat
                 "name the strategy's macro `get_incremental_microbatch_sql` (an override), "
                 "or declare what else it replaces",
             )
-        record = replace(record, replaces=replaces, readings=readings_for(replaces))
+        record = replace(record, replaces=replaces)
     if "keyed" in values:
         record = replace(record, keyed=values["keyed"] == "true")
     if "skipped_when_empty" in values:

@@ -64,9 +64,19 @@ test-spark41: setup spark41
 
 # Both distributions' wheels into dist/, for a team's package index: dbt-s3tables-core (the
 # code) and dbt-s3tables (the code on Spark 3.5); `pip install --find-links dist dbt-s3tables`.
+# With DOCS_URL (where this version's files can be read, e.g.
+# https://github.com/acme/dbt-s3tables/blob/v0.1.0), the READMEs' links point there and both
+# distributions get project URLs; without it the links stay relative, as said.
 dist: $(STAMP)
-	rm -rf dist
+	rm -rf dist build/dist-tree
+ifdef DOCS_URL
+	$(PYTHON) scripts/dist_tree.py build/dist-tree "$(DOCS_URL)"
+	$(PYTHON) -m pip wheel --quiet --no-deps --wheel-dir dist build/dist-tree \
+		build/dist-tree/packaging/dbt-s3tables
+else
+	@echo "DOCS_URL not set: the wheels' README links stay relative and they have no project URLs"
 	$(PYTHON) -m pip wheel --quiet --no-deps --wheel-dir dist . ./packaging/dbt-s3tables
+endif
 	rm -rf build packaging/dbt-s3tables/build
 
 demo: setup

@@ -18,8 +18,14 @@ It prints one line per problem and exits 1 when there is any:
 - a `make` target or a `dbt-s3tables-*` command the docs name does not exist (Makefile,
   `[project.scripts]`);
 - an Iceberg jar named with a version (`iceberg-...:1.2.3`) disagrees with the pinned one;
+- a package named with a version (`pyspark 3.5`, `dbt-core 1.11`, `PyIceberg 0.12`,
+  `Python 3.10`) falls outside the pyproject's requirement of it (a figure such as
+  `pyspark 318 MB` or `PyIceberg 0.55 s` is no version);
 - a page holds words of a development log (an issue's number, "the issue's", "this
   session").
+
+And the reverse: every operation macro (`OPERATION_MACRO_FILES`) is named after
+`dbt run-operation` somewhere, and every command of `[project.scripts]` is mentioned.
 
 The keys and the pins come from the installed package (or the tree on PYTHONPATH),
 imported in one place each: `accepted_keys`, `pinned_iceberg_version`.
@@ -298,6 +304,84 @@ def code_problems(
     return problems
 
 
+# The macro files whose `s3tables_*` macros are meant for `dbt run-operation`; the others
+# are called by materializations (and dispatch implementations are `s3tables__*`).
+OPERATION_MACRO_FILES = ("catalog_ddl.sql", "maintenance.sql")
+_OPERATION_MACRO = re.compile(r"{%-?\s*macro\s+(s3tables_[a-z]\w*)")
+
+
+def undocumented_problems(pages: Sequence[Path], root: Path) -> list[str]:
+    """What the code offers that no page names: an operation macro, a console script."""
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages)
+    documented = set(_RUN_OPERATION.findall(text))
+    problems = [
+        f"operation `{name}` ({path.name}) is named after `dbt run-operation` on no page"
+        for path in sorted((root / "dbt" / "include").rglob("*.sql"))
+        if path.name in OPERATION_MACRO_FILES
+        for name in _OPERATION_MACRO.findall(path.read_text(encoding="utf-8"))
+        if name not in documented
+    ]
+    pyproject = root / "pyproject.toml"
+    if pyproject.exists():
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+        problems += [
+            f"command `{script}` is mentioned on no page"
+            for script in sorted(project.get("scripts", {}))
+            if script not in text
+        ]
+    return problems
+
+
+# A package named with a version; its lowercase name is its requirement's name.
+_PACKAGE_VERSION = re.compile(
+    r"(?<![/\w-])(Python|PySpark|pyspark|dbt-core|dbt-spark|PyIceberg|pyiceberg|dbt-tests-adapter)"
+    r"[ `]+(\d+\.\d+)(?:\.(?:\d+|x))?\+?(?![\d.]*\s*(?:s|ms|MB|GB|x)\b)(?!\.\d)"
+)
+
+
+def requirements(pyproject: Path) -> dict[str, tuple[list[str], list[str]]]:
+    """Each package's requirements, as (the base ones, the extras' ones); Python's is
+    `requires-python`."""
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+    found: dict[str, tuple[list[str], list[str]]] = {
+        "python": ([project.get("requires-python", "")], [])
+    }
+    extras = [line for extra in project.get("optional-dependencies", {}).values() for line in extra]
+    for lines, side in ((project.get("dependencies", []), 0), (extras, 1)):
+        for line in lines:
+            requirement = Requirement(line)
+            found.setdefault(requirement.name.lower(), ([], []))[side].append(
+                str(requirement.specifier)
+            )
+    return found
+
+
+def pin_problems(pages: Sequence[Path], root: Path, pyproject: Path) -> list[str]:
+    """A package named with a version its requirements do not allow (X.Y read as X.Y.0):
+    every base requirement must allow it, and one extra naming it (a Spark line) must too."""
+    from packaging.specifiers import SpecifierSet
+
+    if not pyproject.exists():
+        return []
+    pins = requirements(pyproject)
+    problems: list[str] = []
+    for page in pages:
+        for number, line in prose_lines(page.read_text(encoding="utf-8")):
+            for package, version in _PACKAGE_VERSION.findall(line):
+                base, extras = pins.get(package.lower(), ([], []))
+                allowed = all(SpecifierSet(spec).contains(version) for spec in base) and (
+                    not extras or any(SpecifierSet(spec).contains(version) for spec in extras)
+                )
+                if not allowed:
+                    problems.append(
+                        f"{_shown(page, root)}:{number}: `{package} {version}` is outside "
+                        f"the requirement {' and '.join(base + extras)}"
+                    )
+    return problems
+
+
 def doc_pages(root: Path) -> list[Path]:
     """README.md and every page of docs/."""
     return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
@@ -311,6 +395,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         link_problems(pages, root)
         + key_problems(pages, accepted_keys())
         + code_problems(pages, root, profile_class_keys(), pinned_iceberg_version())
+        + undocumented_problems(pages, root)
+        + pin_problems(pages, root, root / "pyproject.toml")
     )
     for problem in problems:
         print(problem)

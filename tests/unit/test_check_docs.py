@@ -190,3 +190,46 @@ def test_what_the_docs_name_must_exist_in_the_code(tmp_path: Path) -> None:
         "Iceberg 1.12.0",
         "docs/profile.md:6: development-log words: `issue 27`",
     ]
+
+
+def test_what_the_code_offers_must_be_named_in_the_docs(tmp_path: Path) -> None:
+    pages = code_tree(tmp_path, "`dbt run-operation s3tables_maintain`\n")
+    macros = tmp_path / "dbt" / "include" / "x" / "macros"
+    (macros / "maintenance.sql").write_text(
+        "{% macro s3tables_maintain() %}{% endmacro %}\n"
+        "{% macro s3tables_rollback() %}{% endmacro %}\n"
+        "{% macro s3tables__dispatched() %}{% endmacro %}\n"
+    )
+    (macros / "build_steps.sql").write_text("{% macro s3tables_pre_hooks() %}{% endmacro %}")
+    assert check_docs.undocumented_problems(pages, tmp_path) == [
+        "operation `s3tables_rollback` (maintenance.sql) is named after `dbt run-operation` "
+        "on no page",
+        "command `dbt-s3tables-jars` is mentioned on no page",
+    ]
+
+
+def test_a_version_outside_the_pins_fails(tmp_path: Path) -> None:
+    pages = write_docs(
+        tmp_path,
+        "Python 3.10+, PySpark 3.5 or pyspark 4.1.x, dbt-core 1.11, PyIceberg 0.12.\n"
+        "pyspark 3.6 and pyspark 4.0 are not lines; dbt-core 1.12, `dbt-tests-adapter` 1.21.\n"
+        "Figures are no versions: pyspark 318 MB, PyIceberg 0.55 s, cold/dbt-spark 0.56.\n"
+        "```\npip install pyspark==9.9\n```\n",
+    )
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\nrequires-python = ">=3.10"\n'
+        'dependencies = ["dbt-core>=1.11,<1.12", "pyspark>=3.5,!=4.0.*,<4.2",'
+        ' "pyiceberg>=0.12,<0.13"]\n'
+        "[project.optional-dependencies]\n"
+        'spark35 = ["pyspark>=3.5,<3.6"]\nspark41 = ["pyspark>=4.1,<4.2"]\n'
+        'dev = ["dbt-tests-adapter>=1.11,<1.21"]\n'
+    )
+    problems = check_docs.pin_problems(pages, tmp_path, tmp_path / "pyproject.toml")
+    assert problems == [
+        "README.md:2: `pyspark 3.6` is outside the requirement !=4.0.*,<4.2,>=3.5 and "
+        "<3.6,>=3.5 and <4.2,>=4.1",
+        "README.md:2: `pyspark 4.0` is outside the requirement !=4.0.*,<4.2,>=3.5 and "
+        "<3.6,>=3.5 and <4.2,>=4.1",
+        "README.md:2: `dbt-core 1.12` is outside the requirement <1.12,>=1.11",
+        "README.md:2: `dbt-tests-adapter 1.21` is outside the requirement <1.21,>=1.11",
+    ]

@@ -70,3 +70,12 @@ def test_the_console_commands_are_installed_and_name_a_function() -> None:
         assert callable(getattr(importlib.import_module(module), function)), name
         # Installed beside the interpreter, as pip installs them for a user.
         assert (Path(sys.executable).parent / name).is_file(), name
+
+
+@pytest.mark.parametrize("folder", [ROOT, ROOT / "packaging" / "dbt-s3tables"])
+def test_each_distribution_carries_its_readme_and_the_license(folder: Path) -> None:
+    project = tomllib.loads((folder / "pyproject.toml").read_text())["project"]
+    assert (folder / project["readme"]).is_file()
+    (license_file,) = project["license-files"]
+    # The default distribution's LICENSE is a link to the repository's one file.
+    assert (folder / license_file).read_text() == (ROOT / "LICENSE").read_text()

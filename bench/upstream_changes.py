@@ -17,7 +17,12 @@ new ones, then a DELETE of 0.1%; each contender is a `merge` model on `id`:
 - `upstream_changes(key)`: `upstream_changes(..., unique_key='id')` with
   `merge_delete_when` (the difference of the upstream's two snapshots);
 - `watermark`, `dbt-spark watermark`: `where ts > max(ts)` (sees the updates and inserts,
-  not the deletes).
+  not the deletes);
+- `upstream_changes(key) log`: the keyed read appended to a log of changes, the read's
+  own cost (a merge into a copy as large as the upstream costs in proportion to it).
+A keyed read of such a range reads only the files it changed (`method: session`), else
+the two snapshots whole. With two sizes, each contender's time at the larger over its
+time at the smaller is printed too (1% churn is 10x the rows at 10x the size).
 After the rounds, each copy is compared with the upstream: the rows it still holds that
 the upstream deleted are reported (`stale rows`).
 
@@ -83,8 +88,19 @@ ROW_CHANGE_CONTENDERS = {
         "{{ upstream_changes(source('bench', 'events'), unique_key='id') }}",
     ),
     **watermark_contenders("watermark_merged"),
+    # The same read appended to a log of changes: the read's own cost, without a merge
+    # into a copy as large as the upstream (whose cost grows with the table).
+    "upstream_changes(key) log": (
+        "changes_logged",
+        "s3tables",
+        "select id, ts, payload, _change_type from "
+        "{{ upstream_changes(source('bench', 'events'), unique_key='id') }}",
+    ),
 }
+# Contenders that are no copy of the upstream (not compared with it).
+LOGS = {"changes_logged"}
 MODEL_CONFIGS = {
+    "changes_logged": "materialized='incremental', incremental_strategy='append'",
     "changes_merged": KEYED + ", merge_delete_when=\"_change_type = 'DELETE'\"",
     "watermark_merged": KEYED,
     "watermark_merged_spark": KEYED + ", file_format='iceberg'",
@@ -224,7 +240,7 @@ def bench_size(
                 }
             )
     for label, (model, _, _) in contenders.items():
-        stale = check_copy(spark, scenario, label, model)
+        stale = None if model in LOGS else check_copy(spark, scenario, label, model)
         for row in rows:
             if (row["scenario"], row["rows"], row["contender"]) == (scenario, size, label):
                 row["stale_rows"] = stale
@@ -249,11 +265,27 @@ def describe(rows: list[dict], scenario: str, size: int) -> list[str]:
         seconds, read = median(label, "model_s"), median(label, "rows_read")
         stale = next(r["stale_rows"] for r in measured if r["contender"] == label)
         lines.append(
-            f"  {label:22s} {seconds:6.2f} s ({seconds / base_seconds:.2f}x)  "
+            f"  {label:26s} {seconds:6.2f} s ({seconds / base_seconds:.2f}x)  "
             f"rows read {read:12,.0f} ({read / base_read:.1f}x)"
-            + (f"  stale rows {stale:,}" if scenario == "row_changes" else "")
+            + (f"  stale rows {stale:,}" if scenario == "row_changes" and stale is not None else "")
         )
     return lines
+
+
+def growth(rows: list[dict], scenario: str, small: int, large: int) -> list[str]:
+    """Each contender's median time at `large` rows over its median at `small`."""
+
+    def median(size: int, label: str) -> float:
+        return statistics.median(
+            float(r["model_s"])
+            for r in rows
+            if (r["scenario"], r["rows"], r["contender"]) == (scenario, size, label)
+        )
+
+    return [f"{scenario}: time at {large:,} rows over time at {small:,}:"] + [
+        f"  {label:26s} {median(large, label) / median(small, label):.2f}x"
+        for label in SCENARIOS[scenario]
+    ]
 
 
 def main() -> None:
@@ -279,6 +311,8 @@ def main() -> None:
         for scenario in scenarios:
             for size in sizes:
                 print("\n".join(describe(rows, scenario, size)))
+            if len(sizes) > 1:
+                print("\n".join(growth(rows, scenario, min(sizes), max(sizes))))
         print(f"raw numbers: {write_csv('upstream_changes', rows)}")
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -188,7 +188,11 @@ class TestUpstreamRowChanges:
         assert_all_passed(run_dbt(["run", "-s", "customers", *run_vars(batch=2)]), 1)
         project.run_sql(f"delete from {upstream} where id = 3")
         assert int(latest_snapshot_summary(project, upstream)["total-delete-files"]) > 0
-        assert_all_passed(run_dbt(["run", "-s", "customers_mirror"]), 1)
+        results, output = run_dbt_and_capture(["run", "-s", "customers_mirror"])
+        assert_all_passed(results, 1)
+        # Only what the range changed: the merge's new files, and the rows deleted from
+        # the files the merge and the delete wrote delete files for (none removed).
+        assert "customers read file by file: " in output and ", 0 removed, " in output
         assert rows(project, "customers_mirror") == [(1, "a"), (2, "B"), (4, "d")]
         changes = query_rows(project, f"select id, _change_type from {mirror} order by id")
         assert changes == [(1, "INSERT"), (2, "UPDATE"), (4, "INSERT")]
@@ -203,7 +207,9 @@ class TestUpstreamRowChanges:
         )
         project.run_sql(f"update {upstream} set name = 'A' where id = 1")
         project.run_sql(f"delete from {upstream} where id = 4")
-        assert_all_passed(run_dbt(["run", "-s", "customers_mirror"]), 1)
+        results, output = run_dbt_and_capture(["run", "-s", "customers_mirror"])
+        assert_all_passed(results, 1)
+        assert "read file by file: " in output and " 0 with rows deleted" in output
         assert rows(project, "customers_mirror") == [(1, "A"), (2, "B")]
 
         # Read once: a second run with nothing new changes nothing.
@@ -220,7 +226,12 @@ class TestUpstreamRowChanges:
         # its snapshots were written with.
         project.run_sql(f"update {upstream} set name = 'b1' where id = 2")
         project.run_sql(f"alter table {upstream} add column email string")
-        assert_all_passed(run_dbt(["run", "-s", "customers_mirror"]), 1)
+        results, output = run_dbt_and_capture(["run", "-s", "customers_mirror"])
+        assert_all_passed(results, 1)
+        assert (
+            "read as the difference of two whole snapshots, not file by file: the upstream's "
+            "columns changed after the range"
+        ) in output
         assert (2, "b1") in rows(project, "customers_mirror")
 
         # The upstream's columns change between the range's ends.

@@ -148,7 +148,7 @@ def test_a_keyed_range_with_updates_and_deletes_is_read_as_a_difference() -> Non
     assert planned.by_difference and planned.keys == ("id",)
     assert planned.describe() == (
         "u: row changes per id (INSERT, UPDATE, DELETE), snapshots after 1 up to 4 "
-        "(3 commits: overwrite, append, delete), read as the difference of the two snapshots"
+        "(3 commits: overwrite, append, delete), the difference of the two snapshots"
     )
     response = planned.as_response()
     assert (response["read"], response["rows"], response["unique_key"]) == (
@@ -192,7 +192,7 @@ def test_a_keyed_read_of_a_replaced_upstream_is_the_difference_of_its_two_snapsh
     assert planned.by_difference
     assert planned.describe() == (
         "u: row changes per id (INSERT, UPDATE, DELETE), snapshot 7 to 2 (the upstream was "
-        "replaced or rolled back), read as the difference of the two snapshots"
+        "replaced or rolled back), the difference of the two snapshots"
     )
     # Without a key, appended rows cannot be told apart: refused, naming the keyed read.
     with pytest.raises(DbtRuntimeError, match="no longer in the upstream's history"):

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
     from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+    from dbt.adapters.s3tables.engines.file_changes import RangeFiles
     from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries
     from dbt.adapters.s3tables.seeds.csv import SeedText
 
@@ -90,6 +91,15 @@ class Engine(Protocol):
         """A temporary view of the rows `table` (an Iceberg table's SQL name) appended by
         its commits after snapshot `start` up to snapshot `end`: Iceberg's incremental
         append scan, which reads only those commits' data files."""
+        ...
+
+    def create_changed_rows_views(
+        self, table: str, start: int, end: int, columns: Sequence[str], keys: Sequence[str]
+    ) -> RangeFiles:
+        """Temporary views of the rows of `table` (an Iceberg table's SQL name) that its
+        commits after snapshot `start` up to `end` changed, at each end, with every other
+        row of their `keys` (engines/file_changes.py); or why this engine cannot read them
+        file by file (`fallback`), so the two snapshots are compared whole."""
         ...
 
     def tag_node_commits(self, tags: dict[str, str]) -> bool:

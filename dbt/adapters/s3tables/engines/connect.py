@@ -17,7 +17,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, TextIO
@@ -26,6 +26,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.engines.base import ServerEngineKind, server_address
+from dbt.adapters.s3tables.engines.file_changes import SERVER_READS_NO_FILES, RangeFiles
 from dbt.adapters.s3tables.engines.progress import SparkProgress, Ticker, node_label, progress_line
 from dbt.adapters.s3tables.engines.session import SessionEngine
 from dbt.adapters.s3tables.engines.spark_errors import database_error
@@ -104,6 +105,11 @@ class ConnectEngine(SessionEngine):
             self.spark.createDataFrame(rows, schema=schema).createOrReplaceTempView(view_name)
         except Exception as error:
             raise database_error(error) from None
+
+    def create_changed_rows_views(
+        self, table: str, start: int, end: int, columns: Sequence[str], keys: Sequence[str]
+    ) -> RangeFiles:
+        return RangeFiles(fallback=SERVER_READS_NO_FILES)
 
     def tag_node_commits(self, tags: dict[str, str]) -> bool:
         # commit_tags needs the server's JVM; Spark 4's Iceberg (1.11+) takes commit

@@ -21,6 +21,11 @@ from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
 from dbt.adapters.s3tables.catalogs.snapshots import INVOCATION_KEY, NODE_KEY
 from dbt.adapters.s3tables.engines.base import EngineKind
 from dbt.adapters.s3tables.engines.commit_tags import run_tagged
+from dbt.adapters.s3tables.engines.file_changes import (
+    RangeFiles,
+    changed_rows_views,
+    release_task_sets,
+)
 from dbt.adapters.s3tables.engines.jvm_log import jvm_post_mortem
 from dbt.adapters.s3tables.engines.progress import (
     DEFAULT_PROGRESS_SECONDS,
@@ -87,6 +92,8 @@ class SessionEngine(SparkConnectionWrapper):
         # whether the next statement is its data write (`tag_next_write`).
         self._node_tags: tuple[str, dict[str, str]] = ("", {})
         self._next_is_data_write = False
+        # Iceberg scan tasks staged for file-level reads, released when the connection is.
+        self._task_sets: list[tuple[str, tuple[str, ...]]] = []
         silence_pyspark_error_logs()
 
     def cursor(self) -> SessionEngine:
@@ -100,6 +107,9 @@ class SessionEngine(SparkConnectionWrapper):
     def close(self) -> None:
         self._df = None
         self._rows = None
+        staged, self._task_sets = self._task_sets, []
+        for table, task_sets in staged:
+            release_task_sets(self.spark, table, task_sets)
 
     def rollback(self, *args: Any, **kwargs: Any) -> None:
         logger.debug("rollback: Spark has no transactions; each statement is atomic")
@@ -151,6 +161,16 @@ class SessionEngine(SparkConnectionWrapper):
             reader.table(table).createOrReplaceTempView(view_name)
         except Exception as error:
             raise database_error(error) from None
+
+    def create_changed_rows_views(
+        self, table: str, start: int, end: int, columns: Sequence[str], keys: Sequence[str]
+    ) -> RangeFiles:
+        try:
+            read = changed_rows_views(self.spark, table, start, end, columns, keys)
+        except Exception as error:
+            raise database_error(error) from None
+        self._task_sets.append((table, read.task_sets))
+        return read
 
     def tag_node_commits(self, tags: dict[str, str]) -> bool:
         node, earlier = self._node_tags

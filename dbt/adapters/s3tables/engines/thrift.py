@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -20,6 +20,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
 from dbt.adapters.s3tables.engines.base import ServerEngineKind, server_address
+from dbt.adapters.s3tables.engines.file_changes import SERVER_READS_NO_FILES, RangeFiles
 from dbt.adapters.s3tables.engines.progress import (
     DEFAULT_PROGRESS_SECONDS,
     START_TICK_SECONDS,
@@ -156,6 +157,11 @@ class ThriftEngine(PyhiveConnectionWrapper):
             "this model with `method: session` or `method: connect`, or read the upstream "
             "with ref()"
         )
+
+    def create_changed_rows_views(
+        self, table: str, start: int, end: int, columns: Sequence[str], keys: Sequence[str]
+    ) -> RangeFiles:
+        return RangeFiles(fallback=SERVER_READS_NO_FILES)
 
     def tag_node_commits(self, tags: dict[str, str]) -> bool:
         return False  # the server's JVM is out of reach

@@ -129,7 +129,7 @@ class UpstreamChanges:
                     "commit: it is recorded in a table property after the build (a build "
                     "that fails between the two reads the range again)"
                 )
-        return self._sql(planned, found, lineage.columns)
+        return self._sql(reader.name, planned, found, lineage.columns)
 
     def record(
         self,
@@ -187,7 +187,9 @@ class UpstreamChanges:
                 pinned = self._pinned.setdefault((model_id, name), pinned)
         return pinned
 
-    def _sql(self, planned: UpstreamRange, upstream: BaseRelation, columns: Sequence[str]) -> str:
+    def _sql(
+        self, model: str, planned: UpstreamRange, upstream: BaseRelation, columns: Sequence[str]
+    ) -> str:
         # A keyed read's rows all carry `_change_type`; whole tables and appends are INSERT.
         label = f", 'INSERT' AS {CHANGE_TYPE_COLUMN}" if planned.keys else ""
         if planned.end is None:
@@ -198,13 +200,23 @@ class UpstreamChanges:
         if planned.kind is RangeKind.NOTHING:
             return f"(SELECT *{label} FROM {at} WHERE false)"
         assert planned.start is not None
-        if planned.by_difference:
-            before = f"{upstream} VERSION AS OF {planned.start}"
-            return f"({row_changes_sql(before, at, columns, planned.keys)})"
-        view = f"dbt_upstream_changes_{uuid.uuid4().hex}"
         # Three parts: Iceberg's reader resolves a two-part name in a catalog of its own.
         parts = (self._catalog_name(upstream), str(upstream.schema), str(upstream.identifier))
         table = ".".join(quote(part) for part in parts)
+        if planned.by_difference:
+            files = self._engine().create_changed_rows_views(
+                table, planned.start, planned.end, columns, planned.keys
+            )
+            if files.fallback is None:
+                logger.info(f"{model}: {planned.upstream} read file by file: {files.described}")
+                return f"({row_changes_sql(files.before, files.after, columns, planned.keys)})"
+            logger.info(
+                f"{model}: {planned.upstream} read as the difference of two whole snapshots, "
+                f"not file by file: {files.fallback}"
+            )
+            before = f"{upstream} VERSION AS OF {planned.start}"
+            return f"({row_changes_sql(before, at, columns, planned.keys)})"
+        view = f"dbt_upstream_changes_{uuid.uuid4().hex}"
         self._engine().create_appended_rows_view(view, table, planned.start, planned.end)
         return f"(SELECT *{label} FROM {quote(view)})"
 

@@ -195,7 +195,7 @@ class UpstreamRange:
         if self.by_difference:
             return (
                 f"{self.upstream}: row changes per {', '.join(self.keys)} (INSERT, UPDATE, "
-                f"DELETE), {span}), read as the difference of the two snapshots"
+                f"DELETE), {span}), the difference of the two snapshots"
             )
         return f"{self.upstream}: {self.rows} appended rows, {span})"
 

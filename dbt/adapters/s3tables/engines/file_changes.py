@@ -1,0 +1,221 @@
+"""The rows a range of an Iceberg table's commits changed, read file by file (in-process
+Spark only): what a keyed `upstream_changes()` nets into INSERT, UPDATE and DELETE,
+without scanning the table at both ends of the range.
+
+Between the range's start snapshot S and end snapshot E, a row can only differ in:
+- a data file E has and S has not (added): its rows at E;
+- a data file S has and E has not (removed: copy-on-write rewrites, overwrites): its rows
+  at S;
+- a data file both have whose deletes changed (merge-on-read: delete files, deletion
+  vectors): its rows at S at the positions E deletes and S did not.
+Those are the `before` rows (at S) and `after` rows (at E). Every other row of the table is
+in both. The netting (incremental/upstream_changes.py's `row_changes_sql`) needs, per key
+it reports, every row of the key, so the rows of the changed keys that no changed file
+holds (a key repeated in the upstream) are added to both sides: found by a scan of the
+key columns only, then read whole from the files that hold them.
+
+Each set of files is read through Iceberg's staged scan tasks (`ScanTaskSetManager`, as
+Iceberg's own rewrite actions read), so deletes apply as at that snapshot. Where this
+cannot be exact, `fallback` says why and the caller compares the two snapshots whole:
+equality deletes (written by Flink and others, not Spark), a deletion that the range
+undid (a rollback), or columns changed after the range.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from dbt.adapters.s3tables.sql.text import quote
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+# Iceberg's FileContent of an equality delete file.
+_EQUALITY_DELETES = "EQUALITY_DELETES"
+# Why a server engine (thrift, connect) compares two snapshots whole instead.
+SERVER_READS_NO_FILES = (
+    "the Spark server plans the upstream's files, and dbt's process cannot stage them"
+)
+
+
+@dataclass(frozen=True)
+class RangeFiles:
+    """A range read file by file: temporary views of its `before` and `after` rows (see the
+    module docstring), what was read (`described`), and the staged task sets to release
+    when the run is done; or only `fallback`, why it cannot be exact."""
+
+    before: str = ""
+    after: str = ""
+    described: str = ""
+    fallback: str | None = None
+    task_sets: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _FileAt:
+    """A data file's scan task at one snapshot, and the identities of its deletes."""
+
+    task: Any
+    deletes: frozenset[tuple[str, int]]
+
+
+class _Reader:
+    """Staged reads of one Iceberg table (a three-part SQL name) in one session."""
+
+    def __init__(self, spark: SparkSession, table: str) -> None:
+        self.spark, self.table = spark, table
+        jvm = spark._jvm  # type: ignore[attr-defined]  # py4j's JVM view, in-process only
+        assert jvm is not None
+        self.jvm = jvm
+        self.jtable = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
+            spark._jsparkSession,  # type: ignore[attr-defined]
+            table,
+        )
+        self.task_sets: list[str] = []
+
+    def files_at(self, snapshot: int) -> tuple[dict[str, _FileAt], bool]:
+        """Every data file live at `snapshot`, by location, and whether any of them has
+        equality deletes."""
+        files: dict[str, _FileAt] = {}
+        equality = False
+        planned = self.jtable.newScan().useSnapshot(snapshot).planFiles()
+        try:
+            tasks = planned.iterator()
+            while tasks.hasNext():
+                task = tasks.next()
+                identities = set()
+                for delete in task.deletes():
+                    equality = equality or delete.content().toString() == _EQUALITY_DELETES
+                    offset = delete.contentOffset()
+                    identities.add((str(delete.location()), -1 if offset is None else int(offset)))
+                files[str(task.file().location())] = _FileAt(task, frozenset(identities))
+        finally:
+            planned.close()
+        return files, equality
+
+    def rows(self, files: Sequence[_FileAt], columns: Sequence[str]) -> DataFrame:
+        """The rows of `files` as their tasks read them (each with its snapshot's deletes)."""
+        if not files:
+            return self.spark.read.table(self.table).select(*columns).where("false")
+        tasks = self.jvm.java.util.ArrayList()
+        for file in files:
+            tasks.add(file.task)
+        task_set = str(uuid.uuid4())
+        self.jvm.org.apache.iceberg.spark.ScanTaskSetManager.get().stageTasks(
+            self.jtable, task_set, tasks
+        )
+        self.task_sets.append(task_set)
+        reader = self.spark.read.option("scan-task-set-id", task_set)
+        return reader.table(self.table).select(*columns)
+
+    def deleted_positions(self, snapshot: int, locations: Sequence[str]) -> DataFrame:
+        """(file_path, pos) of the rows `snapshot`'s position deletes and deletion vectors
+        remove from the data files at `locations`."""
+        from pyspark.sql import functions as f
+
+        deletes = self.spark.sql(
+            f"SELECT file_path, pos FROM {self.table}.position_deletes VERSION AS OF {snapshot}"
+        )
+        return deletes.where(f.col("file_path").isin(list(locations)))
+
+
+def changed_rows_views(
+    spark: SparkSession,
+    table: str,
+    start: int,
+    end: int,
+    columns: Sequence[str],
+    keys: Sequence[str],
+) -> RangeFiles:
+    """Temporary views of the rows the commits after snapshot `start` up to `end` of
+    `table` changed (see the module docstring), or why they cannot be read file by file."""
+    from pyspark.sql import functions as f
+
+    reader = _Reader(spark, table)
+    jtable = reader.jtable
+    if jtable.snapshot(end).schemaId() != jtable.schema().schemaId():
+        return RangeFiles(fallback="the upstream's columns changed after the range")
+    at_start, equality_at_start = reader.files_at(start)
+    at_end, equality_at_end = reader.files_at(end)
+    if equality_at_start or equality_at_end:
+        return RangeFiles(fallback="the upstream has equality deletes (not written by Spark)")
+    added = [at_end[path] for path in at_end.keys() - at_start.keys()]
+    removed = [at_start[path] for path in at_start.keys() - at_end.keys()]
+    touched = sorted(
+        path
+        for path in at_start.keys() & at_end.keys()
+        if at_start[path].deletes != at_end[path].deletes
+    )
+    untouched = [at_end[path] for path in (at_start.keys() & at_end.keys()) - set(touched)]
+
+    position = ["file_path", "pos"]
+    new_deletes = reader.deleted_positions(end, touched).select(*position)
+    old_deletes = reader.deleted_positions(start, touched).select(*position)
+    if touched and old_deletes.exceptAll(new_deletes).limit(1).count():
+        return RangeFiles(
+            fallback="a deletion in the upstream was undone within the range (a rollback)",
+            task_sets=tuple(reader.task_sets),
+        )
+    gone = f.broadcast(new_deletes.exceptAll(old_deletes))
+    at_gone = (f.col("_file") == f.col("file_path")) & (f.col("_pos") == f.col("pos"))
+    touched_at_start = [at_start[path] for path in touched]
+
+    def deleted(wanted: Sequence[str]) -> DataFrame:
+        """The rows (their `wanted` columns) the range deleted from the shared files."""
+        rows = reader.rows(touched_at_start, [*wanted, "_file", "_pos"])
+        return rows.join(gone, at_gone, "left_semi").select(*wanted)
+
+    before = reader.rows(removed, columns).unionAll(deleted(columns))
+    after = reader.rows(added, columns)
+
+    # The changed keys' rows that no changed file holds: in the files both ends share (at
+    # E, every deletion of the range applied). Found by key columns alone, read whole only
+    # from the files holding any; the changed keys are read by key columns too, so each
+    # file's whole rows are read once, by the netting query.
+    changed_keys = (
+        reader.rows(removed, keys)
+        .unionAll(deleted(keys))
+        .unionAll(reader.rows(added, keys))
+        .distinct()
+    )
+
+    def of_changed_keys(rows: DataFrame) -> DataFrame:
+        condition = None
+        for key in keys:
+            match = rows[key].eqNullSafe(changed_keys[key])
+            condition = match if condition is None else condition & match
+        return rows.join(changed_keys, condition, "left_semi")
+
+    shared = [at_end[path] for path in touched] + untouched
+    found = of_changed_keys(reader.rows(shared, [*keys, "_file"])).select("_file").distinct()
+    holding = sorted(str(row[0]) for row in found.collect())
+    if holding:
+        elsewhere = of_changed_keys(reader.rows([at_end[path] for path in holding], columns))
+        before, after = before.unionAll(elsewhere), after.unionAll(elsewhere)
+
+    before_view = f"dbt_upstream_before_{uuid.uuid4().hex}"
+    after_view = f"dbt_upstream_after_{uuid.uuid4().hex}"
+    before.createOrReplaceTempView(before_view)
+    after.createOrReplaceTempView(after_view)
+    return RangeFiles(
+        before=quote(before_view),
+        after=quote(after_view),
+        described=(
+            f"{len(added)} data files added, {len(removed)} removed, {len(touched)} with rows "
+            f"deleted, {len(holding)} other files holding rows of the changed keys"
+        ),
+        task_sets=tuple(reader.task_sets),
+    )
+
+
+def release_task_sets(spark: SparkSession, table: str, task_sets: Sequence[str]) -> None:
+    """Forget the staged scan tasks of a read (they hold file metadata in the JVM)."""
+    if not task_sets:
+        return
+    reader = _Reader(spark, table)
+    manager = reader.jvm.org.apache.iceberg.spark.ScanTaskSetManager.get()
+    for task_set in task_sets:
+        manager.removeTasks(reader.jtable, task_set)

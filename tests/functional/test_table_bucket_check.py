@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import boto3
 import pytest
+import requests
 from moto.server import ThreadedMotoServer
 
 from dbt.adapters.s3tables.catalogs.s3tables.table_bucket import check_table_bucket
@@ -55,3 +56,27 @@ def test_no_credentials_is_a_clear_error(moto_endpoint: str, monkeypatch) -> Non
     arn = "arn:aws:s3tables:us-east-1:123456789012:bucket/anything"
     with pytest.raises(TableBucketError, match="no AWS credentials"):
         check_table_bucket(arn, REGION)
+
+
+def test_credentials_the_emulator_refuses_are_named_with_the_fix(monkeypatch) -> None:
+    # A server of its own: moto checks every later request's credentials once told to.
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        with fake_aws_environment(AWS_ENDPOINT_URL_S3TABLES=endpoint):
+            arn = boto3.client("s3tables", region_name=REGION).create_table_bucket(
+                name="guarded-bucket"
+            )["arn"]
+            requests.post(f"{endpoint}/moto-api/reset-auth", data=b"0", timeout=10)
+            with pytest.raises(TableBucketError) as error:
+                check_table_bucket(arn, REGION)
+    finally:
+        server.stop()
+    assert str(error.value) == (
+        f"S3 Tables table bucket `{arn}`: the AWS credentials are not valid "
+        "(InvalidClientTokenId: an unknown key or a wrong secret). Fix: check which "
+        "credentials the chain picked (`aws sts get-caller-identity`, `aws_profile` in the "
+        "profile) and rerun"
+    )

@@ -67,12 +67,12 @@ class _Reader:
 
     def __init__(self, spark: SparkSession, table: str) -> None:
         self.spark, self.table = spark, table
-        jvm = spark._jvm  # type: ignore[attr-defined]  # py4j's JVM view, in-process only
+        # py4j's view of the JVM: Spark in this process only.
+        jvm = spark._jvm
         assert jvm is not None
         self.jvm = jvm
         self.jtable = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
-            spark._jsparkSession,  # type: ignore[attr-defined]
-            table,
+            spark._jsparkSession, table
         )
         self.task_sets: list[str] = []
 

@@ -89,19 +89,20 @@ class Watch:
         # The files watched, and whether dbt listed them (else: every source file).
         self.files: frozenset[Path] = frozenset()
         self.listed = True
-        self.runs = 0
 
     def loop(self) -> None:
-        """Run once, then after each save, until a KeyboardInterrupt (Ctrl-C, or SIGTERM:
-        `stop_signals`) or `Stopped`."""
-        before = self.run_and_list([], None)
+        """List the selection's files, run once, then run after each save, until a
+        KeyboardInterrupt (Ctrl-C, or SIGTERM: `stop_signals`) or `Stopped`. The files are
+        known before the first run, so a save while Spark starts runs again."""
+        self.files, self.listed = self.listing()
+        self.say(watching_line(len(self.files), self.command, self.listed, None))
+        before = self.run_and_list([], self.reading())
         while True:
             self.sleep(self.arguments.interval)
             now = self.reading()
             saved = self.differences(before, now)
             if saved:
-                now = self.settled(now)
-                before = self.run_and_list(saved, now)
+                before = self.run_and_list(saved, self.settled(now))
             else:
                 before = now
 
@@ -131,22 +132,20 @@ class Watch:
             now = again
         return now
 
-    def run_and_list(self, saved: list[Path], now: Stamps | None) -> Stamps:
-        """One run, its line, then the files to watch; the stamps to compare the next
-        reading with (those the run started from: a save during it runs again)."""
-        if now is None:
-            now = self.reading()
+    def run_and_list(self, saved: list[Path], now: Stamps) -> Stamps:
+        """One run (`now`: the files' stamps it starts from), its line, then the files to
+        watch; the stamps to compare the next reading with (those the run started from: a
+        save during it runs again)."""
         started = self.clock()
         result = self.checked(self.arguments.run_command())
         seconds = self.clock() - started
-        self.runs += 1
         failure = None if result.success else failure_text(result)
         self.say(run_line(saved, self.arguments.project_dir, self.command, seconds, failure))
         if self.spark_gone():
             raise Stopped
-        earlier, was_listed = (len(self.files) if self.runs > 1 else None), self.listed
+        earlier, was_listed = len(self.files), self.listed
         self.files, self.listed = self.listing()
-        if earlier is None or len(self.files) != earlier or self.listed != was_listed:
+        if len(self.files) != earlier or self.listed != was_listed:
             self.say(watching_line(len(self.files), self.command, self.listed, earlier))
         return carried_over(now, self.files)
 

@@ -49,7 +49,7 @@ def failure_text(result: dbtRunnerResult) -> str:
     first = failed[0]
     text = one_sentence(str(first.message or first.status))
     name = str(getattr(first.node, "name", ""))
-    if name and name not in text:
+    if name and not re.search(rf"\b{re.escape(name)}\b", text):
         text = f"{name}: {text}"
     if len(failed) > 1:
         text += f" (and {len(failed) - 1} more failed)"
@@ -82,7 +82,7 @@ def watching_line(count: int, command: str, listed: bool, earlier: int | None) -
     project until it can)."""
     files = f"{count} file{'' if count == 1 else 's'}"
     if not listed:
-        what = f"the project's {files} (dbt cannot list the selection yet)"
+        what = f"the project's {files} (dbt lists none for the selection yet)"
     else:
         what = files
     verb = "Watching" if earlier is None else "Now watching"

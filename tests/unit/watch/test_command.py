@@ -223,8 +223,11 @@ def test_ctrl_c_during_a_run_stops_the_watch(tmp_path: Path) -> None:
 
 
 def test_a_spark_that_ended_stops_the_watch(tmp_path: Path) -> None:
+    scene = Scene(tmp_path, spark_gone=lambda: True)
+    scene.dbt.outcomes = [SimpleNamespace(success=False, exception=Exception("Runtime Error"))]
     with pytest.raises(Stopped):
-        Scene(tmp_path, spark_gone=lambda: True).loop([nothing])
+        scene.loop([nothing])
+    assert scene.lines[-1] == "First run: `dbt run -s one` failed in 1.00 s: Runtime Error"
 
 
 def test_sigterm_stops_it_as_ctrl_c_does() -> None:

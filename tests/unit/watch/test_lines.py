@@ -92,9 +92,13 @@ def test_each_run_is_one_line_with_its_trigger_and_wall_time() -> None:
         "First run: `dbt run -s one` OK in 14.99 s"
     )
     saved = [project / "models/one.sql", project / "models/schema.yml"]
-    assert run_line(saved, project, "dbt run -s one", 0.5, "Database Error in ...") == (
+    assert run_line(saved, project, "dbt run -s one", 0.5, "Database Error in x.") == (
         "models/one.sql and 1 more saved: `dbt run -s one` failed in 0.50 s: Database Error "
-        "in ...; watching for the next save"
+        "in x; watching for the next save"
+    )
+    # The watch stops after it (Spark's JVM ended): it does not say it goes on.
+    assert run_line(saved[:1], project, "dbt run -s one", 0.5, "Runtime Error: x", False) == (
+        "models/one.sql saved: `dbt run -s one` failed in 0.50 s: Runtime Error: x"
     )
 
 

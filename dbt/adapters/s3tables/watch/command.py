@@ -140,8 +140,10 @@ class Watch:
         result = self.checked(self.arguments.run_command())
         seconds = self.clock() - started
         failure = None if result.success else failure_text(result)
-        self.say(run_line(saved, self.arguments.project_dir, self.command, seconds, failure))
-        if self.spark_gone():
+        gone = self.spark_gone()
+        project_dir = self.arguments.project_dir
+        self.say(run_line(saved, project_dir, self.command, seconds, failure, not gone))
+        if gone:
             raise Stopped
         earlier, was_listed = len(self.files), self.listed
         self.files, self.listed = self.listing()
@@ -223,22 +225,19 @@ def main(argv: list[str] | None = None) -> int:
     # Line by line even into a pipe or a file: dbt's lines and the watch's, as they happen.
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(line_buffering=True)
-    # dbt's command-line module, imported once: the first of what this process keeps warm.
-    from dbt.cli.main import dbtRunner
-
-    runner = dbtRunner()
     received: list[str] = []
     code = 0
     with stop_signals(received):
         try:
-            Watch(arguments, runner.invoke, say, spark_gone=spark_gone).loop()
+            # dbt's command-line module, imported once (a Ctrl-C during it stops quietly):
+            # the first of what this process keeps warm.
+            from dbt.cli.main import dbtRunner
+
+            Watch(arguments, dbtRunner().invoke, say, spark_gone=spark_gone).loop()
         except KeyboardInterrupt:
             pass  # the signal's name is in `received`
         except Stopped:
-            say(
-                "Spark's JVM ended (its output is in logs/spark.log, the run's error above): "
-                f"start {COMMAND} again"
-            )
+            say(f"Spark's JVM ended (the run's error above says why): start {COMMAND} again")
             code = 1
         finally:
             try:

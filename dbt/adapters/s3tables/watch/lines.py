@@ -67,13 +67,20 @@ def saved_text(paths: Sequence[Path], project_dir: Path) -> str:
 
 
 def run_line(
-    trigger: Sequence[Path], project_dir: Path, command: str, seconds: float, failure: str | None
+    trigger: Sequence[Path],
+    project_dir: Path,
+    command: str,
+    seconds: float,
+    failure: str | None,
+    goes_on: bool = True,
 ) -> str:
-    """The line after each run: what triggered it, the command, OK or why it failed."""
+    """The line after each run: what triggered it, the command, OK or why it failed (and,
+    unless the watch stops there, that it goes on)."""
     head = f"{saved_text(trigger, project_dir)}: `{command}`"
     if failure is None:
         return f"{head} OK in {seconds:.2f} s"
-    return f"{head} failed in {seconds:.2f} s: {failure}; watching for the next save"
+    text = f"{head} failed in {seconds:.2f} s: {failure.rstrip('.')}"
+    return f"{text}; watching for the next save" if goes_on else text
 
 
 def watching_line(count: int, command: str, listed: bool, earlier: int | None) -> str:

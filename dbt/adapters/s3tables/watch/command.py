@@ -182,7 +182,9 @@ def say(text: str) -> None:
 @contextmanager
 def stop_signals(received: list[str]) -> Iterator[None]:
     """SIGTERM stops the watch as Ctrl-C does (a KeyboardInterrupt where the process is,
-    which dbt handles by cancelling its statements); `received` gets the signal's name."""
+    which dbt handles by cancelling its statements); `received` gets the signal's name.
+    Once Spark starts, pyspark's SparkContext has SIGINT handled its own way (it cancels
+    every Spark job, then raises KeyboardInterrupt too): a Ctrl-C then goes unrecorded."""
 
     def interrupted(number: int, frame: FrameType | None) -> None:
         received.append(signal.Signals(number).name)
@@ -245,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
             except KeyboardInterrupt:
                 spark_seconds = None
     if not code:
+        # Nothing recorded: pyspark's handler took the Ctrl-C (`stop_signals`).
         say(stopped_line(received[0] if received else "SIGINT", spark_seconds))
     return code
 

@@ -117,6 +117,7 @@ bench: setup spark41
 	$(PYTHON) bench/add_column.py
 	$(PYTHON) bench/first_model.py
 	$(PYTHON) bench/parse_ls.py
+	$(PYTHON) bench/watch_loop.py
 	$(PYTHON) bench/upstream_changes.py
 	$(PYTHON) bench/growth.py
 	$(PYTHON) bench/statements_per_run.py

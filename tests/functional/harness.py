@@ -11,6 +11,9 @@ test file needs. It owns
   `kill_while_running` (SIGKILL once a node's statement runs); what a run leaves:
   `read_run_results`, `passed_run_results`, `node_statuses`, `last_invocation_id`,
   `adapter_responses`;
+- a long-running command (dbt, the watch) and its Spark JVM in the process table:
+  `start_logged` (its console to a file), `wait_for_line`, `driver_jvm_of`,
+  `process_state`, `jvm_alive`, `seconds_until_gone`;
 - running dbt in process (dbt's `run_dbt`, on the `project` fixture of dbt's test
   framework): `run_vars`, `results_by_model`, `assert_all_passed`, `run_batches`,
   `assert_model_passed`;
@@ -362,6 +365,75 @@ def kill_while_running(job: subprocess.Popen[str], node: str) -> None:
         raise AssertionError("dbt ended before the statement ran:\n" + "".join(seen))
     job.send_signal(signal.SIGKILL)
     job.wait(timeout=60)
+
+
+# --- a long-running command and its JVM in the process table ----------------------------------
+
+
+def start_logged(
+    command: list[str], cwd: Path, env: Mapping[str, str], console: Path
+) -> subprocess.Popen[bytes]:
+    """`command` started in the background, its stdout and stderr going to `console`."""
+    with open(console, "wb") as output:
+        return subprocess.Popen(command, cwd=cwd, env=env, stdout=output, stderr=subprocess.STDOUT)
+
+
+def wait_for_line(
+    process: subprocess.Popen[bytes],
+    console: Path,
+    text: str,
+    count: int = 1,
+    limit: float = 300,
+) -> str:
+    """Wait until `console` holds `text` `count` times (the process still running, within
+    `limit` seconds); the console's text."""
+    deadline = time.monotonic() + limit
+    while (output := console.read_text()).count(text) < count:
+        assert process.poll() is None and time.monotonic() < deadline, output
+        time.sleep(0.1)
+    return output
+
+
+def process_state(pid: int) -> str | None:
+    """The state letter of a process (Z for a zombie), None when there is none."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[0]
+
+
+def jvm_alive(pid: int) -> bool:
+    return process_state(pid) not in (None, "Z")  # a zombie holds no memory
+
+
+def driver_jvm_of(dbt: subprocess.Popen[bytes], console: Path) -> int:
+    """The driver JVM `dbt` (or the watch) started: its child running SparkSubmit for
+    `dbt-s3tables`."""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+                command = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            if parent == dbt.pid and b"org.apache.spark.deploy.SparkSubmit" in command:
+                assert b"spark.app.name=dbt-s3tables" in command
+                return int(entry.name)
+        assert dbt.poll() is None, console.read_text()
+        time.sleep(0.05)
+    raise AssertionError("dbt started no Spark JVM within 300 s")
+
+
+def seconds_until_gone(pid: int, limit: float) -> float:
+    started = time.monotonic()
+    while jvm_alive(pid) and time.monotonic() - started < limit:
+        time.sleep(0.05)
+    return time.monotonic() - started
 
 
 # Reads the server session's value while the model compiles, on the model's own connection.

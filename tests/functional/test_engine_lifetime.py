@@ -19,7 +19,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.functional.harness import Project, assert_readable
+from tests.functional.harness import (
+    Project,
+    assert_readable,
+    driver_jvm_of,
+    jvm_alive,
+    seconds_until_gone,
+    start_logged,
+    wait_for_line,
+)
 
 # The reaper's grace (3 s, jvm_process.REAPER_GRACE_SECONDS) plus a loaded machine's slack.
 JVM_GONE_WITHIN = 12.0
@@ -49,63 +57,7 @@ class LifetimeProject(Project):
     def launch(self, *args: str) -> tuple[subprocess.Popen[bytes], Path]:
         """dbt started in the background, its console going to a file."""
         console = self.root / f"console-{time.monotonic_ns()}.txt"
-        with open(console, "wb") as output:
-            process = subprocess.Popen(
-                self.command(*args),
-                cwd=self.root,
-                env=self.env(),
-                stdout=output,
-                stderr=subprocess.STDOUT,
-            )
-        return process, console
-
-
-def process_state(pid: int) -> str | None:
-    """The state letter of a process (Z for a zombie), None when there is none."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[1].split()[0]
-
-
-def jvm_alive(pid: int) -> bool:
-    return process_state(pid) not in (None, "Z")  # a zombie holds no memory
-
-
-def driver_jvm_of(dbt: subprocess.Popen[bytes], console: Path) -> int:
-    """The driver JVM `dbt` started: its child running SparkSubmit for `dbt-s3tables`."""
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                stat = (entry / "stat").read_text()
-                command = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            parent = int(stat.rsplit(")", 1)[1].split()[1])
-            if parent == dbt.pid and b"org.apache.spark.deploy.SparkSubmit" in command:
-                assert b"spark.app.name=dbt-s3tables" in command
-                return int(entry.name)
-        assert dbt.poll() is None, console.read_text()
-        time.sleep(0.05)
-    raise AssertionError("dbt started no Spark JVM within 300 s")
-
-
-def wait_for_line(dbt: subprocess.Popen[bytes], console: Path, text: str) -> None:
-    deadline = time.monotonic() + 300
-    while text not in console.read_text():
-        assert dbt.poll() is None and time.monotonic() < deadline, console.read_text()
-        time.sleep(0.1)
-
-
-def seconds_until_gone(pid: int, limit: float) -> float:
-    started = time.monotonic()
-    while jvm_alive(pid) and time.monotonic() - started < limit:
-        time.sleep(0.05)
-    return time.monotonic() - started
+        return start_logged(self.command(*args), self.root, self.env(), console), console
 
 
 @pytest.fixture

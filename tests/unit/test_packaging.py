@@ -64,7 +64,12 @@ def test_each_supported_line_has_its_extra(spark_line: str) -> None:
 
 def test_the_console_commands_are_installed_and_name_a_function() -> None:
     scripts = CORE["scripts"]
-    assert set(scripts) == {"dbt-s3tables-jars", "dbt-s3tables-recover", "dbt-s3tables-engine"}
+    assert set(scripts) == {
+        "dbt-s3tables-jars",
+        "dbt-s3tables-recover",
+        "dbt-s3tables-engine",
+        "dbt-s3tables-watch",
+    }
     for name, target in scripts.items():
         module, function = target.split(":")
         assert callable(getattr(importlib.import_module(module), function)), name

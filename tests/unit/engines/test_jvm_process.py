@@ -231,3 +231,30 @@ def test_a_jvm_that_does_not_stop_in_time_is_killed() -> None:
     started = time.monotonic()
     jvm.stop()
     assert jvm.process.returncode == -9 and time.monotonic() - started < 10
+
+
+# --- a long-lived command's end (the watch loop) ----------------------------------------------
+
+
+def test_a_long_lived_command_waits_until_the_jvm_has_ended() -> None:
+    # Ends a moment after its stdin's end, as Spark's shutdown hooks take a moment.
+    code = "import sys, time; sys.stdin.read(); time.sleep(0.5)"
+    stand_in = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE)
+    reaper = start_reaper(stand_in, grace=0.2, exit_grace=30)
+    jvm = DriverJvm(SimpleNamespace(proc=stand_in), reaper=reaper, exit_wait=30)  # type: ignore[arg-type]
+    assert jvm.alive()
+    seconds = jvm.stop_and_wait()
+    # Ended by itself, before the call returned; not by the reaper's kill.
+    assert stand_in.returncode == 0 and not jvm.alive()
+    assert 0.4 < seconds < 10
+    assert reaper.wait(timeout=5) == 0
+    jvm.stop()  # what the process's exit then does: nothing more
+
+
+def test_a_jvm_that_does_not_end_is_killed_before_the_command_ends() -> None:
+    stand_in = subprocess.Popen([sys.executable, "-c", STUBBORN], stdin=subprocess.PIPE)
+    reaper = start_reaper(stand_in, grace=0.2, exit_grace=30)
+    jvm = DriverJvm(SimpleNamespace(proc=stand_in), reaper=reaper, exit_wait=1.0)  # type: ignore[arg-type]
+    seconds = jvm.stop_and_wait()
+    assert stand_in.returncode == -9 and 0.9 < seconds < 10
+    assert reaper.wait(timeout=5) == 0

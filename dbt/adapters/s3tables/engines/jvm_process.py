@@ -16,6 +16,9 @@ all that time the JVM lived on, its parent gone, holding its heap. What this mod
   only the JVM's own end-of-file watch stops it.)
 - The JVM's stdout and stderr go to the JVM log (`spark.log`), never to the console; a
   JVM that cannot start leaves its reason there.
+- A long-lived command that runs many dbt invocations in one process (the watch loop)
+  ends by stopping the JVM and waiting for it (`current_jvm`, `stop_and_wait`): there the
+  JVM must not outlive the process even for the seconds the reaper allows.
 - Java options from the profile are tried with `java -version` first: Spark starts the JVM
   with `-XX:+IgnoreUnrecognizedVMOptions`, which silently drops a mistyped option.
 """
@@ -28,6 +31,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -95,6 +99,24 @@ class DriverJvm:
             process.kill()
             process.wait()
 
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop_and_wait(self) -> float:
+        """The end of a long-lived command, which must not leave the JVM behind: `stop`,
+        then wait until the JVM has ended (Spark's shutdown hooks; at most `exit_wait`
+        seconds, then it is killed; a Ctrl-C while waiting kills it at once). The seconds
+        it took."""
+        started = time.monotonic()
+        try:
+            self.stop()
+            self.process.wait(self.exit_wait)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt):
+            logger.debug(f"The Spark JVM did not stop within {self.exit_wait:.0f} s: killed")
+            self.process.kill()
+            self.process.wait()
+        return time.monotonic() - started
+
     def _let_go(self) -> None:
         """Nothing more goes to the JVM: the Python side's finalizers, run as the
         interpreter ends, would each print py4j's traceback of a closed connection; and the
@@ -112,7 +134,10 @@ class DriverJvm:
     def kill(self) -> None:
         """End the JVM at once: one that failed to start has nothing to finish (and its
         class archive, of a start that failed, is not worth writing)."""
+        global _current
         atexit.unregister(self.stop)
+        if _current is self:
+            _current = None
         self.process.kill()
         self.process.wait()
         self._release_reaper()
@@ -126,6 +151,15 @@ class DriverJvm:
                 pass  # it sees the JVM gone and ends by itself
 
 
+# This process's driver JVM, once launched (None again after a start that failed).
+_current: DriverJvm | None = None
+
+
+def current_jvm() -> DriverJvm | None:
+    """This process's driver JVM: None before Spark starts in it (or with a remote engine)."""
+    return _current
+
+
 def launch_gateway_logged(
     launch_settings: dict[str, str],
     log_file: str | None,
@@ -136,6 +170,7 @@ def launch_gateway_logged(
     SparkContext; it is stopped when this process exits (see the module docstring).
     `pass_fds` stay open in the JVM (the class archive writer's lock). Raises `JvmExited`
     when the JVM ends before Spark connects to it."""
+    global _current
     from pyspark.conf import SparkConf
     from pyspark.java_gateway import launch_gateway
 
@@ -158,6 +193,7 @@ def launch_gateway_logged(
     reaper = start_reaper(gateway.proc.pid, exit_wait)
     jvm = DriverJvm(gateway, reaper, exit_wait)
     atexit.register(jvm.stop)
+    _current = jvm
     return jvm
 
 

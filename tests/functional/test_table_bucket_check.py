@@ -74,7 +74,7 @@ def test_credentials_the_emulator_refuses_are_named_with_the_fix(monkeypatch) ->
                 check_table_bucket(arn, REGION)
     finally:
         server.stop()
-    assert str(error.value) == (
+    assert error.value.msg == (
         f"S3 Tables table bucket `{arn}`: the AWS credentials are not valid "
         "(InvalidClientTokenId: an unknown key or a wrong secret). Fix: check which "
         "credentials the chain picked (`aws sts get-caller-identity`, `aws_profile` in the "

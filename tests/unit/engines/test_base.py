@@ -27,6 +27,7 @@ EXPECTED_MEMBERS = [
     "cancel",
     "close",
     "create_appended_rows_view",
+    "create_changed_rows_views",
     "create_text_view",
     "cursor",
     "description",

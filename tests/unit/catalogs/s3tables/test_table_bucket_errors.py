@@ -20,7 +20,7 @@ def aws_error(code: str, status: int, message: str = "") -> ClientError:
 
 
 def sentence(error: ClientError) -> str:
-    return str(TableBucketError(ARN, *client_error_problem(error, "us-east-1")))
+    return TableBucketError(ARN, *client_error_problem(error, "us-east-1")).msg
 
 
 @pytest.mark.parametrize(

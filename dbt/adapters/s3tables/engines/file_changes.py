@@ -71,6 +71,9 @@ class _Reader:
         jvm = spark._jvm
         assert jvm is not None
         self.jvm = jvm
+        # Name resolution reads the thread's active session (SQL sets it per statement):
+        # on a dbt thread's own JVM thread there is none, and `local` would not be a catalog.
+        jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
         self.jtable = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
             spark._jsparkSession, table
         )

@@ -134,7 +134,8 @@ INFORMATION_SCHEMA_FIX = (
     "The statement reads `information_schema`, which Spark does not have (dbt_utils' "
     "get_relations_by_pattern and its kin run it by default). Fix: put `dbt` first in the "
     "project's dispatch for dbt_utils (`dispatch: [{macro_namespace: dbt_utils, "
-    "search_order: ['dbt', 'dbt_utils']}]`), which answers them from the Iceberg catalog."
+    "search_order: ['dbt', 'dbt_utils']}]`; with spark_utils' shims, `['dbt', "
+    "'spark_utils', 'dbt_utils']`), which answers them from the Iceberg catalog."
 )
 
 

@@ -81,10 +81,24 @@ class Dbt(Protocol):
     def invoke(self, args: list[str]) -> Invocation: ...
 
 
-def read_results(root: Path, args: list[str], success: bool, output: str) -> Invocation:
-    """The invocation as target/run_results.json records it (removed before each run)."""
+def clear_results(root: Path, args: list[str]) -> int | None:
+    """Before a command: target/run_results.json removed, so that a command writing none
+    is not read as the last one; but kept for `dbt retry`, which reads it (its time of
+    writing returned, to tell a retry that wrote none)."""
     path = root / "target" / "run_results.json"
-    if not path.exists():
+    if args[0] == "retry" and path.exists():
+        return path.stat().st_mtime_ns
+    path.unlink(missing_ok=True)
+    return None
+
+
+def read_results(
+    root: Path, args: list[str], success: bool, output: str, earlier: int | None = None
+) -> Invocation:
+    """The invocation as target/run_results.json records it, unless the command wrote none
+    (the file is absent, or still the one written at `earlier`)."""
+    path = root / "target" / "run_results.json"
+    if not path.exists() or path.stat().st_mtime_ns == earlier:
         return Invocation(args, success, output)
     data = json.loads(path.read_text())
     statuses, messages = {}, {}
@@ -105,7 +119,7 @@ class InProcessDbt:
     def invoke(self, args: list[str]) -> Invocation:
         from dbt.cli.main import dbtRunner
 
-        (self.root / "target" / "run_results.json").unlink(missing_ok=True)
+        earlier = clear_results(self.root, args)
         lines: list[str] = []
 
         def printed(event: Any) -> None:
@@ -117,7 +131,7 @@ class InProcessDbt:
         output = "\n".join(str(line) for line in lines)
         if result.exception is not None:
             output += f"\n{result.exception}"
-        return read_results(self.root, args, bool(result.success), output)
+        return read_results(self.root, args, bool(result.success), output, earlier)
 
 
 class SubprocessDbt:
@@ -129,7 +143,7 @@ class SubprocessDbt:
         self.kill_after: float | None = None
 
     def invoke(self, args: list[str]) -> Invocation:
-        (self.root / "target" / "run_results.json").unlink(missing_ok=True)
+        earlier = clear_results(self.root, args)
         command = dbt_command(args, project_dir=self.root, profiles_dir=self.root)
         process = subprocess.Popen(
             command,
@@ -147,7 +161,7 @@ class SubprocessDbt:
             os.killpg(process.pid, signal.SIGKILL)
             output, _ = process.communicate()
             return Invocation(args, False, output, killed=True)
-        return read_results(self.root, args, process.returncode == 0, output)
+        return read_results(self.root, args, process.returncode == 0, output, earlier)
 
 
 @dataclass

@@ -44,14 +44,16 @@ SERVER_READS_NO_FILES = (
 @dataclass(frozen=True)
 class RangeFiles:
     """A range read file by file: temporary views of its `before` and `after` rows (see the
-    module docstring), what was read (`described`), and the staged task sets to release
-    when the run is done; or only `fallback`, why it cannot be exact."""
+    module docstring), what was read (`described`), and the staged task sets and cached
+    rows to release when the connection closes; or only `fallback`, why it cannot be
+    exact."""
 
     before: str = ""
     after: str = ""
     described: str = ""
     fallback: str | None = None
     task_sets: tuple[str, ...] = ()
+    cached: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -162,28 +164,30 @@ def changed_rows_views(
             fallback="a deletion in the upstream was undone within the range (a rollback)",
             task_sets=tuple(reader.task_sets),
         )
-    gone = f.broadcast(new_deletes.exceptAll(old_deletes))
+    # What the range changed is small beside the table: each part is cached, so each file
+    # is read once (the netting query refers to its rows twice), and released with the
+    # connection.
+    cached: list[DataFrame] = []
+
+    def kept(frame: DataFrame) -> DataFrame:
+        frame = frame.cache()
+        cached.append(frame)
+        return frame
+
+    gone = kept(new_deletes.exceptAll(old_deletes))
     at_gone = (f.col("_file") == f.col("file_path")) & (f.col("_pos") == f.col("pos"))
-    touched_at_start = [at_start[path] for path in touched]
-
-    def deleted(wanted: Sequence[str]) -> DataFrame:
-        """The rows (their `wanted` columns) the range deleted from the shared files."""
-        rows = reader.rows(touched_at_start, [*wanted, "_file", "_pos"])
-        return rows.join(gone, at_gone, "left_semi").select(*wanted)
-
-    before = reader.rows(removed, columns).unionAll(deleted(columns))
-    after = reader.rows(added, columns)
+    deleted = (
+        reader.rows([at_start[path] for path in touched], [*columns, "_file", "_pos"])
+        .join(f.broadcast(gone), at_gone, "left_semi")
+        .select(*columns)
+    )
+    before = kept(reader.rows(removed, columns).unionAll(deleted))
+    after = kept(reader.rows(added, columns))
 
     # The changed keys' rows that no changed file holds: in the files both ends share (at
-    # E, every deletion of the range applied). Found by key columns alone, read whole only
-    # from the files holding any; the changed keys are read by key columns too, so each
-    # file's whole rows are read once, by the netting query.
-    changed_keys = (
-        reader.rows(removed, keys)
-        .unionAll(deleted(keys))
-        .unionAll(reader.rows(added, keys))
-        .distinct()
-    )
+    # E, every deletion of the range applied), found by their key columns alone, then read
+    # whole from the files holding any.
+    changed_keys = kept(before.select(*keys).unionAll(after.select(*keys)).distinct())
 
     def of_changed_keys(rows: DataFrame) -> DataFrame:
         condition = None
@@ -196,7 +200,7 @@ def changed_rows_views(
     found = of_changed_keys(reader.rows(shared, [*keys, "_file"])).select("_file").distinct()
     holding = sorted(str(row[0]) for row in found.collect())
     if holding:
-        elsewhere = of_changed_keys(reader.rows([at_end[path] for path in holding], columns))
+        elsewhere = kept(of_changed_keys(reader.rows([at_end[path] for path in holding], columns)))
         before, after = before.unionAll(elsewhere), after.unionAll(elsewhere)
 
     before_view = f"dbt_upstream_before_{uuid.uuid4().hex}"
@@ -211,14 +215,16 @@ def changed_rows_views(
             f"deleted, {len(holding)} other files holding rows of the changed keys"
         ),
         task_sets=tuple(reader.task_sets),
+        cached=tuple(cached),
     )
 
 
-def release_task_sets(spark: SparkSession, table: str, task_sets: Sequence[str]) -> None:
-    """Forget the staged scan tasks of a read (they hold file metadata in the JVM)."""
-    if not task_sets:
-        return
-    reader = _Reader(spark, table)
-    manager = reader.jvm.org.apache.iceberg.spark.ScanTaskSetManager.get()
-    for task_set in task_sets:
-        manager.removeTasks(reader.jtable, task_set)
+def release(spark: SparkSession, table: str, read: RangeFiles) -> None:
+    """Forget a read's staged scan tasks (file metadata in the JVM) and cached rows."""
+    for frame in read.cached:
+        frame.unpersist()
+    if read.task_sets:
+        reader = _Reader(spark, table)
+        manager = reader.jvm.org.apache.iceberg.spark.ScanTaskSetManager.get()
+        for task_set in read.task_sets:
+            manager.removeTasks(reader.jtable, task_set)

@@ -24,7 +24,7 @@ from dbt.adapters.s3tables.engines.commit_tags import run_tagged
 from dbt.adapters.s3tables.engines.file_changes import (
     RangeFiles,
     changed_rows_views,
-    release_task_sets,
+    release,
 )
 from dbt.adapters.s3tables.engines.jvm_log import jvm_post_mortem
 from dbt.adapters.s3tables.engines.progress import (
@@ -92,8 +92,9 @@ class SessionEngine(SparkConnectionWrapper):
         # whether the next statement is its data write (`tag_next_write`).
         self._node_tags: tuple[str, dict[str, str]] = ("", {})
         self._next_is_data_write = False
-        # Iceberg scan tasks staged for file-level reads, released when the connection is.
-        self._task_sets: list[tuple[str, tuple[str, ...]]] = []
+        # File-level reads (their staged scan tasks, cached rows), released with the
+        # connection.
+        self._file_reads: list[tuple[str, RangeFiles]] = []
         silence_pyspark_error_logs()
 
     def cursor(self) -> SessionEngine:
@@ -107,9 +108,9 @@ class SessionEngine(SparkConnectionWrapper):
     def close(self) -> None:
         self._df = None
         self._rows = None
-        staged, self._task_sets = self._task_sets, []
-        for table, task_sets in staged:
-            release_task_sets(self.spark, table, task_sets)
+        reads, self._file_reads = self._file_reads, []
+        for table, read in reads:
+            release(self.spark, table, read)
 
     def rollback(self, *args: Any, **kwargs: Any) -> None:
         logger.debug("rollback: Spark has no transactions; each statement is atomic")
@@ -169,7 +170,7 @@ class SessionEngine(SparkConnectionWrapper):
             read = changed_rows_views(self.spark, table, start, end, columns, keys)
         except Exception as error:
             raise database_error(error) from None
-        self._task_sets.append((table, read.task_sets))
+        self._file_reads.append((table, read))
         return read
 
     def tag_node_commits(self, tags: dict[str, str]) -> bool:

@@ -71,6 +71,9 @@ class UpstreamChanges:
         # (model, upstream) -> the upstream's history read at the model's first rendering.
         self._pinned: dict[tuple[str, str], Lineage] = {}
         self._planned: dict[str, dict[str, UpstreamRange]] = {}
+        # (model, upstream range) -> its read's SQL: a model rendered twice in a run (its
+        # whole-history query) reads through the same views, set up once.
+        self._read: dict[tuple[str, UpstreamRange], str] = {}
         self._lock = threading.Lock()
 
     def upstream_name(self, upstream: BaseRelation) -> str:
@@ -129,7 +132,13 @@ class UpstreamChanges:
                     "commit: it is recorded in a table property after the build (a build "
                     "that fails between the two reads the range again)"
                 )
-        return self._sql(reader.name, planned, found, lineage.columns)
+        with self._lock:
+            done = self._read.get((reader.model_id, planned))
+        if done is None:
+            done = self._sql(reader.name, planned, found, lineage.columns)
+            with self._lock:
+                self._read[(reader.model_id, planned)] = done
+        return done
 
     def record(
         self,

@@ -50,7 +50,7 @@ def statement_kind(sql: str) -> str:
         return HOOK
     words = text.lstrip("( \n").split(None, 2)
     first = words[0].upper() if words else ""
-    if first in {"CACHE", "MERGE", "SELECT", "WITH", "DROP", "INSERT"}:
+    if first in {"CACHE", "CREATE", "MERGE", "SELECT", "WITH", "DROP", "INSERT"}:
         return "statement " + ("SELECT" if first == "WITH" else first)
     return "statement other"
 

@@ -33,15 +33,17 @@ from pathlib import Path
 from typing import IO
 
 from machine import write_csv
-from profiles import project_arguments, write_profiles
+from parse_ls import timed
+from profiles import write_profiles
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
 
 BIN = Path(sys.executable).parent
-DBT = str(BIN / "dbt")
 WATCH = str(BIN / "dbt-s3tables-watch")
 SCHEMA = "watch_loop"
 TARGET = "s3tables"
+# A fresh `dbt ls` of the watched model: the process the watch is compared with.
+LS = ["ls", "-s", "one_model"]
 DBT_ENV = {**os.environ, "DO_NOT_TRACK": "1", "PYTHONUNBUFFERED": "1"}
 # What each result line starts with, after dbt's or the watch's time stamp.
 NODE_RESULT = "1 of 1 OK created sql table model"
@@ -95,17 +97,6 @@ class Console:
                 return read
 
 
-def timed_ls(root: Path) -> float:
-    """Wall seconds of one fresh `dbt ls -s one_model` process."""
-    command = [DBT, "ls", "-s", "one_model", *project_arguments(root, TARGET)]
-    started = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, text=True, cwd=root, env=DBT_ENV)
-    seconds = time.perf_counter() - started
-    if result.returncode != 0:
-        raise SystemExit(f"dbt ls failed:\n{result.stdout[-3000:]}")
-    return seconds
-
-
 def timed_save(root: Path, console: Console, version: int) -> tuple[float, float]:
     """Seconds from the model's write to dbt's node result line, and to the watch's line."""
     model = root / "models" / "one_model.sql"
@@ -126,7 +117,8 @@ def main() -> None:
     try:
         write_project(root)
         write_profiles(root, catalog, "local[2]", SCHEMA, threads=1)
-        timed_ls(root)  # untimed: compiles Python's bytecode, writes the partial-parse file
+        # Untimed: compiles Python's bytecode, writes the partial-parse file.
+        timed(root, TARGET, LS)
         command = [WATCH, "-s", "one_model", "--project-dir", str(root)]
         command += ["--profiles-dir", str(root), "--target", TARGET]
         watch = subprocess.Popen(
@@ -150,7 +142,7 @@ def main() -> None:
                 time.sleep(1)
                 load = os.getloadavg()[0]
                 if side == "ls":
-                    measured = {"dbt ls": timed_ls(root)}
+                    measured = {"dbt ls": timed(root, TARGET, LS)}
                 else:
                     node, line = timed_save(root, console, run + 2)
                     measured = {"watch result": node, "watch line": line}

@@ -62,7 +62,9 @@ def day(n: int) -> datetime.date:
 
 
 def timestamp(n: int) -> datetime.datetime:
-    return datetime.datetime(2024, 1, n, 10, 0, 0)
+    """`events.ts` of day n: Spark's TIMESTAMP is Iceberg's timestamptz, an instant, which
+    the adapter's session writes in UTC and PyIceberg reads back as UTC."""
+    return datetime.datetime(2024, 1, n, 10, 0, 0, tzinfo=datetime.timezone.utc)
 
 
 def events_rows(inputs: Inputs) -> Rows:

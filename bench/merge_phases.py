@@ -5,8 +5,10 @@ dbt-spark's merge on the same catalog (format_versions.py's `v2 merge-on-read` a
 Each warm `dbt run -s <model>` (one process, one SparkSession, order rotated, every
 contender rolled back to its initial snapshot first) is split into:
 - each Spark statement, by its kind (`CACHE TABLE` of the model's rows, the `SELECT`s that
-  count keys or look at the table, `MERGE`, `DROP VIEW`, other DDL);
-- PyIceberg's catalog calls (`load_table`, `commit_table`: schema checks, properties);
+  count keys or look at the table, `MERGE`, `DROP VIEW`, other DDL), and the fetch of a
+  query's rows (where a `SELECT`'s jobs run);
+- PyIceberg's catalog calls (`load_table`, `commit_table`, `table_exists`, ...: schema
+  checks, properties, relation listings);
 - the rest: dbt's own time around the model (compile, materialization, adapter Python).
 Medians per phase; the 1-minute load average with each run. Raw numbers go to
 `bench/results/merge_phases.csv`.
@@ -21,6 +23,7 @@ import re
 import shutil
 import statistics
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -44,8 +47,9 @@ HOOK = "on-run-start hook"
 
 
 def statement_kind(sql: str) -> str:
-    # dbt puts its query comment (`/* {...} */`) first.
-    text = re.sub(r"^\s*/\*.*?\*/", "", sql, flags=re.DOTALL).strip()
+    # dbt puts its query comment (`/* {...} */`) first; dbt-spark's merge a `--` line.
+    text = re.sub(r"^\s*/\*.*?\*/", "", sql, flags=re.DOTALL)
+    text = re.sub(r"^(\s*--[^\n]*\n)+", "", text).strip()
     if text.lower() == "select 1":
         return HOOK
     words = text.lstrip("( \n").split(None, 2)
@@ -55,34 +59,76 @@ def statement_kind(sql: str) -> str:
     return "statement other"
 
 
+# PyIceberg's catalog calls, each a round trip to the catalog (a SQL database here, a REST
+# service on AWS).
+CATALOG_CALLS = (
+    "load_table",
+    "commit_table",
+    "table_exists",
+    "list_tables",
+    "list_views",
+    "list_namespaces",
+    "load_namespace_properties",
+    "create_table",
+    "drop_table",
+    "purge_table",
+    "rename_table",
+)
+
+
 @contextmanager
 def phase_timer() -> Iterator[dict[str, float]]:
-    """Seconds spent per phase while the block runs (see the module docstring)."""
+    """Seconds spent per phase while the block runs, inside the model's own execution
+    (dbt's `ModelRunner.execute`: not the run's relation cache or hooks), see the module
+    docstring."""
     from dbt.adapters.spark.session import SessionConnectionWrapper
+    from dbt.task.run import ModelRunner
     from pyiceberg.catalog.sql import SqlCatalog
 
     from dbt.adapters.s3tables.engines.session import SessionEngine
 
     spent: dict[str, float] = defaultdict(float)
     patched: list[tuple[Any, str, Any]] = []
+    model = threading.local()
 
     def wrap(owner: Any, name: str, phase: Callable[[tuple[Any, ...]], str]) -> None:
         original = getattr(owner, name)
 
         def timed(*args: Any, **kwargs: Any) -> Any:
+            # Only the outermost timed call counts (a catalog call may make another).
+            if getattr(model, "timing", False) or not getattr(model, "inside", False):
+                return original(*args, **kwargs)
+            model.timing = True
             started = time.perf_counter()
             try:
                 return original(*args, **kwargs)
             finally:
+                model.timing = False
                 spent[phase(args)] += time.perf_counter() - started
 
         patched.append((owner, name, original))
         setattr(owner, name, timed)
 
+    def inside_model(original: Callable[..., Any]) -> Callable[..., Any]:
+        def execute(*args: Any, **kwargs: Any) -> Any:
+            model.inside = True
+            try:
+                return original(*args, **kwargs)
+            finally:
+                model.inside = False
+
+        return execute
+
+    patched.append((ModelRunner, "execute", ModelRunner.execute))
+    ModelRunner.execute = inside_model(ModelRunner.execute)  # type: ignore[method-assign]
+
     wrap(SessionEngine, "execute", lambda args: statement_kind(str(args[1])))
     wrap(SessionConnectionWrapper, "execute", lambda args: statement_kind(str(args[1])))
-    wrap(SqlCatalog, "load_table", lambda args: "PyIceberg load_table")
-    wrap(SqlCatalog, "commit_table", lambda args: "PyIceberg commit_table")
+    wrap(SessionEngine, "fetchall", lambda args: "fetch rows (the SELECTs' jobs)")
+    wrap(SessionConnectionWrapper, "fetchall", lambda args: "fetch rows (the SELECTs' jobs)")
+    for call in CATALOG_CALLS:
+        if hasattr(SqlCatalog, call):
+            wrap(SqlCatalog, call, lambda args, call=call: f"PyIceberg {call}")
     try:
         yield spent
     finally:

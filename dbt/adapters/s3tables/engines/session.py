@@ -6,6 +6,7 @@ Every dbt connection gets its own session over the process's one SparkContext
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
@@ -63,8 +64,11 @@ logger = AdapterLogger("s3tables")
 class SessionEngine(SparkConnectionWrapper):
     """The engine of one dbt connection: `SparkSession.sql` behind a DB-API-like cursor.
 
-    Each dbt connection tags its Spark jobs with its own job group so that a cancel
-    (Ctrl-C) stops exactly that connection's work.
+    Each statement of a dbt connection tags its Spark jobs with a job group of its own
+    (the connection's name and the statement's number), so that a cancel (Ctrl-C) stops
+    exactly that connection's work and the progress lines read only that statement's jobs
+    (one group per connection would make every statement list every job the connection
+    ever ran, one py4j round trip each, growing for as long as the process lives).
     """
 
     def __init__(
@@ -78,6 +82,9 @@ class SessionEngine(SparkConnectionWrapper):
     ) -> None:
         self.spark = spark
         self.job_group = job_group
+        self._statement_numbers = itertools.count(1)
+        # The job group of the statement running (or last run) on this connection.
+        self._statement_group = job_group
         # A progress line this often while a statement runs (0: never).
         self.progress_seconds = progress_seconds
         # The dbt node this connection runs now (dbt renames a connection per node).
@@ -103,7 +110,7 @@ class SessionEngine(SparkConnectionWrapper):
         return self
 
     def cancel(self) -> None:
-        self.spark.sparkContext.cancelJobGroup(self.job_group)
+        self.spark.sparkContext.cancelJobGroup(self._statement_group)
 
     def close(self) -> None:
         self._df = None
@@ -213,8 +220,9 @@ class SessionEngine(SparkConnectionWrapper):
             NODE_KEY: self.node(),
         }
         for statement in split_statements(sql):
+            self._statement_group = f"{self.job_group}#{next(self._statement_numbers)}"
             self.spark.sparkContext.setJobGroup(
-                self.job_group, statement[:120], interruptOnCancel=True
+                self._statement_group, statement[:120], interruptOnCancel=True
             )
             try:
                 with self.watched():
@@ -239,17 +247,15 @@ class SessionEngine(SparkConnectionWrapper):
         return self._rows
 
     def watched(self) -> Ticker:
-        """Progress lines while the statement about to run runs: what Spark reports of the
-        jobs this connection starts from now on."""
+        """Progress lines while the statement runs (or its rows are collected): what Spark
+        reports of the jobs of its job group."""
         if not self.progress_seconds:
             return Ticker(0, str)
         node = node_label(self.node())
-        tracker = self.spark.sparkContext.statusTracker()
-        earlier = frozenset(tracker.getJobIdsForGroup(self.job_group))
 
         def line(elapsed: float) -> str:
             try:
-                progress = self.progress(earlier)
+                progress = self.progress()
             except Exception as error:
                 # The JVM failing the statement: its own error follows; the line keeps
                 # the elapsed time.
@@ -259,16 +265,16 @@ class SessionEngine(SparkConnectionWrapper):
 
         return Ticker(self.progress_seconds, line)
 
-    def progress(self, earlier: frozenset[int]) -> SparkProgress | None:
-        """The jobs of this connection's job group not in `earlier` (Spark's status tracker)
-        and their stages as the JVM's status store has them (the tracker's Python view
+    def progress(self) -> SparkProgress | None:
+        """The jobs of the running statement's job group (Spark's status tracker) and
+        their stages as the JVM's status store has them (the tracker's Python view
         has neither a stage's status nor what it read); None before the first job starts."""
         tracker = self.spark.sparkContext.statusTracker()
         store: Any = self.spark.sparkContext._jsc.sc().statusStore()
         readings = []
-        for job_id in tracker.getJobIdsForGroup(self.job_group):
+        for job_id in tracker.getJobIdsForGroup(self._statement_group):
             job = tracker.getJobInfo(job_id)
-            if job is None or job_id in earlier:
+            if job is None:
                 continue
             stages = []
             for stage_id in job.stageIds:

@@ -27,7 +27,11 @@ from dbt.adapters.s3tables.incremental.custom_statement import custom_statements
 from dbt.adapters.s3tables.incremental.key_uniqueness import CONFIG_KEY as UNIQUENESS_KEY
 from dbt.adapters.s3tables.incremental.key_uniqueness import is_cardinality_violation
 from dbt.adapters.s3tables.incremental.model_state import LAST_PROCESSED_VALUE
-from dbt.adapters.s3tables.incremental.state_record import ProcessedRows, record_state
+from dbt.adapters.s3tables.incremental.state_record import (
+    ProcessedRows,
+    greatest_processed_sql,
+    record_state,
+)
 from dbt.adapters.s3tables.incremental.statement_parts import IncrementalWrite
 from dbt.adapters.s3tables.incremental.strategies import affected_partitions_sql
 from dbt.adapters.s3tables.incremental.strategy_traits import Counting
@@ -103,11 +107,13 @@ class Apply:
         if not settings.strategy.skipped_when_empty:
             return self._commit(write, reason)
         with self._cached_source(source.sql) as rows:
-            processed = ProcessedRows(rows, self.before.properties.get(LAST_PROCESSED_VALUE))
+            recorded = self.before.properties.get(LAST_PROCESSED_VALUE)
             if not self.plan.counts_keys:
                 empty = self._is_empty(rows)
+                processed = ProcessedRows(rows, recorded)
             else:
-                empty, source_unique, reason = self._count_keys(rows)
+                empty, source_unique, reason, greatest = self._count_keys(rows, recorded)
+                processed = ProcessedRows(rows, recorded, greatest)
             if empty:
                 # Iceberg would commit an empty snapshot: an hourly job would pile up
                 # thousands a year. The run is a no-op; the table stays at its snapshot.
@@ -230,26 +236,32 @@ class Apply:
             logger.debug(f"{self.run.name}: the model's rows are {path} ({decision.reason})")
         return decision.source_unique, decision.reason
 
-    def _count_keys(self, rows: str) -> tuple[bool, bool, str]:
+    def _count_keys(self, rows: str, recorded: str | None) -> tuple[bool, bool, str, str | None]:
         """For a model whose rows are counted per key: whether the run's (cached) rows are
         none, whether its statement may use them as they are (no key repeats; a key
-        repeating is said, and the rows are deduplicated), and why."""
-        counts = self.run.count_keys(rows, first_build=False)
+        repeating is said, and the rows are deduplicated), why, and, with a
+        `watermark_column` recorded before, the value to record next (the same pass)."""
+        run = self.run
+        column = run.settings.watermark_column
+        aggregate = greatest_processed_sql(run, column, recorded) if column else None
+        also = (column, aggregate) if column and aggregate else None
+        counts = run.count_keys(rows, first_build=False, also=also)
         if counts.repeated_keys:
             reason = f"{counts.repeated_keys} key(s) repeat in this run's rows"
         else:
             reason = "no key repeats in this run's rows, counted"
         path = "deduplicated per key" if counts.repeated_keys else "used as they are"
         logger.debug(f"{self.run.name}: the model's rows are {path} ({reason})")
-        return counts.rows == 0, not counts.repeated_keys, reason
+        return counts.rows == 0, not counts.repeated_keys, reason, counts.also
 
     @contextmanager
     def _cached_source(self, source_sql: str) -> Iterator[str]:
-        """The rows `source_sql` gives computed once into Spark's cache (memory, spilling to disk),
-        as a query over the cached view: emptiness is then known without evaluating the
-        model twice. Dropping the view drops its cache too."""
+        """The rows `source_sql` gives, computed once into Spark's cache (memory, spilling to
+        disk) by the first query that reads them, as a query over the cached view: the
+        pass that counts their keys (or looks for one row) fills it, and the statement
+        reads it, so the model is evaluated once. Dropping the view drops its cache too."""
         view = quote(f"dbt_source_{uuid.uuid4().hex}")
-        self.run.execute_write(f"CACHE TABLE {view} AS {source_sql}", data_write=False)
+        self.run.execute_write(f"CACHE LAZY TABLE {view} AS {source_sql}", data_write=False)
         try:
             yield f"SELECT * FROM {view}"
         finally:

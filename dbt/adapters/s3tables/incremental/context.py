@@ -64,11 +64,15 @@ class RunContext:
             self.table.warehouse.engine.tag_next_write()
         self.table.warehouse.execute(sql)
 
-    def count_keys(self, rows_sql: str, first_build: bool) -> KeyCounts:
-        """How the rows spread over `unique_key` values (only the key columns are read);
-        keys that repeat are said, with what the run does about them."""
+    def count_keys(
+        self, rows_sql: str, first_build: bool, also: tuple[str, str] | None = None
+    ) -> KeyCounts:
+        """How the rows spread over `unique_key` values (only the key columns are read,
+        and `also`'s column, whose aggregate comes in the same pass); keys that repeat
+        are said, with what the run does about them."""
         settings = self.settings
-        row = self.table.warehouse.fetch(key_counts_sql(rows_sql, settings.unique_key))[0]
+        sql = key_counts_sql(rows_sql, settings.unique_key, also)
+        row = self.table.warehouse.fetch(sql)[0]
         counts = key_counts(row)
         if counts.repeated_keys:
             logger.warning(

@@ -105,6 +105,8 @@ class KeyCounts:
     # Keys held by more than one row, and how many rows hold them.
     repeated_keys: int
     rows_of_repeated_keys: int
+    # The value of the aggregate counted in the same pass (`key_counts_sql`'s `also`).
+    also: str | None = None
 
     def warning(
         self, model_name: str, strategy: str, watermark_column: str | None, first_build: bool
@@ -133,17 +135,24 @@ class KeyCounts:
         )
 
 
-def key_counts_sql(rows_sql: str, unique_key: Sequence[str]) -> str:
+def key_counts_sql(
+    rows_sql: str, unique_key: Sequence[str], also: tuple[str, str] | None = None
+) -> str:
     """One row (rows, repeated keys, rows of repeated keys) over a query's rows, grouped by
-    the key as the merge matches it (NULL equal to NULL). Only the key columns are read."""
+    the key as the merge matches it (NULL equal to NULL). Only the key columns are read;
+    with `also` (a column, and an aggregate of it such as the greatest watermark value),
+    that column too, and the aggregate's value comes fourth: one pass over the rows."""
     keys = ", ".join(quote(k) for k in unique_key)
+    inner = f", max({quote(also[0])}) AS {quote(also[0])}" if also else ""
+    outer = f", {also[1]}" if also else ""
     return (
-        "SELECT coalesce(sum(n), 0), count_if(n > 1), coalesce(sum(if(n > 1, n, 0)), 0) "
-        f"FROM (SELECT count(*) AS n FROM (\n{rows_sql}\n) AS dbt_key_rows GROUP BY {keys}) "
-        "AS dbt_key_counts"
+        "SELECT coalesce(sum(n), 0), count_if(n > 1), coalesce(sum(if(n > 1, n, 0)), 0)"
+        f"{outer} FROM (SELECT count(*) AS n{inner} FROM (\n{rows_sql}\n) AS dbt_key_rows "
+        f"GROUP BY {keys}) AS dbt_key_counts"
     )
 
 
 def key_counts(row: Sequence[Any]) -> KeyCounts:
-    rows, repeated, rows_of_repeated = (int(value or 0) for value in row)
-    return KeyCounts(rows, repeated, rows_of_repeated)
+    rows, repeated, rows_of_repeated = (int(value or 0) for value in row[:3])
+    also = row[3] if len(row) > 3 else None
+    return KeyCounts(rows, repeated, rows_of_repeated, None if also is None else str(also))

@@ -27,6 +27,8 @@ class ProcessedRows:
 
     sql: str
     recorded: str | None
+    # The value to record, when the pass that counted the rows' keys computed it.
+    greatest: str | None = None
 
 
 def record_state(
@@ -48,17 +50,29 @@ def record_state(
     run.table.set_properties(properties, state, remove=(REBUILD_PLAN, *RETIRED))
 
 
+def greatest_processed_sql(run: RunContext, name: str, recorded: str | None) -> str | None:
+    """The aggregate (over processed rows) that gives the `watermark_column` (`name`) value
+    to record: the recorded one raised by the rows' greatest, as a string. None when none
+    was recorded or the model's rows lack the column: the table's own greatest is taken."""
+    field = next((f for f in run.model.schema.fields if f.name.lower() == name.lower()), None)
+    if recorded is None or field is None:
+        return None
+    # GREATEST skips NULL: no rows with a value keep the recorded one.
+    floor = f"CAST({sql_string(recorded)} AS {field.dataType.simpleString()})"
+    return f"CAST(GREATEST(MAX({quote(name)}), {floor}) AS STRING)"
+
+
 def last_processed_value(run: RunContext, name: str, processed: ProcessedRows | None) -> str | None:
     """The greatest `watermark_column` (`name`) value the model has processed: the one
     recorded before this run, raised by this run's rows (a scan of those rows, not of the
-    table); the table's own greatest value when none was recorded."""
-    column = quote(name)
-    field = next((f for f in run.model.schema.fields if f.name.lower() == name.lower()), None)
-    if processed is None or processed.recorded is None or field is None:
-        sql = f"SELECT CAST(MAX({column}) AS STRING) FROM {run.table}"
+    table, unless the pass counting their keys gave it); the table's own greatest value
+    when none was recorded."""
+    if processed is not None and processed.greatest is not None:
+        return processed.greatest
+    aggregate = greatest_processed_sql(run, name, processed.recorded if processed else None)
+    if processed is None or aggregate is None:
+        sql = f"SELECT CAST(MAX({quote(name)}) AS STRING) FROM {run.table}"
     else:
-        # GREATEST skips NULL: no rows with a value keep the recorded one.
-        recorded = f"CAST({sql_string(processed.recorded)} AS {field.dataType.simpleString()})"
-        sql = f"SELECT CAST(GREATEST(MAX({column}), {recorded}) AS STRING) FROM ({processed.sql})"
+        sql = f"SELECT {aggregate} FROM ({processed.sql})"
     value: str | None = run.table.warehouse.fetch(sql)[0][0]
     return value

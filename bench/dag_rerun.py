@@ -1,0 +1,155 @@
+"""Benchmark: rerunning a 60-model DAG (20 tables, 20 incremental merges, 20 views; each
+table feeds a merge that feeds a view), `threads: 4`, this adapter against dbt-spark
+(`method: session`, `file_format: iceberg`) on the same catalog and SparkSession.
+
+Each contender has its own project and schema. After a first build and one untimed rerun
+(dbt's partial parse, Spark's plans), each round reruns both (order rotated): the tables
+are replaced, each merge merges the same 2% of its table's rows, the views are replaced.
+Per rerun: its wall time (`dbtRunner` in this process), and the sum over the 60 nodes of
+where their time went: Spark statements by kind and the fetch of their rows, PyIceberg's
+catalog calls (round trips to the catalog), and the rest (dbt's own time per node, the
+adapter's Python). Medians; the 1-minute load average with each round. Raw numbers go to
+`bench/results/dag_rerun.csv`.
+
+    .venv/bin/python bench/dag_rerun.py [--rows 20000] [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from dbt.cli.main import dbtRunner
+from incremental_scale import CATALOG, MASTER
+from machine import write_csv
+from merge_phases import HOOK, phase_timer
+from profiles import project_arguments, write_profiles
+
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+from dbt.adapters.s3tables.catalogs.jars import JarSources
+from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
+
+CHAINS = 20
+SOURCE = "bench_dag_source.events"
+# contender: (schema, dbt target, model configs added for that adapter)
+CONTENDERS = {
+    "s3tables": ("bench_dag", "s3tables", ""),
+    "dbt-spark": ("bench_dag_spark", "spark", "file_format='iceberg', "),
+}
+RERUN = "the rerun's wall time"
+NODES = "sum of the nodes' times"
+
+
+def write_project(root: Path, catalog: CatalogConfig, schema: str, extra: str) -> None:
+    """The DAG's project in `root`: chains t_i (table) -> m_i (merge) -> v_i (view)."""
+    models = root / "models"
+    models.mkdir(parents=True)
+    (root / "dbt_project.yml").write_text(
+        "name: bench_dag\nversion: '1.0'\nconfig-version: 2\nprofile: bench\n"
+        # Spark starts before the models: their times exclude the JVM start.
+        "on-run-start: ['select 1']\n"
+    )
+    write_profiles(root, catalog, MASTER, schema, threads=4)
+    for i in range(1, CHAINS + 1):
+        (models / f"t_{i:02d}.sql").write_text(
+            f"{{{{ config(materialized='table', {extra}) }}}}\n"
+            f"select id, concat('name ', id) as name, id * {i}.5 as amount "
+            f"from {SOURCE} where id % {CHAINS} = {i - 1}\n"
+        )
+        (models / f"m_{i:02d}.sql").write_text(
+            f"{{{{ config(materialized='incremental', incremental_strategy='merge', "
+            f"{extra}unique_key='id') }}}}\n"
+            f"select id, name, amount from {{{{ ref('t_{i:02d}') }}}}\n"
+            "{% if is_incremental() %} where id % 50 = 0 {% endif %}\n"
+        )
+        (models / f"v_{i:02d}.sql").write_text(
+            "{{ config(materialized='view') }}\n"
+            f"select id, name, amount * 2 as doubled from {{{{ ref('m_{i:02d}') }}}}\n"
+        )
+
+
+def rerun(root: Path, target: str) -> tuple[float, float]:
+    """`dbt run` of the whole DAG in this process: its wall time and the sum of the nodes'
+    execution times."""
+    started = time.perf_counter()
+    result = dbtRunner().invoke(["run", "--quiet", *project_arguments(root, target)])
+    wall = time.perf_counter() - started
+    if not result.success:
+        raise RuntimeError(f"dbt run on {target} failed: {result.exception}")
+    return wall, sum(r.execution_time for r in result.result.results)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="bench_dag_"))
+    catalog = CatalogConfig(name=CATALOG, catalog_type="local", warehouse=str(base / "wh"))
+    IcebergCatalog(catalog).ensure_initialized()
+    spark = get_or_create_session(catalog, MASTER, {}, JarSources())
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS bench_dag_source")
+    spark.sql(
+        f"CREATE OR REPLACE TABLE {SOURCE} USING iceberg AS SELECT id FROM range({args.rows})"
+    )
+    roots = {}
+    for label, (schema, target, extra) in CONTENDERS.items():
+        roots[label] = base / label
+        write_project(roots[label], catalog, schema, extra)
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {schema}")
+        for _ in range(2):  # the first build, then a rerun: untimed
+            rerun(roots[label], target)
+    rows: list[dict] = []
+    labels = list(CONTENDERS)
+    for round_number in range(args.rounds):
+        for label in labels[round_number % 2 :] + labels[: round_number % 2]:
+            load = os.getloadavg()[0]
+            with phase_timer() as spent:
+                wall, nodes = rerun(roots[label], CONTENDERS[label][1])
+            phases = {phase: spent[phase] for phase in spent if phase != HOOK}
+            phases["the rest (dbt, adapter Python)"] = nodes - sum(phases.values())
+            phases[RERUN], phases[NODES] = wall, nodes
+            for phase, seconds in phases.items():
+                rows.append(
+                    {
+                        "rows": args.rows,
+                        "contender": label,
+                        "round": round_number + 1,
+                        "phase": phase,
+                        "seconds": round(seconds, 4),
+                        "load_1m": load,
+                    }
+                )
+    medians: dict[str, dict[str, float]] = defaultdict(dict)
+    for label in labels:
+        mine = [r for r in rows if r["contender"] == label]
+        for phase in {r["phase"] for r in mine}:
+            values = [r["seconds"] for r in mine if r["phase"] == phase]
+            values += [0.0] * (args.rounds - len(values))  # missing from a round: none
+            medians[label][phase] = statistics.median(values)
+    peer = medians["dbt-spark"][RERUN]
+    print(
+        f"rerun of a {3 * CHAINS}-model DAG ({CHAINS} tables, merges, views; threads 4; "
+        f"{args.rows:,} source rows), medians of {args.rounds} rounds:"
+    )
+    for label in labels:
+        wall = medians[label][RERUN]
+        print(f"  {label}: {wall:.2f} s ({wall / peer:.2f}x dbt-spark)")
+        for phase in sorted(medians[label]):
+            if phase != RERUN:
+                print(f"    {phase:40s} {medians[label][phase]:7.2f} s")
+    loads = [r["load_1m"] for r in rows if r["phase"] == RERUN]
+    print(f"  1-minute load average: {min(loads):.1f}-{max(loads):.1f}")
+    print(f"raw numbers: {write_csv('dag_rerun', rows)}")
+    shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -77,10 +77,11 @@ CATALOG_CALLS = (
 
 
 @contextmanager
-def phase_timer() -> Iterator[dict[str, float]]:
+def phase_timer(by_materialization: bool = False) -> Iterator[dict[str, float]]:
     """Seconds spent per phase while the block runs, inside the model's own execution
     (dbt's `ModelRunner.execute`: not the run's relation cache or hooks), see the module
-    docstring."""
+    docstring. `by_materialization`: each phase named after the node's materialization
+    too (`table: statement CREATE`)."""
     from dbt.adapters.spark.session import SessionConnectionWrapper
     from dbt.task.run import ModelRunner
     from pyiceberg.catalog.sql import SqlCatalog
@@ -104,16 +105,18 @@ def phase_timer() -> Iterator[dict[str, float]]:
                 return original(*args, **kwargs)
             finally:
                 model.timing = False
-                spent[phase(args)] += time.perf_counter() - started
+                prefix = f"{model.materialized}: " if by_materialization else ""
+                spent[prefix + phase(args)] += time.perf_counter() - started
 
         patched.append((owner, name, original))
         setattr(owner, name, timed)
 
     def inside_model(original: Callable[..., Any]) -> Callable[..., Any]:
-        def execute(*args: Any, **kwargs: Any) -> Any:
+        def execute(runner: Any, *args: Any, **kwargs: Any) -> Any:
             model.inside = True
+            model.materialized = runner.node.config.materialized
             try:
-                return original(*args, **kwargs)
+                return original(runner, *args, **kwargs)
             finally:
                 model.inside = False
 

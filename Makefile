@@ -114,6 +114,8 @@ bench: setup spark41
 	$(PYTHON) bench/seed_load.py
 	$(PYTHON) bench/incremental_scale.py
 	$(PYTHON) bench/merge_dedup.py
+	$(PYTHON) bench/merge_phases.py
+	$(PYTHON) bench/dag_rerun.py
 	$(PYTHON) bench/add_column.py
 	$(PYTHON) bench/first_model.py
 	$(PYTHON) bench/parse_ls.py

@@ -185,15 +185,21 @@ def main() -> None:
                         }
                     )
         print(f"warm 1% merge into {size:,} rows, medians of {rounds} runs:")
+        totals = {}
         for label in COMPARED:
             mine = [r for r in rows if (r["rows"], r["contender"]) == (size, label)]
-            total = statistics.median({r["round"]: r["model_s"] for r in mine}.values())
-            print(f"  {label}: {total:.3f} s")
+            totals[label] = statistics.median({r["round"]: r["model_s"] for r in mine}.values())
+        for label in COMPARED:
+            mine = [r for r in rows if (r["rows"], r["contender"]) == (size, label)]
+            ratio = totals[label] / totals[COMPARED[-1]]
+            print(f"  {label}: {totals[label]:.3f} s ({ratio:.2f}x dbt-spark)")
             for phase in sorted({r["phase"] for r in mine}):
                 values = [r["seconds"] for r in mine if r["phase"] == phase]
                 # A phase missing from a run took no time in it.
                 values += [0.0] * (rounds - len(values))
                 print(f"    {phase:34s} {statistics.median(values):.3f} s")
+        loads = [r["load_1m"] for r in rows if r["rows"] == size]
+        print(f"  1-minute load average: {min(loads):.1f}-{max(loads):.1f}")
     print(f"raw numbers: {write_csv('merge_phases', rows)}")
     shutil.rmtree(root, ignore_errors=True)
 

@@ -5,6 +5,7 @@ read exactly is refused, naming the fix, before anything is written."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -261,6 +262,23 @@ class TestUpstreamRowChanges:
         project.run_sql(f"update {upstream} set name = 'b2' where id = 2")
         assert_all_passed(run_dbt(["run", "-s", "customers_mirror"]), 1)
         assert rows(project, "customers_mirror") == rows(project, "customers"), output
+
+    def test_only_files_whose_key_bounds_hold_a_changed_key_are_probed(self, project):
+        """Keys that grow with time: an update of the newest file's key reads the key
+        column of that file alone, not of the older file (its bounds hold no changed key),
+        and the mirror still follows."""
+        upstream = relation(project, "customers")
+        assert_all_passed(run_dbt(["run", "--full-refresh"]), 2)  # ids 1-3: one file
+        run_dbt(["run", "-s", "customers", *run_vars(batch=3)])  # id 5: a second file
+        assert_all_passed(run_dbt(["run", "-s", "customers_mirror"]), 1)
+        project.run_sql(f"update {upstream} set name = 'E' where id = 5")
+        results, output = run_dbt_and_capture(["run", "-s", "customers_mirror"])
+        assert_all_passed(results, 1)
+        probed = re.search(r"the keys of (\d+) of the (\d+) files both ends share read", output)
+        assert probed is not None, output
+        assert int(probed.group(1)) == 1 and int(probed.group(2)) >= 2, probed.group(0)
+        assert rows(project, "customers_mirror") == rows(project, "customers")
+        assert (5, "E") in rows(project, "customers_mirror")
 
 
 # An audited upstream; the relationships test reads both models, so the copy is built

@@ -12,7 +12,9 @@ Those are the `before` rows (at S) and `after` rows (at E). Every other row of t
 in both. The netting (incremental/upstream_changes.py's `row_changes_sql`) needs, per key
 it reports, every row of the key, so the rows of the changed keys that no changed file
 holds (a key repeated in the upstream) are added to both sides: found by a scan of the
-key columns only, then read whole from the files that hold them.
+key columns only, then read whole from the files that hold them. A file whose key bounds
+(Iceberg's column metrics, for a one-column integer key) hold no changed key is not
+scanned: keys that grow with time change in the newest files.
 
 Each set of files is read through Iceberg's staged scan tasks (`ScanTaskSetManager`, as
 Iceberg's own rewrite actions read), so deletes apply as at that snapshot. Where this
@@ -23,6 +25,7 @@ undid (a rollback), or columns changed after the range.
 
 from __future__ import annotations
 
+import bisect
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,6 +36,10 @@ from dbt.adapters.s3tables.sql.text import quote
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+# Key column types whose file bounds leave files out of the probe for changed keys, and
+# how many changed keys are compared one by one (above, the span of them).
+_INTEGER_TYPES = ("INTEGER", "LONG")
+_PRUNING_KEYS = 100_000
 # Iceberg's FileContent of an equality delete file.
 _EQUALITY_DELETES = "EQUALITY_DELETES"
 # Why a server engine (thrift, connect) compares two snapshots whole instead.
@@ -86,7 +93,8 @@ class _Reader:
         equality deletes."""
         files: dict[str, _FileAt] = {}
         equality = False
-        planned = self.jtable.newScan().useSnapshot(snapshot).planFiles()
+        # With the column bounds, which a scan leaves out unless asked (`may_hold`).
+        planned = self.jtable.newScan().useSnapshot(snapshot).includeColumnStats().planFiles()
         try:
             tasks = planned.iterator()
             while tasks.hasNext():
@@ -115,6 +123,45 @@ class _Reader:
         self.task_sets.append(task_set)
         reader = self.spark.read.option("scan-task-set-id", task_set)
         return reader.table(self.table).select(*columns)
+
+    def may_hold(
+        self, files: Sequence[_FileAt], keys: Sequence[str], changed_keys: DataFrame
+    ) -> list[_FileAt]:
+        """The files whose bounds of the key column may hold a value of `changed_keys`:
+        for a one-column integer key, a file is left out when no changed key lies between
+        its lower and upper bound (Iceberg's column metrics; a file without them is kept).
+        Every file for other keys, or when a changed key is NULL."""
+        if len(keys) != 1 or not files:
+            return list(files)
+        field = self.jtable.schema().caseInsensitiveFindField(keys[0])
+        if field is None or str(field.type().typeId().toString()) not in _INTEGER_TYPES:
+            return list(files)
+        values = [row[0] for row in changed_keys.limit(_PRUNING_KEYS + 1).collect()]
+        if any(value is None for value in values):
+            return list(files)
+        if len(values) > _PRUNING_KEYS:  # the span of many keys, not each
+            from pyspark.sql import functions as f
+
+            values = list(changed_keys.agg(f.min(keys[0]), f.max(keys[0])).collect()[0])
+        values.sort()
+        conversions = self.jvm.org.apache.iceberg.types.Conversions
+        field_id, field_type = field.fieldId(), field.type()
+
+        def bound(bounds: Any) -> int | None:
+            value = None if bounds is None else bounds.get(field_id)
+            return None if value is None else int(conversions.fromByteBuffer(field_type, value))
+
+        kept = []
+        for file in files:
+            data_file = file.task.file()
+            lower, upper = bound(data_file.lowerBounds()), bound(data_file.upperBounds())
+            if lower is None or upper is None:
+                kept.append(file)
+                continue
+            first = bisect.bisect_left(values, lower)
+            if first < len(values) and values[first] <= upper:
+                kept.append(file)
+        return kept
 
     def deleted_positions(self, snapshot: int, locations: Sequence[str]) -> DataFrame:
         """(file_path, pos) of the rows `snapshot`'s position deletes and deletion vectors
@@ -197,7 +244,8 @@ def changed_rows_views(
         return rows.join(changed_keys, condition, "left_semi")
 
     shared = [at_end[path] for path in touched] + untouched
-    found = of_changed_keys(reader.rows(shared, [*keys, "_file"])).select("_file").distinct()
+    probed = reader.may_hold(shared, keys, changed_keys)
+    found = of_changed_keys(reader.rows(probed, [*keys, "_file"])).select("_file").distinct()
     holding = sorted(str(row[0]) for row in found.collect())
     if holding:
         elsewhere = kept(of_changed_keys(reader.rows([at_end[path] for path in holding], columns)))
@@ -212,7 +260,9 @@ def changed_rows_views(
         after=quote(after_view),
         described=(
             f"{len(added)} data files added, {len(removed)} removed, {len(touched)} with rows "
-            f"deleted, {len(holding)} other files holding rows of the changed keys"
+            f"deleted, {len(holding)} other files holding rows of the changed keys (the "
+            f"keys of {len(probed)} of the {len(shared)} files both ends share read to find "
+            "them)"
         ),
         task_sets=tuple(reader.task_sets),
         cached=tuple(cached),

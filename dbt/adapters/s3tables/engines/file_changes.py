@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 # Key column types whose file bounds leave files out of the probe for changed keys, and
 # how many changed keys are compared one by one (above, the span of them).
 _INTEGER_TYPES = ("INTEGER", "LONG")
-_PRUNING_KEYS = 100_000
+_PRUNING_KEYS = 10_000
 # Iceberg's FileContent of an equality delete file.
 _EQUALITY_DELETES = "EQUALITY_DELETES"
 # Why a server engine (thrift, connect) compares two snapshots whole instead.
@@ -221,13 +221,16 @@ def changed_rows_views(
         cached.append(frame)
         return frame
 
-    gone = kept(new_deletes.exceptAll(old_deletes))
-    at_gone = (f.col("_file") == f.col("file_path")) & (f.col("_pos") == f.col("pos"))
-    deleted = (
-        reader.rows([at_start[path] for path in touched], [*columns, "_file", "_pos"])
-        .join(f.broadcast(gone), at_gone, "left_semi")
-        .select(*columns)
-    )
+    # No file's deletes changed (appends and copy-on-write only): no position is read.
+    deleted = reader.rows([], columns)
+    if touched:
+        gone = kept(new_deletes.exceptAll(old_deletes))
+        at_gone = (f.col("_file") == f.col("file_path")) & (f.col("_pos") == f.col("pos"))
+        deleted = (
+            reader.rows([at_start[path] for path in touched], [*columns, "_file", "_pos"])
+            .join(f.broadcast(gone), at_gone, "left_semi")
+            .select(*columns)
+        )
     before = kept(reader.rows(removed, columns).unionAll(deleted))
     after = kept(reader.rows(added, columns))
 

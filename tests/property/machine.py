@@ -58,6 +58,12 @@ from tests.property.project import (
 from tests.property.world import APPEND, CHANGE, REPLACE, Observed, State, World
 
 AUDIT_TEST = "events_copy_audit"
+# How a keyed upstream_changes() read a range of other commits than appends, by the
+# adapter's log line: counted per example, so a soak shows that it took both paths.
+READ_LINES = {
+    "file by file": " read file by file: ",
+    "two whole snapshots": " read as the difference of two whole snapshots",
+}
 # What a person may never see in dbt's output.
 RAW_TRACES = ("Traceback (most recent call last)", "\tat org.apache.", "\tat java.")
 
@@ -220,6 +226,7 @@ class PromisesMachine(RuleBasedStateMachine):
         self.retryable: tuple[Plan, Invocation] | None = None
         self.probe = False
         self.steps: list[str] = []
+        self.keyed_reads: Counter[str] = Counter()
 
     # --- running dbt and checking what it did ---------------------------------------
 
@@ -257,6 +264,8 @@ class PromisesMachine(RuleBasedStateMachine):
         vars_text = f" {json.dumps(plan.vars)}" if plan.vars else ""
         self.steps.append(" ".join(plan.args) + vars_text + (" (killed)" if result.killed else ""))
         self.check_output(result)
+        for kind, line in READ_LINES.items():
+            self.keyed_reads[kind] += result.output.count(line)
         problems: list[str] = []
         for name, state in plan.upstreams.items():
             status = result.statuses.get(name)
@@ -574,11 +583,20 @@ class PromisesMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         """The steps this example ran: printed (pytest shows it with a failure), and a
         line in `PROMISES_LOG` when set (the soak counts them)."""
-        print(f"{self.schema}: {len(self.steps)} dbt commands: " + "; ".join(self.steps))
+        reads = ", ".join(f"{n} {kind}" for kind, n in sorted(self.keyed_reads.items()))
+        print(
+            f"{self.schema}: {len(self.steps)} dbt commands (keyed range reads: "
+            f"{reads}): " + "; ".join(self.steps)
+        )
         log = os.environ.get("PROMISES_LOG")
         if log:
+            example = {
+                "example": self.schema,
+                "commands": self.steps,
+                "keyed_reads": dict(self.keyed_reads),
+            }
             with open(log, "a") as lines:
-                lines.write(json.dumps({"example": self.schema, "commands": self.steps}) + "\n")
+                lines.write(json.dumps(example) + "\n")
 
 
 class KillingPromisesMachine(PromisesMachine):

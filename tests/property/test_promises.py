@@ -62,8 +62,9 @@ def test_a_keyed_read_file_by_file_meets_faults_undo_and_compaction(
     """A walk the bounded run's few examples do not take: keyed mirrors read upstream
     ranges of merges (updates, deletes: merge-on-read delete files) file by file, across a
     committing pre-hook, a compaction of the upstream (files removed and added), an undo
-    of the mirrors' run and a failing run. Every promise is checked after every step, as
-    in the random runs; the walk fails unless two reads or more were file by file."""
+    of the mirrors' run and a failing run; then every reader, with events to copy. Every
+    promise is checked after every step, as in the random runs; the walk fails unless two
+    reads or more were file by file."""
     PromisesMachine.warehouse = Path(warehouse_dir)
     PromisesMachine.workspace = tmp_path
     machine = PromisesMachine()
@@ -95,6 +96,8 @@ def test_a_keyed_read_file_by_file_meets_faults_undo_and_compaction(
         step("compact", table="customers")
         customers((3, "dee", False), (1, "ann", True))
         mirrors(keyed, fault="fail")
+        # Events for every reader of them, the microbatch copy's timestamps among them.
+        step("append_events", rows=[(2, 4), (5, 9)], full_refresh=False)
         mirrors(set(READERS))
     finally:
         machine.teardown()

@@ -7,7 +7,10 @@ import pytest
 
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.incremental.key_uniqueness import (
+    KeyCounts,
     declared_unique_columns,
+    key_counts,
+    key_counts_sql,
     key_uniqueness,
     uniqueness_setting,
 )
@@ -76,3 +79,21 @@ def test_an_unknown_setting_names_the_model_key_and_fix() -> None:
         ModelConfigError, match="orders.*unique_key_is_unique.*`yes`.*Fix: set true"
     ):
         uniqueness_setting("orders", "yes")
+
+
+def test_the_key_count_reads_the_key_columns_alone() -> None:
+    sql = key_counts_sql("SELECT * FROM rows", ["id", "day"])
+    assert "GROUP BY `id`, `day`" in sql
+    assert "max(" not in sql
+    assert key_counts((5, 1, 2)) == KeyCounts(5, 1, 2)
+
+
+def test_the_key_count_carries_the_watermark_aggregate_in_the_same_pass() -> None:
+    """The greatest watermark value to record comes fourth, from the same grouped pass: the
+    inner query keeps each key's greatest, the outer one aggregates those."""
+    aggregate = "CAST(GREATEST(MAX(`version`), CAST('2' AS int)) AS STRING)"
+    sql = key_counts_sql("SELECT * FROM rows", ["id"], ("version", aggregate))
+    assert "max(`version`) AS `version`" in sql and "GROUP BY `id`" in sql
+    assert sql.index(aggregate) < sql.index("FROM (SELECT count(*)")
+    assert key_counts((5, 0, 0, "7")) == KeyCounts(5, 0, 0, "7")
+    assert key_counts((0, 0, 0, None)).also is None

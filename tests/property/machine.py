@@ -87,11 +87,17 @@ class Dbt(Protocol):
     def invoke(self, args: list[str]) -> Invocation: ...
 
 
+def results_path(root: Path, args: list[str]) -> Path:
+    """Where the command writes its run_results.json: `target/`, or its `--target-path`."""
+    target = args[args.index("--target-path") + 1] if "--target-path" in args else "target"
+    return root / target / "run_results.json"
+
+
 def clear_results(root: Path, args: list[str]) -> int | None:
-    """Before a command: target/run_results.json removed, so that a command writing none
+    """Before a command: its run_results.json removed, so that a command writing none
     is not read as the last one; but kept for `dbt retry`, which reads it (its time of
     writing returned, to tell a retry that wrote none)."""
-    path = root / "target" / "run_results.json"
+    path = results_path(root, args)
     if args[0] == "retry" and path.exists():
         return path.stat().st_mtime_ns
     path.unlink(missing_ok=True)
@@ -103,7 +109,7 @@ def read_results(
 ) -> Invocation:
     """The invocation as target/run_results.json records it, unless the command wrote none
     (the file is absent, or still the one written at `earlier`)."""
-    path = root / "target" / "run_results.json"
+    path = results_path(root, args)
     if not path.exists() or path.stat().st_mtime_ns == earlier:
         return Invocation(args, success, output)
     data = json.loads(path.read_text())
@@ -355,9 +361,14 @@ class PromisesMachine(RuleBasedStateMachine):
         self.probe = True
 
     def sql(self, statement: str) -> None:
-        """One statement through dbt, as a user's `run-operation` would."""
+        """One statement through dbt, as a user's `run-operation` would; its artifacts go to
+        a target folder of its own, as a fix made outside the project's runs: `dbt retry`
+        retries the last command in `target/`, and a run-operation there would be it."""
         args = json.dumps({"sql": statement})
-        result = self.dbt.invoke(["run-operation", "run_query", "--args", args])
+        target = str(self.root / "target-machine")
+        result = self.dbt.invoke(
+            ["run-operation", "run_query", "--args", args, "--target-path", target]
+        )
         assert result.success, result.output[-4000:]
 
     # --- the upstreams change -----------------------------------------------------------

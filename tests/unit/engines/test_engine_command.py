@@ -347,3 +347,23 @@ def test_start_never_takes_a_pid_its_record_cannot_vouch_for_for_the_server(
     assert not (run_dir / "connect.json").exists()
     time.sleep(0.2)
     assert other_program.poll() is None
+
+
+def test_log_lines_go_to_stderr_so_stdout_is_the_result(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A jar downloaded on first use is said on stderr: `start --json`'s stdout stays one
+    JSON document (a fresh machine's first Connect server printed the line before it)."""
+    from dbt.adapters.events.logging import AdapterLogger
+    from dbt_common.events.event_manager_client import cleanup_event_logger, get_event_manager
+
+    loggers = list(get_event_manager().loggers)
+    try:
+        engine_command.log_lines_to_stderr()
+        AdapterLogger("s3tables").info("Downloading a:b:1 (once) into /tmp")
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert "Downloading a:b:1 (once)" in captured.err
+    finally:
+        cleanup_event_logger()
+        get_event_manager().loggers.extend(loggers)

@@ -16,6 +16,7 @@ status and stop lines (or, with `--json`, the state as JSON).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import ipaddress
 import json
 import sys
@@ -405,9 +406,24 @@ ACTIONS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
 }
 
 
+def log_lines_to_stderr() -> None:
+    """dbt's log lines (the adapter's: a jar downloaded on first use, Spark starting) on
+    stderr, as dbt's default console format: stdout is the command's result, which
+    `--json` makes one JSON document for a script to parse."""
+    from dbt_common.events.base_types import EventLevel
+    from dbt_common.events.event_manager_client import cleanup_event_logger, get_event_manager
+    from dbt_common.events.functions import get_stdout_config
+    from dbt_common.events.logger import LineFormat
+
+    console = get_stdout_config(LineFormat.PlainText, True, EventLevel.INFO, False)
+    cleanup_event_logger()
+    get_event_manager().add_logger(dataclasses.replace(console, output_stream=sys.stderr))
+
+
 def main(argv: list[str] | None = None) -> int:
     command = parser()
     arguments = command.parse_args(argv)
+    log_lines_to_stderr()
     run_dir = run_folder(arguments.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     try:

@@ -20,16 +20,14 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 
 from dbt.cli.main import dbtRunner
 from incremental_scale import CATALOG, MASTER
 from machine import write_csv
-from merge_phases import HOOK, phase_timer
+from merge_phases import HOOK, phase_medians, phase_timer
 from profiles import project_arguments, write_profiles
 
 from dbt.adapters.s3tables.catalogs.config import CatalogConfig
@@ -128,13 +126,10 @@ def main() -> None:
                         "load_1m": load,
                     }
                 )
-    medians: dict[str, dict[str, float]] = defaultdict(dict)
-    for label in labels:
-        mine = [r for r in rows if r["contender"] == label]
-        for phase in {r["phase"] for r in mine}:
-            values = [r["seconds"] for r in mine if r["phase"] == phase]
-            values += [0.0] * (args.rounds - len(values))  # missing from a round: none
-            medians[label][phase] = statistics.median(values)
+    medians = {
+        label: phase_medians([r for r in rows if r["contender"] == label], args.rounds)
+        for label in labels
+    }
     peer = medians["dbt-spark"][RERUN]
     print(
         f"rerun of a {3 * CHAINS}-model DAG ({CHAINS} tables, merges, views; threads 4; "

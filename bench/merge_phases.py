@@ -139,6 +139,16 @@ def phase_timer(by_materialization: bool = False) -> Iterator[dict[str, float]]:
             setattr(owner, name, original)
 
 
+def phase_medians(rows: list[dict], rounds: int) -> dict[str, float]:
+    """Each phase's median seconds over `rounds` runs (`rows`: one per run and phase); a
+    phase missing from a run took no time in it."""
+    medians = {}
+    for phase in {r["phase"] for r in rows}:
+        values = [r["seconds"] for r in rows if r["phase"] == phase]
+        medians[phase] = statistics.median(values + [0.0] * (rounds - len(values)))
+    return medians
+
+
 def main() -> None:
     args = rounds_parser(__doc__, "1000000").parse_args()
     rounds = args.warm_runs
@@ -193,11 +203,8 @@ def main() -> None:
             mine = [r for r in rows if (r["rows"], r["contender"]) == (size, label)]
             ratio = totals[label] / totals[COMPARED[-1]]
             print(f"  {label}: {totals[label]:.3f} s ({ratio:.2f}x dbt-spark)")
-            for phase in sorted({r["phase"] for r in mine}):
-                values = [r["seconds"] for r in mine if r["phase"] == phase]
-                # A phase missing from a run took no time in it.
-                values += [0.0] * (rounds - len(values))
-                print(f"    {phase:34s} {statistics.median(values):.3f} s")
+            for phase, seconds in sorted(phase_medians(mine, rounds).items()):
+                print(f"    {phase:34s} {seconds:.3f} s")
         loads = [r["load_1m"] for r in rows if r["rows"] == size]
         print(f"  1-minute load average: {min(loads):.1f}-{max(loads):.1f}")
     print(f"raw numbers: {write_csv('merge_phases', rows)}")

@@ -97,3 +97,8 @@ def test_the_key_count_carries_the_watermark_aggregate_in_the_same_pass() -> Non
     assert sql.index(aggregate) < sql.index("FROM (SELECT count(*)")
     assert key_counts((5, 0, 0, "7")) == KeyCounts(5, 0, 0, "7")
     assert key_counts((0, 0, 0, None)).also is None
+
+
+def test_a_watermark_column_named_like_the_count_keeps_its_own_name() -> None:
+    sql = key_counts_sql("SELECT * FROM rows", ["id"], ("n", "CAST(MAX(`n`) AS STRING)"))
+    assert "count(*) AS dbt_rows_of_key, max(`n`) AS `n`" in sql

@@ -145,9 +145,12 @@ def key_counts_sql(
     keys = ", ".join(quote(k) for k in unique_key)
     inner = f", max({quote(also[0])}) AS {quote(also[0])}" if also else ""
     outer = f", {also[1]}" if also else ""
+    # The count's own name (dbt_-prefixed): `also`'s column, even one named `n`, keeps
+    # its name beside it.
+    n = "dbt_rows_of_key"
     return (
-        "SELECT coalesce(sum(n), 0), count_if(n > 1), coalesce(sum(if(n > 1, n, 0)), 0)"
-        f"{outer} FROM (SELECT count(*) AS n{inner} FROM (\n{rows_sql}\n) AS dbt_key_rows "
+        f"SELECT coalesce(sum({n}), 0), count_if({n} > 1), coalesce(sum(if({n} > 1, {n}, 0)), 0)"
+        f"{outer} FROM (SELECT count(*) AS {n}{inner} FROM (\n{rows_sql}\n) AS dbt_key_rows "
         f"GROUP BY {keys}) AS dbt_key_counts"
     )
 

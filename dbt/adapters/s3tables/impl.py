@@ -52,6 +52,7 @@ from dbt.adapters.s3tables.keys.config_keys import FAIL_FLAG, FAIL_FLAG_SPEC, Co
 from dbt.adapters.s3tables.lifecycle.maintainer import TableMaintainer
 from dbt.adapters.s3tables.lifecycle.publishing import WriteAuditPublish
 from dbt.adapters.s3tables.lifecycle.resumption import graph_nodes, node_relation
+from dbt.adapters.s3tables.lifecycle.unchanged_inputs import UnchangedInputs
 from dbt.adapters.s3tables.lifecycle.undo_run import RunUndo
 from dbt.adapters.s3tables.model_build import ModelBuild, is_custom_strategy
 from dbt.adapters.s3tables.model_config import ParsedModelConfigs
@@ -414,6 +415,11 @@ class S3TablesAdapter(SparkAdapter):
     @available
     def undo(self) -> RunUndo:
         return self._undo
+
+    @available
+    def unchanged_inputs(self, model: Any, target: BaseRelation) -> UnchangedInputs:
+        """`skip_when_unchanged`: whether this build of `model` into `target` is skipped."""
+        return UnchangedInputs(model, target, self.engine, self.iceberg_for(target))
 
     def _query_rows(self, sql: str) -> list[dict[str, Any]]:
         _, result = self.execute(sql, fetch=True)

@@ -29,6 +29,7 @@ from dbt.adapters.s3tables.lifecycle.maintenance_config import (
     MaintenanceConfig,
     parse_maintenance_config,
 )
+from dbt.adapters.s3tables.lifecycle.unchanged_inputs import CONFIG_KEY as SKIP_KEY
 
 # dbt-spark configs that mean something for other table formats or Hive tables only; a
 # model that sets one would otherwise be built as if it had not.
@@ -83,6 +84,9 @@ class ModelConfig:
     # `format_version`: the Iceberg format version the table is created at (None: the
     # catalog's default).
     format_version: int | None = None
+    # `skip_when_unchanged` (lifecycle/unchanged_inputs.py): no rebuild when nothing the
+    # table's data was built from changed.
+    skip_when_unchanged: bool = False
 
     def table_properties(self, catalog_defaults: Mapping[str, str]) -> dict[str, str]:
         """Table properties a new table gets: the catalog's table defaults, write-mode
@@ -151,20 +155,56 @@ def parse_model_config(
     materialized = str(config.get("materialized") or "")
     contract = config.get("contract") or {}
     enforced = contract.get("enforced") if isinstance(contract, Mapping) else contract.enforced
+    incremental = (
+        incremental_config(model_name, config, language, is_custom_strategy)
+        if materialized == "incremental"
+        else None
+    )
     return ModelConfig(
         model_name=model_name,
         materialized=materialized,
         language=language,
         contract_enforced=bool(enforced),
         tblproperties=tblproperties,
-        incremental=(
-            incremental_config(model_name, config, language, is_custom_strategy)
-            if materialized == "incremental"
-            else None
-        ),
+        incremental=incremental,
         audit_before_publish=flag(model_name, config, "audit_before_publish"),
         maintenance=parse_maintenance_config(model_name, config.get(MAINTENANCE_CONFIG_KEY)),
         format_version=parse_format_version(model_name, config, tblproperties),
+        skip_when_unchanged=parse_skip_when_unchanged(
+            model_name, config, language, materialized, incremental
+        ),
+    )
+
+
+def parse_skip_when_unchanged(
+    model_name: str,
+    config: Mapping[str, Any],
+    language: str,
+    materialized: str,
+    incremental: IncrementalConfig | None,
+) -> bool:
+    """`skip_when_unchanged`, refused where a rebuild over the same inputs could change
+    the table (or where the inputs cannot be seen)."""
+    if not flag(model_name, config, SKIP_KEY):
+        return False
+    problem = None
+    if materialized not in ("table", "incremental"):
+        problem = f"a `{materialized}` model has no data commit to record its inputs in"
+    elif language != "sql":
+        problem = "a Python model's code is not in Spark's plan, so its inputs cannot be compared"
+    elif incremental is not None and not incremental.strategy.rerun_changes_nothing:
+        problem = (
+            f"strategy `{incremental.strategy.name}` changes the table when run again over "
+            "the same rows (it adds rows, keeps history or has a time window)"
+        )
+    if problem is None:
+        return True
+    raise ModelConfigError(
+        model_name,
+        SKIP_KEY,
+        problem,
+        f"remove `{SKIP_KEY}`; it applies to `table` models and to incremental models "
+        "whose strategy replaces rows (merge, delete+insert, insert_overwrite)",
     )
 
 

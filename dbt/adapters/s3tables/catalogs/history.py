@@ -120,6 +120,26 @@ class TableHistory:
 
         return self.access.call(load, f"last snapshot of {namespace}.{name}")
 
+    def last_data_tag(self, namespace: str, name: str, key: str) -> tuple[int, str | None] | None:
+        """Main's latest commit that changed rows (a compaction's `replace` keeps them, so
+        it is passed over) and its summary's `key`; None when the table or that commit is
+        missing."""
+
+        def read() -> tuple[int, str | None] | None:
+            try:
+                table = self.access.load_table(namespace, name)
+            except (NoSuchTableError, NoSuchNamespaceError):
+                return None
+            snapshot = table.current_snapshot()
+            while snapshot is not None and snapshot.summary is not None:
+                if snapshot.summary.operation.value != "replace":
+                    return snapshot.snapshot_id, snapshot.summary.get(key)
+                parent = snapshot.parent_snapshot_id
+                snapshot = table.snapshot_by_id(parent) if parent is not None else None
+            return None
+
+        return self.access.call(read, f"last commit of {namespace}.{name}")
+
     def snapshot_log(self, namespace: str, name: str) -> tuple[list[SnapshotEntry], int | None]:
         """The table's snapshot log (oldest first, each entry with the dbt run that made
         it and its operation) and its current snapshot id."""

@@ -157,6 +157,9 @@ class IcebergCatalog:
     def snapshot_log(self, namespace: str, name: str) -> tuple[list[SnapshotEntry], int | None]:
         return self.history.snapshot_log(namespace, name)
 
+    def last_data_tag(self, namespace: str, name: str, key: str) -> tuple[int, str | None] | None:
+        return self.history.last_data_tag(namespace, name, key)
+
     def lineage(
         self, namespace: str, name: str, tag_prefix: str, branch: str | None = None
     ) -> Lineage:

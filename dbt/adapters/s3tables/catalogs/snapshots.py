@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 # The snapshot summary keys every commit of the adapter's in-process engine carries.
 INVOCATION_KEY = "dbt.invocation_id"
 NODE_KEY = "dbt.unique_id"
+# What a `skip_when_unchanged` build's data commit was built from (lifecycle/unchanged_inputs.py).
+INPUTS_KEY = "dbt.inputs"
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from dbt.adapters.s3tables.catalogs.config import CatalogConfig
     from dbt.adapters.s3tables.engines.file_changes import RangeFiles
+    from dbt.adapters.s3tables.engines.query_inputs import QueryInputs
     from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries
     from dbt.adapters.s3tables.seeds.csv import SeedText
 
@@ -77,6 +78,11 @@ class Engine(Protocol):
 
     def query_schema(self, sql: str) -> StructType:
         """Output schema of a query, analysed without running it."""
+        ...
+
+    def query_inputs(self, sql: str) -> QueryInputs | str:
+        """What a query's rows depend on, as Spark analyses it (engines/query_inputs.py),
+        or why this engine cannot say."""
         ...
 
     def settings(self, values: dict[str, str]) -> AbstractContextManager[None]:

@@ -38,6 +38,7 @@ from dbt.adapters.s3tables.engines.progress import (
     progress_line,
     summarise,
 )
+from dbt.adapters.s3tables.engines.query_inputs import QueryInputs, read_query_inputs
 from dbt.adapters.s3tables.engines.spark_errors import (
     database_error,
     is_jvm_stopped,
@@ -145,6 +146,12 @@ class SessionEngine(SparkConnectionWrapper):
         """Output schema of a query; Spark analyses it without running it."""
         try:
             return self.spark.sql(sql).schema
+        except Exception as error:
+            raise database_error(error) from None
+
+    def query_inputs(self, sql: str) -> QueryInputs | str:
+        try:
+            return read_query_inputs(self.spark, sql)
         except Exception as error:
             raise database_error(error) from None
 

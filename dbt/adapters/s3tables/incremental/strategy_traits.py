@@ -117,6 +117,17 @@ class Strategy:
         return readings_for(self.replaces)
 
     @property
+    def rerun_changes_nothing(self) -> bool:
+        """Run again over the same rows, it leaves the table as the run before did: it
+        replaces rows (by key or by partition) rather than adds them, keeps no history
+        and has no time window (`skip_when_unchanged`)."""
+        return (
+            self.replaces in (Replaces.ROWS_BY_KEY, Replaces.PARTITIONS)
+            and not self.keeps_history
+            and not self.batched
+        )
+
+    @property
     def needs_partition_by(self) -> bool:
         return self.replaces is Replaces.PARTITIONS
 

@@ -48,6 +48,7 @@ ADAPTER_CONFIG_KEYS = frozenset(
         "partition_by",
         "audit_before_publish",
         "maintenance",
+        "skip_when_unchanged",
         # incremental
         "incremental_strategy",
         "incremental_strategy_traits",

@@ -18,6 +18,10 @@
     {%- set compiled_code = adapter.model_build(model).python_model_sql(compiled_code) -%}
   {%- endif -%}
   {%- set compiled_code = s3tables_model_query(compiled_code) -%}
+  {#-- `skip_when_unchanged` (unchanged_inputs.py): nothing it is built from changed. --#}
+  {% if s3tables_skips_unchanged(model_config, target_relation, compiled_code, existing_relation is not none and not existing_relation.is_view, full_refresh) %}
+    {{ return(s3tables_finish_build(model_config, target_relation, none, existing_relation, full_refresh_mode=full_refresh)) }}
+  {% endif %}
   {%- set batch = model.get('batch') -%}
   {#-- Audited (`audit_before_publish`, see audit.py): every write goes to the table's
        audit branch; a table to create is created empty and filled on the branch. --#}

@@ -23,10 +23,15 @@
     {% do adapter.model_build(model).check_format_version(target_relation) %}
   {% endif %}
 
+  {%- set query = s3tables_model_query(compiled_code) -%}
+  {#-- `skip_when_unchanged` (unchanged_inputs.py): nothing it is built from changed. --#}
+  {% if s3tables_skips_unchanged(model_config, target_relation, query, old_relation is not none and not old_relation.is_view, should_full_refresh()) %}
+    {{ return(s3tables_finish_build(model_config, target_relation, none, old_relation, full_refresh_mode=true)) }}
+  {% endif %}
+
   {#-- See build_steps.sql. REPLACE keeps table properties: an incremental model's state
        must not survive (`forget_model_state`). --#}
   {%- set audit = s3tables_audit_build(model_config, target_relation) -%}
-  {%- set query = s3tables_model_query(compiled_code) -%}
   {% do s3tables_audited_write(target_relation, audit, old_relation is not none and not old_relation.is_view,
         sql=query, create='create_table_as', forget_model_state=true) %}
   {{ return(s3tables_finish_build(model_config, target_relation, audit, old_relation, full_refresh_mode=true)) }}

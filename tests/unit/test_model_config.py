@@ -169,3 +169,52 @@ def test_a_rebuild_never_lowers_the_tables_format_version() -> None:
     # No version asked for: a rebuild keeps the table's, nothing is read.
     assert plain.lowered_format_version({}, "s.m", at_v3) is None
     assert reads == []
+
+
+@pytest.mark.parametrize(
+    ("config", "language", "accepted"),
+    [
+        ({"materialized": "table"}, "sql", True),
+        ({"materialized": "incremental", "unique_key": "id"}, "sql", True),
+        (
+            {
+                "materialized": "incremental",
+                "unique_key": "id",
+                "incremental_strategy": "delete+insert",
+            },
+            "sql",
+            True,
+        ),
+        (
+            {
+                "materialized": "incremental",
+                "incremental_strategy": "insert_overwrite",
+                "partition_by": ["day"],
+            },
+            "sql",
+            True,
+        ),
+        ({"materialized": "incremental", "incremental_strategy": "append"}, "sql", False),
+        (
+            {"materialized": "incremental", "unique_key": "id", "incremental_strategy": "scd2"},
+            "sql",
+            False,
+        ),
+        ({"materialized": "view"}, "sql", False),
+        ({"materialized": "table"}, "python", False),
+    ],
+)
+def test_skip_when_unchanged_only_where_a_rerun_over_the_same_rows_changes_nothing(
+    config: dict, language: str, accepted: bool
+) -> None:
+    from dbt.adapters.s3tables.model_config import parse_model_config
+
+    config = {**config, "skip_when_unchanged": True}
+    if accepted:
+        assert parse_model_config("m", config, language).skip_when_unchanged
+        assert not parse_model_config(
+            "m", {**config, "skip_when_unchanged": "false"}, language
+        ).skip_when_unchanged
+        return
+    with pytest.raises(ModelConfigError, match="`skip_when_unchanged`.*Fix: remove"):
+        parse_model_config("m", config, language)

@@ -2,17 +2,20 @@
 table feeds a merge that feeds a view), `threads: 4`, this adapter against dbt-spark
 (`method: session`, `file_format: iceberg`) on the same catalog and SparkSession.
 
-Each contender has its own project and schema. After a first build and one untimed rerun
-(dbt's partial parse, Spark's plans), each round reruns both (order rotated): the tables
-are replaced, each merge merges the same 2% of its table's rows (`id % 47 = 0`), the
-views are replaced.
+Each contender has its own project and schema: this adapter, the same with
+`skip_when_unchanged` on the tables and merges, and dbt-spark. After a first build and
+one untimed rerun (dbt's partial parse, Spark's plans), each round reruns each (order
+rotated): the tables are replaced, each merge merges the same 2% of its table's rows
+(`id % 47 = 0`), the views are replaced. With `--source-changes`, a commit to the source before each rerun
+changes every table's input, so `skip_when_unchanged` rebuilds everything: its check's
+cost.
 Per rerun: its wall time (`dbtRunner` in this process), and the sum over the 60 nodes of
 where their time went: Spark statements by kind and the fetch of their rows, PyIceberg's
 catalog calls (round trips to the catalog), and the rest (dbt's own time per node, the
 adapter's Python). Medians; the 1-minute load average with each round. Raw numbers go to
 `bench/results/dag_rerun.csv`.
 
-    .venv/bin/python bench/dag_rerun.py [--rows 20000] [--rounds 5]
+    .venv/bin/python bench/dag_rerun.py [--rows 20000] [--rounds 5] [--source-changes]
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ SOURCE = "bench_dag_source.events"
 # contender: (schema, dbt target, model configs added for that adapter)
 CONTENDERS = {
     "s3tables": ("bench_dag", "s3tables", ""),
+    "s3tables, skip_when_unchanged": ("bench_dag_skip", "s3tables", "skip_when_unchanged=true, "),
     "dbt-spark": ("bench_dag_spark", "spark", "file_format='iceberg', "),
 }
 RERUN = "the rerun's wall time"
@@ -89,6 +93,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--source-changes",
+        action="store_true",
+        help="a commit to the source before each rerun: every table's input changes, so "
+        "skip_when_unchanged rebuilds everything (its check's cost)",
+    )
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="bench_dag_"))
     catalog = CatalogConfig(name=CATALOG, catalog_type="local", warehouse=str(base / "wh"))
@@ -108,7 +118,10 @@ def main() -> None:
     rows: list[dict] = []
     labels = list(CONTENDERS)
     for round_number in range(args.rounds):
-        for label in labels[round_number % 2 :] + labels[: round_number % 2]:
+        shift = round_number % len(labels)
+        for label in labels[shift:] + labels[:shift]:
+            if args.source_changes:
+                spark.sql(f"INSERT INTO {SOURCE} VALUES ({args.rows + round_number})")
             load = os.getloadavg()[0]
             with phase_timer(by_materialization=True) as spent:
                 wall, nodes = rerun(roots[label], CONTENDERS[label][1])
@@ -131,9 +144,10 @@ def main() -> None:
         for label in labels
     }
     peer = medians["dbt-spark"][RERUN]
+    changes = "a commit to the source before each" if args.source_changes else "no change"
     print(
         f"rerun of a {3 * CHAINS}-model DAG ({CHAINS} tables, merges, views; threads 4; "
-        f"{args.rows:,} source rows), medians of {args.rounds} rounds:"
+        f"{args.rows:,} source rows; {changes}), medians of {args.rounds} rounds:"
     )
     for label in labels:
         wall = medians[label][RERUN]

@@ -21,7 +21,7 @@
     'meta_keys_defaults', 'meta_keys_used', 'on_configuration_change', 'on_schema_change',
     'options', 'packages', 'partition_by', 'persist_docs', 'post-hook', 'pre-hook', 'predicates',
     'quote_columns', 'quoting', 'scd_check_cols', 'scd_valid_from', 'scd_valid_to', 'schema',
-    'snapshot_table_column_names', 'sql_header', 'static_analysis', 'tags', 'tblproperties',
+    'skip_when_unchanged', 'snapshot_table_column_names', 'sql_header', 'static_analysis', 'tags', 'tblproperties',
     'unique_key', 'unique_key_is_unique', 'use_merge', 'watermark_column', 'write_mode',
   ]) }}
 {%- endmacro %}
@@ -33,6 +33,7 @@
     'audit_before_publish': 'write-audit-publish needs the adapter (it stages on an Iceberg branch and publishes only after the tests pass, which dbt-spark cannot do)',
     'maintenance': 'maintenance after a build needs the adapter (PyIceberg reads the thresholds)',
     'merge_delete_when': 'deleting by condition reads upstream row changes, which need the adapter',
+    'skip_when_unchanged': 'skipping an unchanged build reads the query plan in the adapter\'s JVM and the table\'s last commit with PyIceberg, which need the adapter',
     'incremental_strategy_traits': 'a custom strategy (a get_incremental_<name>_sql macro) runs only on the adapter; the package runs its six built-in strategies',
   }) }}
 {%- endmacro %}

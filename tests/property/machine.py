@@ -64,6 +64,8 @@ READ_LINES = {
     "file by file": " read file by file: ",
     "two whole snapshots": " read as the difference of two whole snapshots",
 }
+# A build `skip_when_unchanged` skipped (dim_and_customers), as the adapter says it.
+SKIP_LINE = ": not rebuilt (skip_when_unchanged): "
 # What a person may never see in dbt's output.
 RAW_TRACES = ("Traceback (most recent call last)", "\tat org.apache.", "\tat java.")
 
@@ -233,6 +235,7 @@ class PromisesMachine(RuleBasedStateMachine):
         self.probe = False
         self.steps: list[str] = []
         self.keyed_reads: Counter[str] = Counter()
+        self.unchanged_skips = 0
 
     # --- running dbt and checking what it did ---------------------------------------
 
@@ -272,6 +275,7 @@ class PromisesMachine(RuleBasedStateMachine):
         self.check_output(result)
         for kind, line in READ_LINES.items():
             self.keyed_reads[kind] += result.output.count(line)
+        self.unchanged_skips += result.output.count(SKIP_LINE)
         problems: list[str] = []
         for name, state in plan.upstreams.items():
             status = result.statuses.get(name)
@@ -597,7 +601,8 @@ class PromisesMachine(RuleBasedStateMachine):
         reads = ", ".join(f"{n} {kind}" for kind, n in sorted(self.keyed_reads.items()))
         print(
             f"{self.schema}: {len(self.steps)} dbt commands (keyed range reads: "
-            f"{reads}): " + "; ".join(self.steps)
+            f"{reads}; builds skipped as unchanged: {self.unchanged_skips}): "
+            + "; ".join(self.steps)
         )
         log = os.environ.get("PROMISES_LOG")
         if log:
@@ -605,6 +610,7 @@ class PromisesMachine(RuleBasedStateMachine):
                 "example": self.schema,
                 "commands": self.steps,
                 "keyed_reads": dict(self.keyed_reads),
+                "unchanged_skips": self.unchanged_skips,
             }
             with open(log, "a") as lines:
                 lines.write(json.dumps(example) + "\n")

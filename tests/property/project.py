@@ -15,7 +15,8 @@ Readers (`READERS`): a copy and a daily aggregate of `events` through
 macro, dbt's `get_incremental_<name>_sql` hook), a watermark copy through `ref()`
 (append) and a microbatch copy; keyed mirrors of `customers`, `dim` and `people` through
 `upstream_changes(..., unique_key=)` (merge, delete+insert); a `table` model over
-`upstream_changes()`. `events_copy` is audited (`audit_before_publish`), gated by a test
+`upstream_changes()`; a `table` model over `dim` and `customers` with
+`skip_when_unchanged`. `events_copy` is audited (`audit_before_publish`), gated by a test
 that fails on `fail_audit` and errors while the table `audit_probe` is missing. Refused
 readers (tag `refused`): upstream_changes() in an ephemeral model, a view and a
 microbatch model.
@@ -191,6 +192,19 @@ READERS: dict[str, Reader] = {
         lambda inputs, _: keyed(inputs.dim),
         "dim",
         "keyed",
+    ),
+    # Not rebuilt while dim's and customers' snapshots and its SQL stay as its data was
+    # built from (`skip_when_unchanged`): a skip must leave what a rebuild gives.
+    "dim_and_customers": Reader(
+        "{{ config(materialized='table', skip_when_unchanged=true) }}\n"
+        f"select id, name from {{{{ ref('dim') }}}} where {FAULT}\n"
+        "union all select id + 1000, name from {{ ref('customers') }}\n",
+        ("id", "name"),
+        lambda inputs, _: (
+            keyed(inputs.dim) + Counter((i + 1000, n) for i, n in inputs.customers.items())
+        ),
+        "dim",
+        "ref",
     ),
     "people_mirror": Reader(
         "{{ config(materialized='incremental', unique_key='id', "

@@ -62,9 +62,10 @@ def test_a_keyed_read_file_by_file_meets_faults_undo_and_compaction(
     """A walk the bounded run's few examples do not take: keyed mirrors read upstream
     ranges of merges (updates, deletes: merge-on-read delete files) file by file, across a
     committing pre-hook, a compaction of the upstream (files removed and added), an undo
-    of the mirrors' run and a failing run; then every reader, with events to copy. Every
-    promise is checked after every step, as in the random runs; the walk fails unless two
-    reads or more were file by file."""
+    of the mirrors' run and a failing run; then every reader, with events to copy; then
+    the `skip_when_unchanged` reader with nothing changed (skipped), and after an undo of
+    its own build. Every promise is checked after every step, as in the random runs; the walk fails
+    unless two reads or more were file by file and one build or more was skipped."""
     PromisesMachine.warehouse = Path(warehouse_dir)
     PromisesMachine.workspace = tmp_path
     machine = PromisesMachine()
@@ -99,6 +100,16 @@ def test_a_keyed_read_file_by_file_meets_faults_undo_and_compaction(
         # Events for every reader of them, the microbatch copy's timestamps among them.
         step("append_events", rows=[(2, 4), (5, 9)], full_refresh=False)
         mirrors(set(READERS))
+        # Nothing it reads changed since: skipped (and still what a rebuild gives). Then
+        # rebuilt over changed customers, that build undone (its record goes back with
+        # it), and rebuilt again: a skip there would keep the undone rows.
+        skipping = {"dim_and_customers"}
+        mirrors(skipping)
+        customers((4, "eve", False))
+        mirrors(skipping)
+        step("rollback_last")
+        mirrors(skipping)
     finally:
         machine.teardown()
     assert machine.keyed_reads["file by file"] >= 2, machine.keyed_reads
+    assert machine.unchanged_skips >= 1, machine.unchanged_skips

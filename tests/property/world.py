@@ -166,6 +166,10 @@ class World:
                 problems.append(f"{name}: snapshot {snapshot} appeared where no write may be")
         if observed.current is None and table.current is not None and new is not None:
             problems.append(f"{name}: the table is gone")
+        if new is not None and not fresh and before is not None and before.rows != new.rows:
+            # A run that succeeded without a commit (no rows, or skip_when_unchanged)
+            # must leave what a rebuild gives.
+            problems.append(f"{name}: nothing committed, but a rebuild gives other rows")
         table.current = observed.current
         return problems
 

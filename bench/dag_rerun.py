@@ -6,9 +6,9 @@ Each contender has its own project and schema: this adapter, the same with
 `skip_when_unchanged` on the tables and merges, and dbt-spark. After a first build and
 one untimed rerun (dbt's partial parse, Spark's plans), each round reruns each (order
 rotated): the tables are replaced, each merge merges the same 2% of its table's rows
-(`id % 47 = 0`), the views are replaced. With `--source-changes`, a commit to the source before each rerun
-changes every table's input, so `skip_when_unchanged` rebuilds everything: its check's
-cost.
+(`id % 47 = 0`), the views are replaced. With `--source-changes`, a commit to the
+source before each rerun changes every table's input, so `skip_when_unchanged` rebuilds
+everything: its check's cost.
 Per rerun: its wall time (`dbtRunner` in this process), and the sum over the 60 nodes of
 where their time went: Spark statements by kind and the fetch of their rows, PyIceberg's
 catalog calls (round trips to the catalog), and the rest (dbt's own time per node, the

@@ -37,6 +37,7 @@ EXPECTED_MEMBERS = [
     "fetchall",
     "fetchone",
     "has_iceberg_extensions",
+    "query_inputs",
     "query_schema",
     "rollback",
     "session",

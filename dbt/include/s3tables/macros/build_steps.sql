@@ -126,6 +126,20 @@
   {%- endif -%}
 {% endmacro %}
 
+{#-- Whether this build is skipped (`skip_when_unchanged`); if so its result is stored.
+     Otherwise its data commit records what it is built from. --#}
+{% macro s3tables_skips_unchanged(model_config, target_relation, query, table_exists, full_refresh) %}
+  {% if not model_config.skip_when_unchanged %}
+    {{ return(false) }}
+  {% endif %}
+  {% set check = adapter.unchanged_inputs(model, target_relation) %}
+  {% if check.skips(query, table_exists, full_refresh) %}
+    {% do store_result('main', response=check.response()) %}
+    {{ return(true) }}
+  {% endif %}
+  {{ return(false) }}
+{% endmacro %}
+
 {#-- The end of a build: grants, docs, post-hooks (inside the transaction, then those
      with `transaction: false`, as dbt orders them; see hooks.sql), then
      `adapter.maintenance().after_build`: an audited build is staged (published when its
@@ -141,20 +155,6 @@
                           itself (the snapshot's: grants, docs, hooks and commit done):
                           only adapter.maintenance().after_build follows, and
                           `core_result` is returned --#}
-{#-- Whether this build is skipped (`skip_when_unchanged`); if so its result is stored.
-     Otherwise its data commit records what it is built from. --#}
-{% macro s3tables_skips_unchanged(model_config, target_relation, query, table_exists, full_refresh) %}
-  {% if not model_config.skip_when_unchanged %}
-    {{ return(false) }}
-  {% endif %}
-  {% set check = adapter.unchanged_inputs(model, target_relation) %}
-  {% if check.skips(query, table_exists, full_refresh) %}
-    {% do store_result('main', response=check.response()) %}
-    {{ return(true) }}
-  {% endif %}
-  {{ return(false) }}
-{% endmacro %}
-
 {% macro s3tables_finish_build(model_config, target_relation, audit, old_relation=none, full_refresh_mode=true, core_result=none) %}
   {% if core_result is none %}
     {% set revoke = should_revoke(old_relation, full_refresh_mode=full_refresh_mode) %}

@@ -9,8 +9,8 @@ from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.s3tables.engines.query_inputs import QueryInputs
 from dbt.adapters.s3tables.lifecycle.unchanged_inputs import (
     BuildInputs,
-    _same_table,
     build_inputs,
+    is_target,
     what_changed,
 )
 
@@ -48,7 +48,7 @@ def test_what_changed_names_each_table_with_both_snapshots() -> None:
 
 def test_a_plan_table_is_the_target_whatever_its_catalog_quoting_or_branch() -> None:
     target = BaseRelation.create(database="local", schema="analytics", identifier="orders")
-    assert _same_table("local.analytics.orders", target)
-    assert _same_table("`local`.`analytics`.`Orders`@audit", target)
-    assert not _same_table("local.analytics.orders_v2", target)
-    assert not _same_table("local.staging.orders", target)
+    assert is_target("local.analytics.orders", target)
+    assert is_target("`local`.`analytics`.`Orders`@audit", target)
+    assert not is_target("local.analytics.orders_v2", target)
+    assert not is_target("local.staging.orders", target)

@@ -80,9 +80,9 @@ class Engine(Protocol):
         """Output schema of a query, analysed without running it."""
         ...
 
-    def query_inputs(self, sql: str) -> QueryInputs | str:
-        """What a query's rows depend on, as Spark analyses it (engines/query_inputs.py),
-        or why this engine cannot say."""
+    def query_inputs(self, sql: str) -> QueryInputs:
+        """What a query's rows depend on, as Spark analyses it (engines/query_inputs.py);
+        an engine that cannot say answers why in `unfixed`."""
         ...
 
     def settings(self, values: dict[str, str]) -> AbstractContextManager[None]:

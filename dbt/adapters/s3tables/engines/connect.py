@@ -28,7 +28,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.s3tables.engines.base import ServerEngineKind, server_address
 from dbt.adapters.s3tables.engines.file_changes import SERVER_READS_NO_FILES, RangeFiles
 from dbt.adapters.s3tables.engines.progress import SparkProgress, Ticker, node_label, progress_line
-from dbt.adapters.s3tables.engines.query_inputs import SERVER_PLANS_OUT_OF_REACH, QueryInputs
+from dbt.adapters.s3tables.engines.query_inputs import SERVER_QUERY_INPUTS, QueryInputs
 from dbt.adapters.s3tables.engines.session import SessionEngine
 from dbt.adapters.s3tables.engines.spark_errors import database_error
 from dbt.adapters.s3tables.engines.thrift import wait_until_reachable
@@ -112,8 +112,8 @@ class ConnectEngine(SessionEngine):
     ) -> RangeFiles:
         return RangeFiles(fallback=SERVER_READS_NO_FILES)
 
-    def query_inputs(self, sql: str) -> QueryInputs | str:
-        return SERVER_PLANS_OUT_OF_REACH
+    def query_inputs(self, sql: str) -> QueryInputs:
+        return SERVER_QUERY_INPUTS
 
     def tag_node_commits(self, tags: dict[str, str]) -> bool:
         # commit_tags needs the server's JVM; Spark 4's Iceberg (1.11+) takes commit

@@ -31,11 +31,6 @@ CLOCK_EXPRESSIONS = {
 # Leaves whose rows the plan holds itself (their values are in the plan or its `VALUES`).
 SELF_CONTAINED_LEAVES = {"Range", "OneRowRelation", "LocalRelation"}
 ICEBERG_TABLE_CLASS = "org.apache.iceberg.spark.source.SparkTable"
-# Why a server engine (Thrift, Connect) cannot say: its plans live in the server's JVM.
-SERVER_PLANS_OUT_OF_REACH = (
-    "the query's analysed plan lives in the server's JVM, out of the adapter's reach; "
-    "it needs `method: session` (Spark in process, or a cluster)"
-)
 
 
 @dataclass(frozen=True)
@@ -46,6 +41,15 @@ class QueryInputs:
     plan_digest: str
     tables: dict[str, int | None]
     unfixed: str | None = None
+
+
+# What a server engine (Thrift, Connect) answers: its plans live in the server's JVM.
+SERVER_QUERY_INPUTS = QueryInputs(
+    "",
+    {},
+    unfixed="the query's analysed plan lives in the server's JVM, out of the adapter's "
+    "reach; it needs `method: session` (Spark in process, or a cluster)",
+)
 
 
 def _without_jvm_ids(node: Any) -> Any:
@@ -118,9 +122,8 @@ def read_query_inputs(spark: SparkSession, sql: str) -> QueryInputs:
         if kind == "LocalRelation":
             values.append(str(node.data().toString()))
         elif kind == "DataSourceV2Relation" and (
-            node.table().getClass().getName() == ICEBERG_TABLE_CLASS
+            (spark_table := node.table()).getClass().getName() == ICEBERG_TABLE_CLASS
         ):
-            spark_table = node.table()
             pinned, branch = spark_table.snapshotId(), spark_table.branch()
             table = spark_table.table()
             snapshot = (

@@ -149,7 +149,7 @@ class SessionEngine(SparkConnectionWrapper):
         except Exception as error:
             raise database_error(error) from None
 
-    def query_inputs(self, sql: str) -> QueryInputs | str:
+    def query_inputs(self, sql: str) -> QueryInputs:
         try:
             return read_query_inputs(self.spark, sql)
         except Exception as error:

@@ -28,7 +28,7 @@ from dbt.adapters.s3tables.engines.progress import (
     node_label,
     progress_line,
 )
-from dbt.adapters.s3tables.engines.query_inputs import SERVER_PLANS_OUT_OF_REACH, QueryInputs
+from dbt.adapters.s3tables.engines.query_inputs import SERVER_QUERY_INPUTS, QueryInputs
 from dbt.adapters.s3tables.engines.spark_errors import thrift_error_text
 from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries, run_with_conflict_retries
 from dbt.adapters.s3tables.seeds.values import text_rows_view_sql
@@ -164,8 +164,8 @@ class ThriftEngine(PyhiveConnectionWrapper):
     ) -> RangeFiles:
         return RangeFiles(fallback=SERVER_READS_NO_FILES)
 
-    def query_inputs(self, sql: str) -> QueryInputs | str:
-        return SERVER_PLANS_OUT_OF_REACH
+    def query_inputs(self, sql: str) -> QueryInputs:
+        return SERVER_QUERY_INPUTS
 
     def tag_node_commits(self, tags: dict[str, str]) -> bool:
         return False  # the server's JVM is out of reach

@@ -85,7 +85,7 @@ def what_changed(recorded: BuildInputs | None, now: BuildInputs) -> str | None:
     return None
 
 
-def _same_table(read: str, target: BaseRelation) -> bool:
+def is_target(read: str, target: BaseRelation) -> bool:
     """Whether a plan's table name (catalog.namespace.table, maybe @branch) is `target`."""
     parts = read.split("@", 1)[0].replace("`", "").lower().split(".")
     wanted = [str(p).replace("`", "").lower() for p in (target.schema, target.identifier)]
@@ -125,11 +125,9 @@ class UnchangedInputs:
         will record what it is built from. Refuses, before anything is written, a model
         this cannot be exact for."""
         query = self.engine.query_inputs(sql)
-        if isinstance(query, str):
-            raise self._refuse(query)
         if query.unfixed:
             raise self._refuse(query.unfixed)
-        itself = [name for name in query.tables if _same_table(name, self.target)]
+        itself = [name for name in query.tables if is_target(name, self.target)]
         if itself:
             raise self._refuse(f"its SQL reads its own table ({itself[0]})")
         now = build_inputs(sql, self.model.get("config") or {}, query)

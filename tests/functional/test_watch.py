@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from dbt.adapters.s3tables.engines.jvm_process import ARCHIVE_EXIT_WAIT_SECONDS
 from tests.functional.harness import (
     Project,
     assert_readable,
@@ -29,6 +30,10 @@ SCHEMA_YML = "version: 2\nmodels:\n  - name: numbers\n    description: the numbe
 SAVED_OK = "models/numbers.sql saved: `dbt run -s numbers` OK in "
 # What one run in a warm process may take on a busy 2-core machine, at most.
 RUN_LIMIT = 60
+# How long a stop may take: a JVM that writes the class archive as it exits is given
+# ARCHIVE_EXIT_WAIT_SECONDS before it is killed (a fresh cache, or one whose archive of this
+# configuration was evicted), then Python ends.
+STOP_LIMIT = ARCHIVE_EXIT_WAIT_SECONDS + 30
 
 
 def start_watch(project: Project, console: Path, *args: str) -> subprocess.Popen[bytes]:
@@ -79,7 +84,7 @@ def test_each_save_runs_an_error_is_one_line_and_ctrl_c_stops_it_all(tmp_path: P
         assert driver_jvm_of(watch, console) == jvm
 
         watch.send_signal(signal.SIGINT)
-        assert watch.wait(timeout=60) == 0
+        assert watch.wait(timeout=STOP_LIMIT) == 0
         # Stopped and waited for before the watch ended, not left to the reaper's grace.
         assert not jvm_alive(jvm)
         output = console.read_text()
@@ -106,7 +111,7 @@ def test_sigterm_stops_it_as_ctrl_c_does(tmp_path: Path) -> None:
         # The project does not parse: every source file is watched until it does.
         assert "Watching the project's 2 files (dbt lists none for the selection yet)" in output
         watch.send_signal(signal.SIGTERM)
-        assert watch.wait(timeout=60) == 0
+        assert watch.wait(timeout=STOP_LIMIT) == 0
         assert console.read_text().splitlines()[-1].endswith("Stopped watching (SIGTERM)")
     finally:
         if watch.poll() is None:

@@ -5,12 +5,15 @@ read exactly is refused, naming the fix, before anything is written."""
 from __future__ import annotations
 
 import json
+import random
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
+from dbt.adapters.s3tables.incremental.upstream_changes import row_changes_sql
 from tests.functional.harness import (
     Project,
     adapter_responses,
@@ -175,6 +178,38 @@ def rows(project, table: str) -> list[tuple]:
     return query_rows(project, f"select id, name from {relation(project, table)} order by id")
 
 
+Row = tuple[object, ...]
+
+
+def netted(before: list[Row], after: list[Row], key_width: int) -> Counter[Row]:
+    """The row changes as docs/incremental.md states them, per key (its first `key_width`
+    columns): a key whose rows differ as multisets gives each row `after` holds of it, as
+    often, as INSERT (no row before) or UPDATE; a key with no row left, each distinct row
+    it had, once, as DELETE."""
+    changes: Counter[Row] = Counter()
+    for key in {row[:key_width] for row in before + after}:
+        was = Counter(row for row in before if row[:key_width] == key)
+        now = Counter(row for row in after if row[:key_width] == key)
+        if was == now:
+            continue
+        if not now:
+            changes.update((*row, "DELETE") for row in was)
+        else:
+            kind = "UPDATE" if was else "INSERT"
+            changes.update({(*row, kind): count for row, count in now.items()})
+    return changes
+
+
+def values_sql(rows: list[Row]) -> str:
+    """A query of `rows` (case, k, k2, v), or none of them."""
+    if not rows:
+        return "(SELECT 0 AS c, 1 AS k, 'a' AS k2, 1 AS v WHERE false)"
+    literals = ", ".join(
+        "(" + ", ".join("NULL" if v is None else repr(v) for v in row) + ")" for row in rows
+    )
+    return f"(SELECT c, k, cast(k2 AS string) AS k2, v FROM VALUES {literals} AS t(c, k, k2, v))"
+
+
 class TestUpstreamRowChanges:
     @pytest.fixture(scope="class")
     def models(self):
@@ -218,6 +253,27 @@ class TestUpstreamRowChanges:
         assert_all_passed(run_dbt(["run", "-s", "customers_mirror"]), 1)
         assert rows(project, "customers_mirror") == [(1, "A"), (2, "B")]
         assert len(snapshot_ids(project, mirror)) - len(before) <= 1
+
+    def test_both_nettings_give_the_documented_changes(self, project):
+        # Random multisets of rows, many cases at once: the case number leads the key, so
+        # each case nets apart. Repeated rows, repeated keys, NULL keys, empty ends.
+        rng = random.Random(20261129)
+        before: list[Row] = []
+        after: list[Row] = []
+        for case in range(60):
+            for rows in (before, after):
+                for _ in range(rng.randint(0, 6)):
+                    k = rng.choice([None, 1, 2, 3])
+                    rows.append((case, k, rng.choice([None, "a", "b"]), rng.choice([1, 2])))
+        columns = ["c", "k", "k2", "v"]
+        for keys in (["c", "k"], ["c", "k", "k2"]):
+            expected = netted(before, after, len(keys))
+            for whole_snapshots in (True, False):
+                sql = row_changes_sql(
+                    values_sql(before), values_sql(after), columns, keys, whole_snapshots
+                )
+                got = Counter(tuple(row) for row in project.run_sql(sql, fetch="all"))
+                assert got == expected, (keys, whole_snapshots)
 
     def test_a_schema_change_is_refused_and_a_rollback_read_as_a_difference(self, project):
         upstream, mirror = relation(project, "customers"), relation(project, "customers_mirror")

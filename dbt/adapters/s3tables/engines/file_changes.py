@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 # how many changed keys are compared one by one (above, the span of them).
 _INTEGER_TYPES = ("INTEGER", "LONG")
 _PRUNING_KEYS = 10_000
+# The smallest split of a staged read (Iceberg's cost of opening a file, 4 MB, makes a
+# smaller one pointless).
+_MIN_SPLIT_BYTES = 4 * 1024 * 1024
 # Iceberg's FileContent of an equality delete file.
 _EQUALITY_DELETES = "EQUALITY_DELETES"
 # Why a server engine (thrift, connect) compares two snapshots whole instead.
@@ -121,7 +124,13 @@ class _Reader:
             self.jtable, task_set, tasks
         )
         self.task_sets.append(task_set)
+        # A staged scan packs its files into splits of the table's target size (128 MB):
+        # two 50 MB files would be one task on one core. Split to use every core.
+        total = sum(int(file.task.length()) for file in files)
+        cores = max(1, self.spark.sparkContext.defaultParallelism)
+        split = max(_MIN_SPLIT_BYTES, -(-total // cores))
         reader = self.spark.read.option("scan-task-set-id", task_set)
+        reader = reader.option("split-size", str(split))
         return reader.table(self.table).select(*columns)
 
     def may_hold(
@@ -203,14 +212,6 @@ def changed_rows_views(
     )
     untouched = [at_end[path] for path in (at_start.keys() & at_end.keys()) - set(touched)]
 
-    position = ["file_path", "pos"]
-    new_deletes = reader.deleted_positions(end, touched).select(*position)
-    old_deletes = reader.deleted_positions(start, touched).select(*position)
-    if touched and old_deletes.exceptAll(new_deletes).limit(1).count():
-        return RangeFiles(
-            fallback="a deletion in the upstream was undone within the range (a rollback)",
-            task_sets=tuple(reader.task_sets),
-        )
     # What the range changed is small beside the table: each part is cached, so each file
     # is read once (the netting query refers to its rows twice), and released with the
     # connection.
@@ -224,7 +225,30 @@ def changed_rows_views(
     # No file's deletes changed (appends and copy-on-write only): no position is read.
     deleted = reader.rows([], columns)
     if touched:
-        gone = kept(new_deletes.exceptAll(old_deletes))
+        # Each deleted position of the touched files, whether deleted at each end: one
+        # grouping gives those the range deleted and those it undid.
+        position = ["file_path", "pos"]
+        at_ends = (
+            reader.deleted_positions(end, touched)
+            .select(*position, f.lit(1).alias("at_end"), f.lit(0).alias("at_start"))
+            .unionAll(
+                reader.deleted_positions(start, touched).select(
+                    *position, f.lit(0).alias("at_end"), f.lit(1).alias("at_start")
+                )
+            )
+        )
+        ends = kept(
+            at_ends.groupBy(*position).agg(
+                f.max("at_end").alias("at_end"), f.max("at_start").alias("at_start")
+            )
+        )
+        if ends.where("at_start > at_end").limit(1).count():
+            return RangeFiles(
+                fallback="a deletion in the upstream was undone within the range (a rollback)",
+                task_sets=tuple(reader.task_sets),
+                cached=tuple(cached),
+            )
+        gone = ends.where("at_end > at_start").select(*position)
         at_gone = (f.col("_file") == f.col("file_path")) & (f.col("_pos") == f.col("pos"))
         deleted = (
             reader.rows([at_start[path] for path in touched], [*columns, "_file", "_pos"])

@@ -218,13 +218,17 @@ class UpstreamChanges:
             )
             if files.fallback is None:
                 logger.info(f"{model}: {planned.upstream} read file by file: {files.described}")
-                return f"({row_changes_sql(files.before, files.after, columns, planned.keys)})"
+                netting = row_changes_sql(
+                    files.before, files.after, columns, planned.keys, whole_snapshots=False
+                )
+                return f"({netting})"
             logger.info(
                 f"{model}: {planned.upstream} read as the difference of two whole snapshots, "
                 f"not file by file: {files.fallback}"
             )
             before = f"{upstream} VERSION AS OF {planned.start}"
-            return f"({row_changes_sql(before, at, columns, planned.keys)})"
+            netting = row_changes_sql(before, at, columns, planned.keys, whole_snapshots=True)
+            return f"({netting})"
         view = f"dbt_upstream_changes_{uuid.uuid4().hex}"
         self._engine().create_appended_rows_view(view, table, planned.start, planned.end)
         return f"(SELECT *{label} FROM {quote(view)})"
@@ -237,7 +241,13 @@ def unit_test_rows(given: str, keys: Sequence[str]) -> str:
     return f"(SELECT *{label} FROM {given})"
 
 
-def row_changes_sql(before: str, after: str, columns: Sequence[str], keys: Sequence[str]) -> str:
+def row_changes_sql(
+    before: str,
+    after: str,
+    columns: Sequence[str],
+    keys: Sequence[str],
+    whole_snapshots: bool,
+) -> str:
     """The row changes between the tables `before` and `after` (of the same `columns`), per
     key whose rows differ: each row `after` holds of it (as often as it holds it), as
     INSERT when `before` held no row of the key, else UPDATE; a key `after` holds no row
@@ -245,27 +255,57 @@ def row_changes_sql(before: str, after: str, columns: Sequence[str], keys: Seque
     deleted, as a whole: one of its two rows removed is an UPDATE to the row left, never a
     DELETE of the key. Rows are compared whole, as multisets (each distinct row counted at
     each end), so rewritten files, delete files and deletion vectors make no difference;
-    each table is scanned once, and only the changed keys' rows are windowed."""
+    each table is scanned once.
+
+    How the rows are grouped depends on how many there are. Two `whole_snapshots` hold
+    every row of the table: only the changed keys' rows are windowed (a semi join), the
+    others are never sorted. The rows of the changed files alone (file_changes.py) are
+    few: they are shuffled once, by key, and the rows' and keys' counts are taken in that
+    one partitioning (a shuffle is a Spark job of its own, whose fixed cost outweighs
+    such rows' sorting)."""
     column_list = ", ".join(quote(c) for c in columns)
     by_key = ", ".join(quote(k) for k in keys)
-    on_key = " AND ".join(f"dbt_rows.{quote(k)} <=> dbt_changed.{quote(k)}" for k in keys)
-    return (
-        "WITH dbt_rows AS (\n"
-        f"SELECT {column_list}, sum(dbt_after) AS dbt_after, sum(dbt_before) AS dbt_before\n"
-        f"FROM (SELECT {column_list}, 1 AS dbt_after, 0 AS dbt_before FROM {after}\n"
-        f"UNION ALL SELECT {column_list}, 0 AS dbt_after, 1 AS dbt_before FROM {before}) "
-        f"AS dbt_both\nGROUP BY {column_list}),\n"
-        f"dbt_changed AS (SELECT DISTINCT {by_key} FROM dbt_rows WHERE dbt_after <> dbt_before),\n"
-        "dbt_key_rows AS (\n"
-        "SELECT dbt_rows.*, "
+    both = (
+        f"SELECT {column_list}, 1 AS dbt_after, 0 AS dbt_before FROM {after}\n"
+        f"UNION ALL SELECT {column_list}, 0 AS dbt_after, 1 AS dbt_before FROM {before}"
+    )
+    key_counts = (
         f"sum(dbt_after) OVER (PARTITION BY {by_key}) AS dbt_key_after, "
-        f"sum(dbt_before) OVER (PARTITION BY {by_key}) AS dbt_key_before\n"
-        f"FROM dbt_rows LEFT SEMI JOIN dbt_changed ON {on_key})\n"
-        f"SELECT {column_list}, CASE WHEN dbt_key_after = 0 THEN 'DELETE' "
+        f"sum(dbt_before) OVER (PARTITION BY {by_key}) AS dbt_key_before"
+    )
+    if whole_snapshots:
+        on_key = " AND ".join(f"dbt_rows.{quote(k)} <=> dbt_changed.{quote(k)}" for k in keys)
+        grouped = (
+            f"WITH dbt_rows AS (\n"
+            f"SELECT {column_list}, sum(dbt_after) AS dbt_after, sum(dbt_before) AS dbt_before\n"
+            f"FROM ({both}) AS dbt_both\nGROUP BY {column_list}),\n"
+            f"dbt_changed AS (SELECT DISTINCT {by_key} FROM dbt_rows "
+            "WHERE dbt_after <> dbt_before),\n"
+            f"dbt_key_rows AS (\nSELECT dbt_rows.*, {key_counts}\n"
+            f"FROM dbt_rows LEFT SEMI JOIN dbt_changed ON {on_key})\n"
+        )
+        changed = ""
+    else:
+        # Grouping by every column keeps the partitioning by key (a subset of them), and so
+        # does the window: one shuffle in all.
+        grouped = (
+            f"WITH dbt_rows AS (\n"
+            f"SELECT {column_list}, sum(dbt_after) AS dbt_after, sum(dbt_before) AS dbt_before\n"
+            f"FROM (SELECT * FROM ({both}) AS dbt_both DISTRIBUTE BY {by_key}) AS dbt_by_key\n"
+            f"GROUP BY {column_list}),\n"
+            f"dbt_key_rows AS (\nSELECT dbt_rows.*, {key_counts}, "
+            "max(CASE WHEN dbt_after <> dbt_before THEN 1 ELSE 0 END) "
+            f"OVER (PARTITION BY {by_key}) AS dbt_key_changed\n"
+            "FROM dbt_rows)\n"
+        )
+        changed = "dbt_key_changed = 1 AND "
+    return (
+        grouped + f"SELECT {column_list}, CASE WHEN dbt_key_after = 0 THEN 'DELETE' "
         f"WHEN dbt_key_before = 0 THEN 'INSERT' ELSE 'UPDATE' END AS {CHANGE_TYPE_COLUMN}\n"
         "FROM dbt_key_rows\n"
         # A kept key's rows, each as often as `after` holds it; a deleted key's, once each.
         "LATERAL VIEW explode(sequence(1, CASE WHEN dbt_key_after = 0 THEN 1 "
         "ELSE greatest(dbt_after, 1) END)) dbt_copies AS dbt_copy\n"
-        "WHERE (dbt_key_after > 0 AND dbt_after > 0) OR (dbt_key_after = 0 AND dbt_before > 0)"
+        f"WHERE {changed}((dbt_key_after > 0 AND dbt_after > 0) OR "
+        "(dbt_key_after = 0 AND dbt_before > 0))"
     )

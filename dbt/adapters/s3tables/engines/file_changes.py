@@ -250,8 +250,13 @@ def changed_rows_views(
             )
         gone = ends.where("at_end > at_start").select(*position)
         at_gone = (f.col("_file") == f.col("file_path")) & (f.col("_pos") == f.col("pos"))
+        # Read at the end with Iceberg's `_deleted` column, the rows the end's deletes remove
+        # are marked, not dropped (their values are the file's, as at the start): only
+        # those few reach the join that keeps the range's own.
+        marked = [*columns, "_file", "_pos", "_deleted"]
         deleted = (
-            reader.rows([at_start[path] for path in touched], [*columns, "_file", "_pos"])
+            reader.rows([at_end[path] for path in touched], marked)
+            .where(f.col("_deleted"))
             .join(f.broadcast(gone), at_gone, "left_semi")
             .select(*columns)
         )

@@ -45,6 +45,12 @@ _PRUNING_KEYS = 10_000
 _MIN_SPLIT_BYTES = 4 * 1024 * 1024
 # Iceberg's FileContent of an equality delete file.
 _EQUALITY_DELETES = "EQUALITY_DELETES"
+# Why a format v3 upstream is compared whole on Spark 4.1 (its Iceberg runtime reads a
+# staged task set as a table of its own, which has no metadata columns for v3 tables).
+V3_ON_SPARK_4 = (
+    "Iceberg's Spark 4.1 runtime reads a format v3 table's files without their `_file` "
+    "and `_pos` columns"
+)
 # Why a server engine (thrift, connect) compares two snapshots whole instead.
 SERVER_READS_NO_FILES = (
     "the Spark server plans the upstream's files, and dbt's process cannot stage them"
@@ -91,6 +97,33 @@ class _Reader:
         )
         self.task_sets: list[str] = []
 
+    def by_option(self) -> bool:
+        """Whether this Iceberg reads a staged task set through the table's read option
+        `scan-task-set-id` (its Spark 3.5 runtime). The Spark 4.1 runtime has no such option
+        (a read that gives it reads the whole table): a task set is read as a table of its
+        own, registered in Iceberg's `SparkTableCache` under the set's id, as Iceberg's own
+        rewrites read it."""
+        from py4j.protocol import Py4JError
+
+        try:
+            return bool(self.jvm.org.apache.iceberg.spark.SparkReadOptions.SCAN_TASK_SET_ID)
+        except Py4JError:
+            return False
+
+    def table_cache(self) -> Any:
+        """Iceberg's `SparkTableCache` singleton (py4j cannot call its static `get()`,
+        which an instance method shares the name of)."""
+        gateway = self.spark.sparkContext._gateway
+        assert gateway is not None
+        cache_class = self.jvm.java.lang.Class.forName(
+            "org.apache.iceberg.spark.SparkTableCache",
+            True,
+            self.jtable.getClass().getClassLoader(),
+        )
+        no_classes = gateway.new_array(self.jvm.java.lang.Class, 0)
+        no_arguments = gateway.new_array(self.jvm.java.lang.Object, 0)
+        return cache_class.getMethod("get", no_classes).invoke(None, no_arguments)
+
     def files_at(self, snapshot: int) -> tuple[dict[str, _FileAt], bool]:
         """Every data file live at `snapshot`, by location, and whether any of them has
         equality deletes."""
@@ -129,9 +162,11 @@ class _Reader:
         total = sum(int(file.task.length()) for file in files)
         cores = max(1, self.spark.sparkContext.defaultParallelism)
         split = max(_MIN_SPLIT_BYTES, -(-total // cores))
-        reader = self.spark.read.option("scan-task-set-id", task_set)
-        reader = reader.option("split-size", str(split))
-        return reader.table(self.table).select(*columns)
+        reader = self.spark.read.option("split-size", str(split))
+        if self.by_option():
+            return reader.option("scan-task-set-id", task_set).table(self.table).select(*columns)
+        self.table_cache().add(task_set, self.jtable)
+        return reader.format("iceberg").load(task_set).select(*columns)
 
     def may_hold(
         self, files: Sequence[_FileAt], keys: Sequence[str], changed_keys: DataFrame
@@ -197,6 +232,8 @@ def changed_rows_views(
 
     reader = _Reader(spark, table)
     jtable = reader.jtable
+    if not reader.by_option() and int(jtable.operations().current().formatVersion()) >= 3:
+        return RangeFiles(fallback=V3_ON_SPARK_4)
     if jtable.snapshot(end).schemaId() != jtable.schema().schemaId():
         return RangeFiles(fallback="the upstream's columns changed after the range")
     at_start, equality_at_start = reader.files_at(start)
@@ -308,5 +345,8 @@ def release(spark: SparkSession, table: str, read: RangeFiles) -> None:
     if read.task_sets:
         reader = _Reader(spark, table)
         manager = reader.jvm.org.apache.iceberg.spark.ScanTaskSetManager.get()
+        cache = None if reader.by_option() else reader.table_cache()
         for task_set in read.task_sets:
             manager.removeTasks(reader.jtable, task_set)
+            if cache is not None:
+                cache.remove(task_set)

@@ -17,10 +17,12 @@ key columns only, then read whole from the files that hold them. A file whose ke
 scanned: keys that grow with time change in the newest files.
 
 Each set of files is read through Iceberg's staged scan tasks (`ScanTaskSetManager`, as
-Iceberg's own rewrite actions read), so deletes apply as at that snapshot. Where this
-cannot be exact, `fallback` says why and the caller compares the two snapshots whole:
-equality deletes (written by Flink and others, not Spark), a deletion that the range
-undid (a rollback), or columns changed after the range.
+Iceberg's own rewrite actions read), so deletes apply as at that snapshot: on Spark 3.5
+through the table's `scan-task-set-id` read option, on Spark 4.1 (whose Iceberg runtime has
+no such option) as a table of its own in Iceberg's `SparkTableCache`. Where this cannot be
+exact, `fallback` says why and the caller compares the two snapshots whole: equality
+deletes (written by Flink and others, not Spark), a deletion that the range undid (a
+rollback), columns changed after the range, or a format v3 upstream on Spark 4.1.
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ import bisect
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.s3tables.sql.text import quote
@@ -99,12 +100,13 @@ class _Reader:
         )
         self.task_sets: list[str] = []
 
+    @cached_property
     def by_option(self) -> bool:
         """Whether this Iceberg reads a staged task set through the table's read option
-        `scan-task-set-id` (its Spark 3.5 runtime). The Spark 4.1 runtime has no such option
-        (a read that gives it reads the whole table): a task set is read as a table of its
-        own, registered in Iceberg's `SparkTableCache` under the set's id, as Iceberg's own
-        rewrites read it."""
+        `scan-task-set-id` (its Spark 3.5 runtime; asked of the JVM once per reader). The
+        Spark 4.1 runtime has no such option (a read that gives it reads the whole table): a
+        task set is read as a table of its own, registered in Iceberg's `SparkTableCache`
+        under the set's id, as Iceberg's own rewrites read it."""
         from py4j.protocol import Py4JError
 
         try:
@@ -112,6 +114,7 @@ class _Reader:
         except Py4JError:
             return False
 
+    @cached_property
     def table_cache(self) -> Any:
         """Iceberg's `SparkTableCache` singleton (py4j cannot call its static `get()`,
         which an instance method shares the name of)."""
@@ -165,9 +168,9 @@ class _Reader:
         cores = max(1, self.spark.sparkContext.defaultParallelism)
         split = max(_MIN_SPLIT_BYTES, -(-total // cores))
         reader = self.spark.read.option("split-size", str(split))
-        if self.by_option():
+        if self.by_option:
             return reader.option("scan-task-set-id", task_set).table(self.table).select(*columns)
-        self.table_cache().add(task_set, self.jtable)
+        self.table_cache.add(task_set, self.jtable)
         return reader.format("iceberg").load(task_set).select(*columns)
 
     def may_hold(
@@ -234,7 +237,7 @@ def changed_rows_views(
 
     reader = _Reader(spark, table)
     jtable = reader.jtable
-    if not reader.by_option() and int(jtable.operations().current().formatVersion()) >= 3:
+    if not reader.by_option and int(jtable.operations().current().formatVersion()) >= 3:
         return RangeFiles(fallback=V3_ON_SPARK_4)
     if jtable.snapshot(end).schemaId() != jtable.schema().schemaId():
         return RangeFiles(fallback="the upstream's columns changed after the range")
@@ -347,7 +350,7 @@ def release(spark: SparkSession, table: str, read: RangeFiles) -> None:
     if read.task_sets:
         reader = _Reader(spark, table)
         manager = reader.jvm.org.apache.iceberg.spark.ScanTaskSetManager.get()
-        cache = None if reader.by_option() else reader.table_cache()
+        cache = None if reader.by_option else reader.table_cache
         for task_set in read.task_sets:
             manager.removeTasks(reader.jtable, task_set)
             if cache is not None:

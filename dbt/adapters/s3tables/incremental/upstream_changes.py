@@ -273,12 +273,22 @@ def row_changes_sql(
         f"sum(dbt_after) OVER (PARTITION BY {by_key}) AS dbt_key_after, "
         f"sum(dbt_before) OVER (PARTITION BY {by_key}) AS dbt_key_before"
     )
+    # Whole snapshots are grouped as they come; the changed files' few rows are first
+    # partitioned by key, which grouping by every column (the key among them) and the
+    # window keep: one shuffle in all.
+    rows_from = (
+        f"({both}) AS dbt_both\n"
+        if whole_snapshots
+        else f"(SELECT * FROM ({both}) AS dbt_both DISTRIBUTE BY {by_key}) AS dbt_by_key\n"
+    )
+    grouped = (
+        "WITH dbt_rows AS (\n"
+        f"SELECT {column_list}, sum(dbt_after) AS dbt_after, sum(dbt_before) AS dbt_before\n"
+        f"FROM {rows_from}GROUP BY {column_list}),\n"
+    )
     if whole_snapshots:
         on_key = " AND ".join(f"dbt_rows.{quote(k)} <=> dbt_changed.{quote(k)}" for k in keys)
-        grouped = (
-            f"WITH dbt_rows AS (\n"
-            f"SELECT {column_list}, sum(dbt_after) AS dbt_after, sum(dbt_before) AS dbt_before\n"
-            f"FROM ({both}) AS dbt_both\nGROUP BY {column_list}),\n"
+        grouped += (
             f"dbt_changed AS (SELECT DISTINCT {by_key} FROM dbt_rows "
             "WHERE dbt_after <> dbt_before),\n"
             f"dbt_key_rows AS (\nSELECT dbt_rows.*, {key_counts}\n"
@@ -286,13 +296,7 @@ def row_changes_sql(
         )
         changed = ""
     else:
-        # Grouping by every column keeps the partitioning by key (a subset of them), and so
-        # does the window: one shuffle in all.
-        grouped = (
-            f"WITH dbt_rows AS (\n"
-            f"SELECT {column_list}, sum(dbt_after) AS dbt_after, sum(dbt_before) AS dbt_before\n"
-            f"FROM (SELECT * FROM ({both}) AS dbt_both DISTRIBUTE BY {by_key}) AS dbt_by_key\n"
-            f"GROUP BY {column_list}),\n"
+        grouped += (
             f"dbt_key_rows AS (\nSELECT dbt_rows.*, {key_counts}, "
             "max(CASE WHEN dbt_after <> dbt_before THEN 1 ELSE 0 END) "
             f"OVER (PARTITION BY {by_key}) AS dbt_key_changed\n"

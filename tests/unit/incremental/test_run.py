@@ -453,3 +453,15 @@ def test_a_merge_of_no_rows_commits_nothing() -> None:
     response = run.write()
     assert response is not None and response.snapshot_id is None
     assert not any(s.startswith("MERGE") for s in warehouse.statements)
+
+
+@pytest.mark.parametrize("strategy", ["merge", "delete+insert", "scd2"])
+def test_a_keyed_statement_lets_spark_hash_the_smaller_side_of_its_join(strategy: str) -> None:
+    run, warehouse = incremental_run(
+        {"incremental_strategy": strategy, "unique_key": "id"}, iceberg=FakeIceberg(spec=BY_ID)
+    )
+    run.write()
+    assert [s for s in warehouse.statements if s.startswith("MERGE")]
+    assert warehouse.engine.scoped_settings == [
+        {"spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold": "64MB"}
+    ]

@@ -1,13 +1,13 @@
 """on_schema_change modes that replace the table (`full_refresh`, `recreate_empty`,
 `full_incremental_refresh`), for every incremental strategy at once.
 
-One project per mode holds one model per strategy, all reading the table model `src`
+One project holds one model per mode and strategy, all reading the table model `src`
 (the current state of an upstream system, driven by `var('phase')`). The incremental
 branch of every model (except microbatch) keeps only the rows updated in this phase
 (`upd = phase`); the full query returns every row of `src`, including two late rows
 (ids 5 and 6, `upd` 0) that no incremental run ever picks up.
 
-Phases (one `dbt run` each, every model together):
+Phases (one `dbt run` each, every model of every mode together):
   1. first build: id, label, grp, ts, upd, gone
   2. no schema change: the strategy's normal statement, one commit
   3. the model stops returning `gone`: no replacement, old values stay, new rows NULL
@@ -23,6 +23,7 @@ first run and two afterwards (the UTC date must not change while the file runs).
 from __future__ import annotations
 
 import datetime
+from typing import Any
 
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
@@ -197,7 +198,7 @@ def run_phase(phase: int, names: list[str]) -> None:
 def model_query(project, name: str, with_extra: bool) -> str:
     table = relation(project, name)
     extra = ", extra" if with_extra else ""
-    scd2 = ", valid_to is null" if name == "m_scd2" else ""
+    scd2 = ", valid_to is null" if name.endswith("m_scd2") else ""
     return f"select id, label, grp, upd, gone{extra}{scd2} from {table}"
 
 
@@ -208,44 +209,56 @@ def current_rows(project, names: list[str], with_extra: bool) -> dict[str, list[
 def expected_columns(name: str, extra_type: str | None) -> list[tuple[str, str]]:
     types = {"id": "int", "label": "string", "grp": "string", "ts": "timestamp", "upd": "int"}
     columns = [(c, types[c]) for c in BASE_COLUMNS]
-    scd2 = [("valid_from", "timestamp"), ("valid_to", "timestamp")] if name == "m_scd2" else []
+    scd2 = (
+        [("valid_from", "timestamp"), ("valid_to", "timestamp")] if name.endswith("m_scd2") else []
+    )
     if extra_type is None:
         return [*columns, ("gone", "string"), *scd2]
     # A replacement writes the model's columns, then every column it stopped returning.
     return [*columns, ("extra", extra_type), *scd2, ("gone", "string")]
 
 
-# --- one project per mode --------------------------------------------------------------
+# --- the three modes, one project ------------------------------------------------------
 
 
-class SchemaChangeModeScenario:
-    """Phases 1-6 for one mode; subclasses give the mode and its expectations."""
+class ReplacingMode:
+    """One mode: its models (one per strategy, named `<prefix><strategy>`) and what each
+    phase must leave in their tables; subclasses give the mode and its expectations."""
 
     mode: str = ""
+    prefix: str = ""
     with_microbatch = False
 
-    @pytest.fixture(scope="class")
-    @classmethod
-    def models(cls):
-        models = {"src.sql": SRC}
-        for name, strategy in STRATEGIES.items():
-            models[f"{name}.sql"] = model_sql(cls.mode, strategy)
-        if cls.with_microbatch:
-            models["m_microbatch.sql"] = model_sql(cls.mode, MICROBATCH, incremental_filter=False)
-        return models
+    @property
+    def strategies(self) -> list[str]:
+        return [*STRATEGIES, *(["m_microbatch"] if self.with_microbatch else [])]
 
     @property
     def names(self) -> list[str]:
-        return [*STRATEGIES, *(["m_microbatch"] if self.with_microbatch else [])]
+        return [self.prefix + strategy for strategy in self.strategies]
 
-    def expected_replaced(self, name: str, phase: int) -> list[tuple]:
+    def models(self) -> dict[str, str]:
+        return {
+            f"{self.prefix}{strategy}.sql": (
+                model_sql(self.mode, MICROBATCH, incremental_filter=False)
+                if strategy == "m_microbatch"
+                else model_sql(self.mode, STRATEGIES[strategy])
+            )
+            for strategy in self.strategies
+        }
+
+    def by_model(self, values: dict[str, Any]) -> dict[str, Any]:
+        """`values` keyed by strategy, keyed by this mode's model names instead."""
+        return {self.prefix + strategy: value for strategy, value in values.items()}
+
+    def expected_replaced(self, strategy: str, phase: int) -> list[tuple]:
         raise NotImplementedError
 
     def new_snapshots(self, per_table: int) -> dict[str, int]:
         """New snapshots per table: `per_table` for each strategy; microbatch commits once
         per batch, and every run after the first has two (yesterday and today)."""
         counts = dict.fromkeys(STRATEGIES, per_table)
-        return {**counts, "m_microbatch": 2} if self.with_microbatch else counts
+        return self.by_model({**counts, "m_microbatch": 2} if self.with_microbatch else counts)
 
     def new_snapshot_counts(self, before, after) -> dict[str, int]:
         return {name: len(after[name]) - len(before[name]) for name in self.names}
@@ -254,146 +267,172 @@ class SchemaChangeModeScenario:
         """New snapshots of a non-microbatch table on the replacing run of `phase`."""
         raise NotImplementedError
 
-    def test_phases(self, project):
-        names = self.names
+    def check_phase(self, project, phase: int, before, after) -> None:
+        """What the run of `phase` left in this mode's tables (`before`, `after`: each
+        table's snapshots before and after it)."""
+        names, mode = self.names, self.mode
         tables = {name: relation(project, name) for name in names}
-        committed = {}
-
-        # Phases 1-3: normal incremental runs; no replacement.
-        for phase in (1, 2, 3):
-            run_phase(phase, names)
-            expected = {name: EXPECTED_P1_TO_P3[name][phase - 1] for name in names}
-            assert current_rows(project, names, with_extra=False) == {
-                name: sort_rows(rows) for name, rows in expected.items()
-            }, phase
-            assert {name: column_types(project, t) for name, t in tables.items()} == {
-                name: expected_columns(name, None) for name in names
-            }, phase
-            after = {
-                name: snapshot_rows(project, t, SNAPSHOT_COLUMNS) for name, t in tables.items()
-            }
-            if phase > 1:
-                # One statement, so one commit.
-                assert self.new_snapshot_counts(committed, after) == self.new_snapshots(1), phase
-            committed = after
-
-        # Phases 4 (new column) and 5 (type change): the table is replaced.
-        for phase, extra_type in ((4, "string"), (5, "int")):
-            run_phase(phase, names)
-            assert current_rows(project, names, with_extra=True) == {
-                name: sort_rows(self.expected_replaced(name, phase)) for name in names
-            }, phase
-            assert {name: column_types(project, t) for name, t in tables.items()} == {
-                name: expected_columns(name, extra_type) for name in names
-            }, phase
-            after = {
-                name: snapshot_rows(project, t, SNAPSHOT_COLUMNS) for name, t in tables.items()
-            }
-            # The snapshot history from before the replacement is kept.
-            assert {name: after[name][: len(committed[name])] for name in names} == committed
-            assert self.new_snapshot_counts(committed, after) == self.new_snapshots(
+        if phase <= 3:  # normal incremental runs; no replacement
+            expected = {s: EXPECTED_P1_TO_P3[s][phase - 1] for s in self.strategies}
+            extra_type = None
+        elif phase <= 5:  # a new column, then a type change: the table is replaced
+            expected = {s: self.expected_replaced(s, phase) for s in self.strategies}
+            extra_type = {4: "string", 5: "int"}[phase]
+        else:  # no schema change: the replaced table takes the normal statement again
+            expected = {s: after_phase_6(s, self.expected_replaced(s, 5)) for s in self.strategies}
+            extra_type = "int"
+        assert current_rows(project, names, with_extra=extra_type is not None) == self.by_model(
+            {strategy: sort_rows(rows) for strategy, rows in expected.items()}
+        ), (mode, phase)
+        assert {name: column_types(project, t) for name, t in tables.items()} == {
+            name: expected_columns(name, extra_type) for name in names
+        }, (mode, phase)
+        if phase == 1:
+            return
+        # The snapshot history from before the run is kept.
+        assert {name: after[name][: len(before[name])] for name in names} == {
+            name: before[name] for name in names
+        }, (mode, phase)
+        if phase in (4, 5):
+            assert self.new_snapshot_counts(before, after) == self.new_snapshots(
                 self.expected_new_snapshots(phase)
-            ), phase
-            self.check_replacement_commits(project, phase, committed, after)
+            ), (mode, phase)
+            self.check_replacement_commits(phase, before, after)
             # The replaced table is still partitioned as configured.
-            assert partition_columns(project, tables["m_insert_overwrite"]) == ["grp"]
+            assert partition_columns(project, tables[self.prefix + "m_insert_overwrite"]) == [
+                "grp"
+            ], mode
             assert {
                 name: PLAN_PROPERTY in table_properties(project, t) for name, t in tables.items()
-            } == (dict.fromkeys(names, False))
-            committed = after
+            } == dict.fromkeys(names, False), (mode, phase)
+        else:  # one statement, so one commit
+            assert self.new_snapshot_counts(before, after) == self.new_snapshots(1), (mode, phase)
 
-        # Phase 6: no schema change; the replaced table takes the normal statement again.
-        run_phase(6, names)
-        assert current_rows(project, names, with_extra=True) == {
-            name: sort_rows(after_phase_6(name, self.expected_replaced(name, 5))) for name in names
-        }
-        assert {name: column_types(project, t) for name, t in tables.items()} == {
-            name: expected_columns(name, "int") for name in names
-        }
-        after = {name: snapshot_rows(project, t, SNAPSHOT_COLUMNS) for name, t in tables.items()}
-        assert {name: after[name][: len(committed[name])] for name in names} == committed
-        assert self.new_snapshot_counts(committed, after) == self.new_snapshots(1)
-
-    def check_replacement_commits(self, project, phase, before, after) -> None:
+    def check_replacement_commits(self, phase, before, after) -> None:
         """Extra checks on the commits of a replacing run."""
 
+    def added_records(self, before, after, strategies, skip: int = 0) -> dict[str, list]:
+        """Per strategy, the added-records of each snapshot the run committed (after the
+        first `skip`)."""
+        return {
+            strategy: [
+                r[2]
+                for r in after[self.prefix + strategy][len(before[self.prefix + strategy]) + skip :]
+            ]
+            for strategy in strategies
+        }
 
-def after_phase_6(name: str, rows: list[tuple]) -> list[tuple]:
+
+def after_phase_6(strategy: str, rows: list[tuple]) -> list[tuple]:
     """Phase 6 brings one new row, in partition x."""
     new = (8, "h", "x", 6, None, 80)
-    if name == "m_insert_overwrite":
+    if strategy == "m_insert_overwrite":
         return [*(r for r in rows if r[2] != "x"), new]
-    if name == "m_scd2":
+    if strategy == "m_scd2":
         return [*rows, (*new, True)]
     return [*rows, new]
 
 
-def scd2_open(name: str, rows: list[tuple]) -> list[tuple]:
-    return [(*r, True) for r in rows] if name == "m_scd2" else rows
+def scd2_open(strategy: str, rows: list[tuple]) -> list[tuple]:
+    return [(*r, True) for r in rows] if strategy == "m_scd2" else rows
 
 
-class TestFullRefresh(SchemaChangeModeScenario):
+class FullRefresh(ReplacingMode):
     """Replaced from the model's full query: late rows included, history kept."""
 
     mode = "full_refresh"
+    prefix = "fr_"
 
-    def expected_replaced(self, name, phase):
-        return scd2_open(name, FULL[phase])
+    def expected_replaced(self, strategy, phase):
+        return scd2_open(strategy, FULL[phase])
 
     def expected_new_snapshots(self, phase):
         return 1
 
-    def check_replacement_commits(self, project, phase, before, after):
+    def check_replacement_commits(self, phase, before, after):
         # One commit holding every row of the full query.
-        added = {name: [r[2] for r in after[name][len(before[name]) :]] for name in STRATEGIES}
-        assert added == dict.fromkeys(STRATEGIES, [str(len(FULL[phase]))]), phase
+        added = self.added_records(before, after, STRATEGIES)
+        assert added == dict.fromkeys(STRATEGIES, [str(len(FULL[phase]))]), (self.mode, phase)
 
 
-class TestRecreateEmpty(SchemaChangeModeScenario):
+class RecreateEmpty(ReplacingMode):
     """Replaced with this run's incremental rows only; works with microbatch."""
 
     mode = "recreate_empty"
+    prefix = "re_"
     with_microbatch = True
 
-    def expected_replaced(self, name, phase):
-        if name == "m_microbatch":
+    def expected_replaced(self, strategy, phase):
+        if strategy == "m_microbatch":
             return MICROBATCH_RECREATED[phase]
-        return scd2_open(name, INCREMENTAL[phase])
+        return scd2_open(strategy, INCREMENTAL[phase])
 
     def expected_new_snapshots(self, phase):
         return 1
 
-    def check_replacement_commits(self, project, phase, before, after):
+    def check_replacement_commits(self, phase, before, after):
         # Rows per commit: the incremental rows, in the replacing snapshot. microbatch:
         # the first batch (yesterday: id 3) replaces the table, today's batch merges.
-        added = {name: [r[2] for r in after[name][len(before[name]) :]] for name in self.names}
+        added = self.added_records(before, after, self.strategies)
         today = {4: "3", 5: "4"}[phase]
         assert added == {
-            **{name: [str(len(INCREMENTAL[phase]))] for name in STRATEGIES},
+            **{strategy: [str(len(INCREMENTAL[phase]))] for strategy in STRATEGIES},
             "m_microbatch": ["1", today],
-        }, phase
+        }, (self.mode, phase)
 
 
-class TestFullIncrementalRefresh(SchemaChangeModeScenario):
+class FullIncrementalRefresh(ReplacingMode):
     """Same rows as full_refresh, one commit for the (empty) replacement and one per day
     holding rows; rows before `begin` and NULL event times go in the first chunk."""
 
     mode = "full_incremental_refresh"
+    prefix = "fir_"
     # Rows per chunk. Phase 4: days -2 (id 1, plus ids 5 and 6), -1 (id 3), 0 (2, 4, 7).
     # Phase 5: id 1 moved to day 0: days -1 (id 3, plus 5 and 6) and 0 (1, 2, 4, 7).
     CHUNKS = {4: ["3", "1", "3"], 5: ["3", "4"]}
 
-    def expected_replaced(self, name, phase):
-        return scd2_open(name, FULL[phase])
+    def expected_replaced(self, strategy, phase):
+        return scd2_open(strategy, FULL[phase])
 
     def expected_new_snapshots(self, phase):
         return 1 + len(self.CHUNKS[phase])
 
-    def check_replacement_commits(self, project, phase, before, after):
-        added = {name: [r[2] for r in after[name][len(before[name]) + 1 :]] for name in STRATEGIES}
-        assert added == dict.fromkeys(STRATEGIES, self.CHUNKS[phase]), phase
-        replaced = {name: after[name][len(before[name])][2] in (None, "0") for name in STRATEGIES}
-        assert replaced == dict.fromkeys(STRATEGIES, True), phase
+    def check_replacement_commits(self, phase, before, after):
+        added = self.added_records(before, after, STRATEGIES, skip=1)
+        assert added == dict.fromkeys(STRATEGIES, self.CHUNKS[phase]), (self.mode, phase)
+        replaced = {
+            strategy: after[self.prefix + strategy][len(before[self.prefix + strategy])][2]
+            in (None, "0")
+            for strategy in STRATEGIES
+        }
+        assert replaced == dict.fromkeys(STRATEGIES, True), (self.mode, phase)
+
+
+MODES = (FullRefresh(), RecreateEmpty(), FullIncrementalRefresh())
+
+
+class TestReplacingModes:
+    """Phases 1-6 for the three modes at once: each phase is one `dbt run` of every model."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        models = {"src.sql": SRC}
+        for mode in MODES:
+            models.update(mode.models())
+        return models
+
+    def test_phases(self, project):
+        names = [name for mode in MODES for name in mode.names]
+        tables = {name: relation(project, name) for name in names}
+        before: dict[str, list] = {}
+        for phase in range(1, 7):
+            run_phase(phase, names)
+            after = {
+                name: snapshot_rows(project, t, SNAPSHOT_COLUMNS) for name, t in tables.items()
+            }
+            for mode in MODES:
+                mode.check_phase(project, phase, before, after)
+            before = after
 
 
 # --- microbatch cannot rebuild its whole history; unknown modes ------------------------

@@ -216,17 +216,7 @@ class TestBadConfigWritesNothing(OnDbtSparkWithThePackage, strategies.TestBadCon
 # --- the adapter's schema evolution and state tests, unchanged -----------------------
 
 
-class TestFullRefreshMode(OnDbtSparkWithThePackage, replacing_modes.TestFullRefresh):
-    pass
-
-
-class TestRecreateEmptyMode(OnDbtSparkWithThePackage, replacing_modes.TestRecreateEmpty):
-    pass
-
-
-class TestFullIncrementalRefreshMode(
-    OnDbtSparkWithThePackage, replacing_modes.TestFullIncrementalRefresh
-):
+class TestReplacingModes(OnDbtSparkWithThePackage, replacing_modes.TestReplacingModes):
     pass
 
 

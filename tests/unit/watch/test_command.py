@@ -240,6 +240,20 @@ def test_sigterm_stops_it_as_ctrl_c_does() -> None:
     assert signal.getsignal(signal.SIGTERM) == before
 
 
+def test_ctrl_c_is_taken_back_from_a_handler_spark_installed() -> None:
+    received: list[str] = []
+    before = signal.getsignal(signal.SIGINT)
+    calls: list[int] = []
+    with pytest.raises(KeyboardInterrupt), stop_signals(received) as reclaim:
+        # As pyspark's SparkContext does as it starts: a handler that calls the JVM.
+        signal.signal(signal.SIGINT, lambda number, frame: calls.append(number))
+        reclaim()
+        os.kill(os.getpid(), signal.SIGINT)
+        signal.sigtimedwait([], 1)  # the handler runs at the next bytecode; wait for nothing
+    assert (received, calls) == (["SIGINT"], [])
+    assert signal.getsignal(signal.SIGINT) == before
+
+
 def test_arguments_that_cannot_work_are_one_sentence_and_exit_code_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -180,21 +180,28 @@ def say(text: str) -> None:
 
 
 @contextmanager
-def stop_signals(received: list[str]) -> Iterator[None]:
+def stop_signals(received: list[str]) -> Iterator[Callable[[], None]]:
     """SIGTERM stops the watch as Ctrl-C does (a KeyboardInterrupt where the process is,
     which dbt handles by cancelling its statements); `received` gets the signal's name.
-    Once Spark starts, pyspark's SparkContext has SIGINT handled its own way (it cancels
-    every Spark job, then raises KeyboardInterrupt too): a Ctrl-C then goes unrecorded."""
+    Gives `reclaim`, which takes SIGINT back after each dbt invocation: pyspark's
+    SparkContext installs a handler of its own as Spark starts, which calls the JVM from
+    inside the signal handler (to cancel every job), and a Ctrl-C arriving while the
+    process itself waits on the JVM then left the watch stuck, seen once in a test run
+    (more than 90 s, nothing printed)."""
 
     def interrupted(number: int, frame: FrameType | None) -> None:
         received.append(signal.Signals(number).name)
         raise KeyboardInterrupt
 
+    def reclaim() -> None:
+        if signal.getsignal(signal.SIGINT) is not interrupted:
+            signal.signal(signal.SIGINT, interrupted)
+
     previous = {
         number: signal.signal(number, interrupted) for number in (signal.SIGINT, signal.SIGTERM)
     }
     try:
-        yield
+        yield reclaim
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
@@ -229,13 +236,21 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.reconfigure(line_buffering=True)
     received: list[str] = []
     code = 0
-    with stop_signals(received):
+    with stop_signals(received) as reclaim:
         try:
             # dbt's command-line module, imported once (a Ctrl-C during it stops quietly):
             # the first of what this process keeps warm.
             from dbt.cli.main import dbtRunner
 
-            Watch(arguments, dbtRunner().invoke, say, spark_gone=spark_gone).loop()
+            runner = dbtRunner()
+
+            def invoke(args: list[str]) -> dbtRunnerResult:
+                try:
+                    return runner.invoke(args)
+                finally:
+                    reclaim()
+
+            Watch(arguments, invoke, say, spark_gone=spark_gone).loop()
         except KeyboardInterrupt:
             pass  # the signal's name is in `received`
         except Stopped:
@@ -247,7 +262,8 @@ def main(argv: list[str] | None = None) -> int:
             except KeyboardInterrupt:
                 spark_seconds = None
     if not code:
-        # Nothing recorded: pyspark's handler took the Ctrl-C (`stop_signals`).
+        # Nothing recorded: pyspark's handler took the Ctrl-C (in the first run, before
+        # `reclaim`; `stop_signals`).
         say(stopped_line(received[0] if received else "SIGINT", spark_seconds))
     return code
 

@@ -43,8 +43,9 @@ QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
 # The cache's size bound: archives of other configurations beyond it are removed, least
 # recently used first. An archive is 150-210 MB, and one machine may hold ten
 # configurations (two Spark lines, several catalogs' jar lists, Thrift and Connect
-# servers): at 1 GiB, a test run of this repository evicted and rewrote four archives in
-# half an hour, each start without its archive 2.5 s slower and each rewrite seconds more.
+# servers): at 1 GiB, this repository's test run found four of its five archives evicted
+# by benchmarks run in between and wrote them again, each start without its archive
+# 2.5 s slower.
 MAX_CACHE_BYTES = 2 * 1024**3
 # A run that wrote no archive (killed, or a Java that cannot write one) counts an attempt;
 # after this many, the configuration runs without an archive.

@@ -311,16 +311,15 @@ class ReplacingMode:
     def check_replacement_commits(self, phase, before, after) -> None:
         """Extra checks on the commits of a replacing run."""
 
+    def committed(self, before, after, strategy: str) -> list[tuple]:
+        """The snapshots the run committed to `strategy`'s table."""
+        name = self.prefix + strategy
+        return after[name][len(before[name]) :]
+
     def added_records(self, before, after, strategies, skip: int = 0) -> dict[str, list]:
         """Per strategy, the added-records of each snapshot the run committed (after the
         first `skip`)."""
-        return {
-            strategy: [
-                r[2]
-                for r in after[self.prefix + strategy][len(before[self.prefix + strategy]) + skip :]
-            ]
-            for strategy in strategies
-        }
+        return {s: [r[2] for r in self.committed(before, after, s)[skip:]] for s in strategies}
 
 
 def after_phase_6(strategy: str, rows: list[tuple]) -> list[tuple]:
@@ -401,8 +400,7 @@ class FullIncrementalRefresh(ReplacingMode):
         added = self.added_records(before, after, STRATEGIES, skip=1)
         assert added == dict.fromkeys(STRATEGIES, self.CHUNKS[phase]), (self.mode, phase)
         replaced = {
-            strategy: after[self.prefix + strategy][len(before[self.prefix + strategy])][2]
-            in (None, "0")
+            strategy: self.committed(before, after, strategy)[0][2] in (None, "0")
             for strategy in STRATEGIES
         }
         assert replaced == dict.fromkeys(STRATEGIES, True), (self.mode, phase)

@@ -89,7 +89,9 @@ REPEATED_KEY_ROWS = {
     1: "select * from values (1, 'a', 1), (1, 'b', 2), (2, 'c', 1) as t(id, label, version)",
     2: "select * from values (2, 'd', 2), (2, 'e', 3), (2, 'f', 1), (3, 'g', 1) "
     "as t(id, label, version)",
-    3: "select * from values (3, 'h', 2) as t(id, label, version)",
+    # Key 5 twice and new to the table: Iceberg's cardinality check would not see it.
+    3: "select * from values (3, 'h', 2), (5, 'k', 1), (5, 'm', 2) as t(id, label, version)",
+    4: "select * from values (3, 'n', 3) as t(id, label, version)",
 }
 KEYED = "materialized='incremental', unique_key='id', watermark_column='version'"
 
@@ -124,7 +126,11 @@ class TestRepeatedKeys:
         )
         assert f"repeated_scd2: 1 {warning} (3 rows); this scd2 run takes one row per key" in log
         _, log = run_dbt_and_capture(["run", *run_vars(batch=3)])
-        assert query_rows(project, query) == [(1, "a"), (1, "b"), (2, "e"), (3, "h")]
+        assert query_rows(project, query) == [(1, "a"), (1, "b"), (2, "e"), (3, "h"), (5, "m")]
+        assert f"repeated: 1 {warning} (2 rows); this merge run takes one row per key" in log
+        assert f"repeated_scd2: 1 {warning} (2 rows); this scd2 run takes one row per key" in log
+        _, log = run_dbt_and_capture(["run", *run_vars(batch=4)])
+        assert query_rows(project, query) == [(1, "a"), (1, "b"), (2, "e"), (3, "n"), (5, "m")]
         assert warning not in log
         history = f"select id, label, valid_to is null from {relation(project, 'repeated_scd2')}"
         assert query_rows(project, history) == [
@@ -133,5 +139,10 @@ class TestRepeatedKeys:
             (2, "c", False),
             (2, "e", True),
             (3, "g", False),
-            (3, "h", True),
+            (3, "h", False),
+            (3, "n", True),
+            (5, "m", True),
         ]
+        # One commit per run, the first build's included.
+        for model in ("repeated", "repeated_scd2"):
+            assert snapshot_count(project, relation(project, model)) == 4

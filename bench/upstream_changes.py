@@ -21,8 +21,16 @@ new ones, then a DELETE of 0.1%; each contender is a `merge` model on `id`:
 - `upstream_changes(key) log`: the keyed read appended to a log of changes, the read's
   own cost (a merge into a copy as large as the upstream costs in proportion to it).
 A keyed read of such a range reads only the files it changed (`method: session`), else
-the two snapshots whole. With two sizes, each contender's time at the larger over its
-time at the smaller is printed too (1% churn is 10x the rows at 10x the size).
+the two snapshots whole. There every round's updates and deletes are spread over every data
+file, so every file is changed. The third scenario, `recent_changes`, is the same with the
+changes among the newest rows, as late updates to an events table land: the upstream is
+written in 50 appends of 2% (files of narrow `id` ranges), and each round updates and
+deletes rows of the newest 2% only (the same shares of the table). With each scenario of
+row changes, `floor: one scan` is a plain read of every column of the upstream's files
+that the round changed (no dbt, no merge): the least an exact read of the deleted rows'
+values costs, when Iceberg cannot read single rows of a file. With two sizes, each
+contender's time at the larger over its time at the smaller is printed too (1% churn is
+10x the rows at 10x the size).
 After the rounds, each copy is compared with the upstream: the rows it still holds that
 the upstream deleted are reported (`stale rows`).
 
@@ -39,6 +47,7 @@ import os
 import shutil
 import statistics
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +114,15 @@ MODEL_CONFIGS = {
     "watermark_merged": KEYED,
     "watermark_merged_spark": KEYED + ", file_format='iceberg'",
 }
-SCENARIOS = {"appends": APPEND_CONTENDERS, "row_changes": ROW_CHANGE_CONTENDERS}
+SCENARIOS = {
+    "appends": APPEND_CONTENDERS,
+    "row_changes": ROW_CHANGE_CONTENDERS,
+    "recent_changes": ROW_CHANGE_CONTENDERS,
+}
+FLOOR = "floor: one scan"
+# The share of the upstream each append of the `recent_changes` scenario writes, and so the
+# newest rows its rounds change.
+RECENT_SHARE = 50
 
 
 def write_project(root: Path, catalog: CatalogConfig) -> None:
@@ -134,21 +151,61 @@ def append_rows(spark: Any, start: int, count: int) -> None:
     )
 
 
-def change_rows(spark: Any, size: int, run: int, step: int) -> None:
-    """One round of row changes: a MERGE updating every 200th original row (a different
+def change_rows(spark: Any, size: int, run: int, step: int, recent: bool) -> None:
+    """One round of row changes: a MERGE updating 0.5% of the original rows (a different
     set each round) and inserting as many new ones, all with the round's `ts` (later than
-    every earlier row's), then a DELETE of every 1000th original row (0.5%, 0.5% and 0.1%
-    of the original rows)."""
+    every earlier row's), then a DELETE of 0.1% of the original rows. The changed rows are
+    spread over every original row (every 200th updated, every 1000th deleted), or when
+    `recent`, over the newest 2% of them (every 4th updated, every 20th deleted)."""
     start = size + run * step
+    first, updated_every, deleted_every = (
+        (size - size // RECENT_SHARE, 4, 20) if recent else (0, 200, 1000)
+    )
     spark.sql(
         f"MERGE INTO {UPSTREAM} AS t USING ("
         f"SELECT id, timestamp_seconds({100 * size} + {run}) AS ts, "
-        f"concat('updated ', id) AS payload FROM range({run}, {size}, 200) "
+        f"concat('updated ', id) AS payload FROM range({first + run}, {size}, {updated_every}) "
         f"UNION ALL SELECT id, timestamp_seconds({100 * size} + {run}), concat('payload ', id) "
         f"FROM range({start}, {start + step // 2})) AS s ON t.id = s.id "
         "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
     )
-    spark.sql(f"DELETE FROM {UPSTREAM} WHERE id < {size} AND id % 1000 = {500 + run}")
+    spark.sql(
+        f"DELETE FROM {UPSTREAM} WHERE id >= {first} AND id < {size} "
+        f"AND id % {deleted_every} = {deleted_every // 2 + run}"
+    )
+
+
+def snapshot(spark: Any) -> int:
+    """The upstream's current snapshot."""
+    return int(
+        spark.sql(
+            f"SELECT snapshot_id FROM {UPSTREAM}.snapshots ORDER BY committed_at DESC LIMIT 1"
+        ).collect()[0][0]
+    )
+
+
+def floor_seconds(spark: Any, start: int, end: int) -> tuple[float, int]:
+    """A plain Parquet read of every column of the upstream's data files at snapshot `end`
+    that the commits after `start` changed (added, or given new deletes), as one Spark job:
+    the seconds, and the rows read."""
+    added = spark.sql(
+        f"SELECT file_path FROM {UPSTREAM}.files VERSION AS OF {end} "
+        f"EXCEPT SELECT file_path FROM {UPSTREAM}.files VERSION AS OF {start}"
+    )
+    deletes = f"{UPSTREAM}.position_deletes"
+    given_deletes = spark.sql(
+        f"SELECT DISTINCT file_path FROM {deletes} VERSION AS OF {end} WHERE delete_file_path "
+        f"NOT IN (SELECT DISTINCT delete_file_path FROM {deletes} VERSION AS OF {start})"
+    )
+    files = sorted({str(row[0]) for row in added.union(given_deletes).collect()})
+    before = stage_inputs(spark)
+    began = time.perf_counter()
+    spark.read.parquet(*files).selectExpr(
+        "count(*)", "max(id)", "max(ts)", "max(payload)"
+    ).collect()
+    seconds = time.perf_counter() - began
+    read = sum(count for stage, count in stage_inputs(spark).items() if stage not in before)
+    return seconds, read
 
 
 def stage_inputs(spark: Any) -> dict[int, int]:
@@ -201,6 +258,11 @@ def check_copy(spark: Any, scenario: str, label: str, model: str) -> int:
     return stale
 
 
+def labels(scenario: str) -> list[str]:
+    """What a scenario measures: its contenders, and the floor of a scenario of row changes."""
+    return list(SCENARIOS[scenario]) + ([] if scenario == "appends" else [FLOOR])
+
+
 def bench_size(
     spark: Any, root: Path, scenario: str, size: int, rounds: int, rows: list[dict]
 ) -> None:
@@ -212,38 +274,51 @@ def bench_size(
         "TBLPROPERTIES ('write.delete.mode'='merge-on-read', "
         "'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read')"
     )
-    append_rows(spark, 0, size)
+    appends = RECENT_SHARE if scenario == "recent_changes" else 1
+    for part in range(appends):
+        append_rows(spark, part * size // appends, size // appends)
     for model, target, _ in contenders.values():  # the first builds: untimed
         measured_run(spark, root, target, model)
-    labels = list(contenders)
     step = size // 100
     for run in range(rounds):
+        start = snapshot(spark)
         if scenario == "appends":
             append_rows(spark, size + run * step, step)
         else:
-            change_rows(spark, size, run, step)
-        order = labels[run % len(labels) :] + labels[: run % len(labels)]
+            change_rows(spark, size, run, step, recent=scenario == "recent_changes")
+        order = (
+            list(contenders)[run % len(contenders) :] + list(contenders)[: run % len(contenders)]
+        )
         for label in order:
             model, target, _ = contenders[label]
             load = os.getloadavg()[0]
             seconds, read = measured_run(spark, root, target, model)
-            rows.append(
-                {
-                    "scenario": scenario,
-                    "rows": size,
-                    "contender": label,
-                    "round": run + 1,
-                    "model_s": round(seconds, 4),
-                    "rows_read": read,
-                    "stale_rows": None,
-                    "load_1m": load,
-                }
-            )
+            rows.append(measured(scenario, size, label, run, seconds, read, load))
+        if scenario != "appends":
+            load = os.getloadavg()[0]
+            seconds, read = floor_seconds(spark, start, snapshot(spark))
+            rows.append(measured(scenario, size, FLOOR, run, seconds, read, load))
     for label, (model, _, _) in contenders.items():
         stale = None if model in LOGS else check_copy(spark, scenario, label, model)
         for row in rows:
             if (row["scenario"], row["rows"], row["contender"]) == (scenario, size, label):
                 row["stale_rows"] = stale
+
+
+def measured(
+    scenario: str, size: int, label: str, run: int, seconds: float, read: int, load: float
+) -> dict:
+    """One measurement's raw row."""
+    return {
+        "scenario": scenario,
+        "rows": size,
+        "contender": label,
+        "round": run + 1,
+        "model_s": round(seconds, 4),
+        "rows_read": read,
+        "stale_rows": None,
+        "load_1m": load,
+    }
 
 
 def describe(rows: list[dict], scenario: str, size: int) -> list[str]:
@@ -252,11 +327,12 @@ def describe(rows: list[dict], scenario: str, size: int) -> list[str]:
     def median(label: str, column: str) -> float:
         return statistics.median(float(r[column]) for r in measured if r["contender"] == label)
 
-    contenders = list(SCENARIOS[scenario])
+    contenders = labels(scenario)
     what = (
         f"1% appended per run ({size // 100:,} rows)"
         if scenario == "appends"
         else "per run 0.5% updated, 0.5% inserted, 0.1% deleted"
+        + (" (among the newest 2%)" if scenario == "recent_changes" else "")
     )
     lines = [f"{scenario}: {size:,} rows, {what}:"]
     base_seconds = median(contenders[0], "model_s")
@@ -267,7 +343,7 @@ def describe(rows: list[dict], scenario: str, size: int) -> list[str]:
         lines.append(
             f"  {label:26s} {seconds:6.2f} s ({seconds / base_seconds:.2f}x)  "
             f"rows read {read:12,.0f} ({read / base_read:.1f}x)"
-            + (f"  stale rows {stale:,}" if scenario == "row_changes" and stale is not None else "")
+            + (f"  stale rows {stale:,}" if stale is not None else "")
         )
     return lines
 
@@ -284,14 +360,14 @@ def growth(rows: list[dict], scenario: str, small: int, large: int) -> list[str]
 
     return [f"{scenario}: time at {large:,} rows over time at {small:,}:"] + [
         f"  {label:26s} {median(large, label) / median(small, label):.2f}x"
-        for label in SCENARIOS[scenario]
+        for label in labels(scenario)
     ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000000,10000000")
-    parser.add_argument("--scenarios", default="appends,row_changes")
+    parser.add_argument("--scenarios", default="appends,row_changes,recent_changes")
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench_upstream_changes_"))

@@ -189,14 +189,18 @@ class _Reader:
         field = self.jtable.schema().caseInsensitiveFindField(keys[0])
         if field is None or str(field.type().typeId().toString()) not in _INTEGER_TYPES:
             return list(files)
-        values = [row[0] for row in changed_keys.limit(_PRUNING_KEYS + 1).collect()]
-        if any(value is None for value in values):
-            return list(files)
-        if len(values) > _PRUNING_KEYS:  # the span of many keys, not each
-            from pyspark.sql import functions as f
+        from pyspark.sql import functions as f
 
-            values = list(changed_keys.agg(f.min(keys[0]), f.max(keys[0])).collect()[0])
-        values.sort()
+        # One job counts them and takes their span; only a few are fetched one by one.
+        count, non_null, lowest, highest = changed_keys.agg(
+            f.count(f.lit(1)), f.count(keys[0]), f.min(keys[0]), f.max(keys[0])
+        ).collect()[0]
+        if non_null < count:
+            return list(files)
+        if count > _PRUNING_KEYS:  # the span of many keys, not each
+            values = [lowest, highest]
+        else:
+            values = sorted(row[0] for row in changed_keys.collect())
         conversions = self.jvm.org.apache.iceberg.types.Conversions
         field_id, field_type = field.fieldId(), field.type()
 

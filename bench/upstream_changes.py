@@ -189,8 +189,8 @@ def floor_seconds(spark: Any, start: int, end: int) -> tuple[float, int]:
     that the commits after `start` changed (added, or given new deletes), as one Spark job:
     the seconds, and the rows read."""
     added = spark.sql(
-        f"SELECT file_path FROM {UPSTREAM}.files VERSION AS OF {end} "
-        f"EXCEPT SELECT file_path FROM {UPSTREAM}.files VERSION AS OF {start}"
+        f"SELECT file_path FROM {UPSTREAM}.data_files VERSION AS OF {end} "
+        f"EXCEPT SELECT file_path FROM {UPSTREAM}.data_files VERSION AS OF {start}"
     )
     deletes = f"{UPSTREAM}.position_deletes"
     given_deletes = spark.sql(

@@ -16,7 +16,13 @@ from typing import Any
 import pytest
 
 from dbt.adapters.s3tables.watch.arguments import WatchArguments
-from dbt.adapters.s3tables.watch.command import Stopped, Watch, main, stop_signals
+from dbt.adapters.s3tables.watch.command import (
+    Stopped,
+    Watch,
+    main,
+    stop_signals,
+    stopping_invoke,
+)
 
 DATABASE_ERROR = (
     "Database Error in model one (models/one.sql)\n  [PARSE_SYNTAX_ERROR] Syntax error at or "
@@ -252,6 +258,34 @@ def test_ctrl_c_is_taken_back_from_a_handler_spark_installed() -> None:
         signal.sigtimedwait([], 1)  # the handler runs at the next bytecode; wait for nothing
     assert (received, calls) == (["SIGINT"], [])
     assert signal.getsignal(signal.SIGINT) == before
+
+
+def test_a_ctrl_c_during_an_invocation_stops_the_watch_however_dbt_reports_it() -> None:
+    received: list[str] = []
+    reclaimed: list[bool] = []
+
+    def dbt_that_swallows_it(arguments: list[str]) -> Any:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            signal.sigtimedwait([], 1)  # the handler runs at the next bytecode
+        except KeyboardInterrupt:
+            pass
+        return SimpleNamespace(success=False, exception=RuntimeError("Aborted!"))
+
+    with stop_signals(received) as reclaim:
+        invoke = stopping_invoke(dbt_that_swallows_it, received, lambda: reclaimed.append(True))
+        with pytest.raises(KeyboardInterrupt):
+            invoke(["ls"])
+        reclaim()
+    assert (received, reclaimed) == (["SIGINT"], [True])
+
+
+def test_an_invocation_without_a_stop_signal_gives_dbts_result() -> None:
+    result = SimpleNamespace(success=True, exception=None)
+    reclaimed: list[bool] = []
+    invoke = stopping_invoke(lambda arguments: result, [], lambda: reclaimed.append(True))
+    assert invoke(["ls"]) is result
+    assert reclaimed == [True]
 
 
 def test_arguments_that_cannot_work_are_one_sentence_and_exit_code_2(

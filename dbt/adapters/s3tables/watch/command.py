@@ -207,6 +207,25 @@ def stop_signals(received: list[str]) -> Iterator[Callable[[], None]]:
             signal.signal(number, handler)
 
 
+def stopping_invoke(invoke: Invoke, received: list[str], reclaim: Callable[[], None]) -> Invoke:
+    """`invoke` (dbtRunner's), then `reclaim` (SIGINT taken back from pyspark), and a stop
+    when a stop signal came during the invocation (`received`, by `stop_signals`' handler),
+    however dbt reported it. dbt does not always give the KeyboardInterrupt back as the
+    result's exception: a Ctrl-C during the `dbt ls` that follows a run once came back as a
+    listing that named nothing, and the watch went on polling (seen once in a test run)."""
+
+    def invoked(arguments: list[str]) -> dbtRunnerResult:
+        try:
+            result = invoke(arguments)
+        finally:
+            reclaim()
+        if received:
+            raise KeyboardInterrupt
+        return result
+
+    return invoked
+
+
 def spark_gone() -> bool:
     jvm = current_jvm()
     return jvm is not None and not jvm.alive()
@@ -242,14 +261,7 @@ def main(argv: list[str] | None = None) -> int:
             # the first of what this process keeps warm.
             from dbt.cli.main import dbtRunner
 
-            runner = dbtRunner()
-
-            def invoke(args: list[str]) -> dbtRunnerResult:
-                try:
-                    return runner.invoke(args)
-                finally:
-                    reclaim()
-
+            invoke = stopping_invoke(dbtRunner().invoke, received, reclaim)
             Watch(arguments, invoke, say, spark_gone=spark_gone).loop()
         except KeyboardInterrupt:
             pass  # the signal's name is in `received`

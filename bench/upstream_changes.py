@@ -186,8 +186,8 @@ def snapshot(spark: Any) -> int:
 
 def floor_seconds(spark: Any, start: int, end: int) -> tuple[float, int]:
     """A plain Parquet read of every column of the upstream's data files at snapshot `end`
-    that the commits after `start` changed (added, or given new deletes), as one Spark job:
-    the seconds, and the rows read."""
+    that the commits after `start` changed (added, or given new deletes), in one read: the
+    seconds, and the rows read."""
     added = spark.sql(
         f"SELECT file_path FROM {UPSTREAM}.data_files VERSION AS OF {end} "
         f"EXCEPT SELECT file_path FROM {UPSTREAM}.data_files VERSION AS OF {start}"
@@ -286,18 +286,17 @@ def bench_size(
             append_rows(spark, size + run * step, step)
         else:
             change_rows(spark, size, run, step, recent=scenario == "recent_changes")
-        order = (
-            list(contenders)[run % len(contenders) :] + list(contenders)[: run % len(contenders)]
-        )
+        names = list(contenders)
+        order = names[run % len(names) :] + names[: run % len(names)]
         for label in order:
             model, target, _ = contenders[label]
             load = os.getloadavg()[0]
             seconds, read = measured_run(spark, root, target, model)
-            rows.append(measured(scenario, size, label, run, seconds, read, load))
+            rows.append(raw_row(scenario, size, label, run, seconds, read, load))
         if scenario != "appends":
             load = os.getloadavg()[0]
             seconds, read = floor_seconds(spark, start, snapshot(spark))
-            rows.append(measured(scenario, size, FLOOR, run, seconds, read, load))
+            rows.append(raw_row(scenario, size, FLOOR, run, seconds, read, load))
     for label, (model, _, _) in contenders.items():
         stale = None if model in LOGS else check_copy(spark, scenario, label, model)
         for row in rows:
@@ -305,7 +304,7 @@ def bench_size(
                 row["stale_rows"] = stale
 
 
-def measured(
+def raw_row(
     scenario: str, size: int, label: str, run: int, seconds: float, read: int, load: float
 ) -> dict:
     """One measurement's raw row."""

@@ -210,9 +210,9 @@ def stop_signals(received: list[str]) -> Iterator[Callable[[], None]]:
 def stopping_invoke(invoke: Invoke, received: list[str], reclaim: Callable[[], None]) -> Invoke:
     """`invoke` (dbtRunner's), then `reclaim` (SIGINT taken back from pyspark), and a stop
     when a stop signal came during the invocation (`received`, by `stop_signals`' handler),
-    however dbt reported it. dbt does not always give the KeyboardInterrupt back as the
-    result's exception: a Ctrl-C during the `dbt ls` that follows a run once came back as a
-    listing that named nothing, and the watch went on polling (seen once in a test run)."""
+    however dbt reported it. Seen once in a test run: after a Ctrl-C the watch went on
+    polling, its last line a `dbt ls` that had named nothing (the likely path: the signal
+    landed in that `dbt ls`, whose result did not carry the KeyboardInterrupt)."""
 
     def invoked(arguments: list[str]) -> dbtRunnerResult:
         try:

@@ -319,6 +319,27 @@ class TestUpstreamRowChanges:
         assert_all_passed(run_dbt(["run", "-s", "customers_mirror"]), 1)
         assert rows(project, "customers_mirror") == rows(project, "customers"), output
 
+    def test_a_deletion_undone_within_the_range_is_read_as_a_difference(self, project):
+        """A row the model read as deleted is back at the range's end (the upstream rolled
+        back past the delete): its file's deletes shrank, which the file-by-file read
+        cannot net, so the two snapshots are compared whole, and the row comes back."""
+        upstream = relation(project, "customers")
+        assert_all_passed(run_dbt(["run", "--full-refresh"]), 2)
+        (before_delete,) = snapshot_ids(project, upstream)[-1:]
+        project.run_sql(f"delete from {upstream} where id = 2")
+        assert_all_passed(run_dbt(["run", "-s", "customers_mirror"]), 1)
+        assert rows(project, "customers_mirror") == [(1, "a"), (3, "c")]
+
+        project.run_sql(f"call system.rollback_to_snapshot('{upstream}', {before_delete})")
+        project.run_sql(f"update {upstream} set name = 'C' where id = 3")
+        results, output = run_dbt_and_capture(["run", "-s", "customers_mirror"])
+        assert_all_passed(results, 1)
+        assert (
+            "read as the difference of two whole snapshots, not file by file: a deletion in "
+            "the upstream was undone within the range (a rollback)"
+        ) in output
+        assert rows(project, "customers_mirror") == [(1, "a"), (2, "b"), (3, "C")]
+
     def test_only_files_whose_key_bounds_hold_a_changed_key_are_probed(self, project):
         """Keys that grow with time: an update of the newest file's key reads the key
         column of that file alone, not of the older file (its bounds hold no changed key),

@@ -83,6 +83,37 @@ class _FileAt:
     deletes: frozenset[tuple[str, int]]
 
 
+@dataclass(frozen=True)
+class _KeySummary:
+    """The changed keys' count, non-NULL count and span (of the first key column), and how
+    many deleted positions the range undid (a rollback: then the read cannot be exact)."""
+
+    count: int
+    non_null: int
+    lowest: Any
+    highest: Any
+    undone: int
+
+
+def _summarize(changed_keys: DataFrame, key: str, undone: DataFrame | None) -> _KeySummary:
+    """`_KeySummary` in one Spark job: one aggregation over the changed keys and, when the
+    range deleted rows, its undone positions."""
+    from pyspark.sql import functions as f
+
+    marked = changed_keys.select(f.col(key).alias("key"), f.lit(0).alias("undone"))
+    if undone is not None:
+        no_key = f.lit(None).cast(changed_keys.schema[key].dataType)
+        marked = marked.unionAll(undone.select(no_key.alias("key"), f.lit(1).alias("undone")))
+    row = marked.agg(
+        f.count(f.when(f.col("undone") == 0, 1)),
+        f.count("key"),
+        f.min("key"),
+        f.max("key"),
+        f.sum("undone"),
+    ).collect()[0]
+    return _KeySummary(int(row[0]), int(row[1]), row[2], row[3], int(row[4] or 0))
+
+
 class _Reader:
     """Staged reads of one Iceberg table (a three-part SQL name) in one session."""
 
@@ -178,7 +209,11 @@ class _Reader:
         return reader.format("iceberg").load(task_set).select(*columns)
 
     def may_hold(
-        self, files: Sequence[_FileAt], keys: Sequence[str], changed_keys: DataFrame
+        self,
+        files: Sequence[_FileAt],
+        keys: Sequence[str],
+        changed_keys: DataFrame,
+        summary: _KeySummary,
     ) -> list[_FileAt]:
         """The files whose bounds of the key column may hold a value of `changed_keys`:
         for a one-column integer key, a file is left out when no changed key lies between
@@ -189,16 +224,10 @@ class _Reader:
         field = self.jtable.schema().caseInsensitiveFindField(keys[0])
         if field is None or str(field.type().typeId().toString()) not in _INTEGER_TYPES:
             return list(files)
-        from pyspark.sql import functions as f
-
-        # One job counts them and takes their span; only a few are fetched one by one.
-        count, non_null, lowest, highest = changed_keys.agg(
-            f.count(f.lit(1)), f.count(keys[0]), f.min(keys[0]), f.max(keys[0])
-        ).collect()[0]
-        if non_null < count:
+        if summary.non_null < summary.count:
             return list(files)
-        if count > _PRUNING_KEYS:  # the span of many keys, not each
-            values = [lowest, highest]
+        if summary.count > _PRUNING_KEYS:  # the span of many keys, not each
+            values = [summary.lowest, summary.highest]
         else:
             values = sorted(row[0] for row in changed_keys.collect())
         conversions = self.jvm.org.apache.iceberg.types.Conversions
@@ -274,6 +303,7 @@ def changed_rows_views(
 
     # No file's deletes changed (appends and copy-on-write only): no position is read.
     deleted = reader.rows([], columns)
+    undone: DataFrame | None = None
     if touched:
         # Each deleted position of the touched files, whether deleted at each end: one
         # grouping gives those the range deleted and those it undid.
@@ -292,12 +322,8 @@ def changed_rows_views(
                 f.max("at_end").alias("at_end"), f.max("at_start").alias("at_start")
             )
         )
-        if ends.where("at_start > at_end").limit(1).count():
-            return RangeFiles(
-                fallback="a deletion in the upstream was undone within the range (a rollback)",
-                task_sets=tuple(reader.task_sets),
-                cached=tuple(cached),
-            )
+        # Checked with the changed keys' summary below, in the same Spark job.
+        undone = ends.where("at_start > at_end")
         gone = ends.where("at_end > at_start").select(*position)
         at_gone = (f.col("_file") == f.col("file_path")) & (f.col("_pos") == f.col("pos"))
         # Read at the end with Iceberg's `_deleted` column, the rows the end's deletes remove
@@ -325,8 +351,15 @@ def changed_rows_views(
             condition = match if condition is None else condition & match
         return rows.join(changed_keys, condition, "left_semi")
 
+    summary = _summarize(changed_keys, keys[0], undone)
+    if summary.undone:
+        return RangeFiles(
+            fallback="a deletion in the upstream was undone within the range (a rollback)",
+            task_sets=tuple(reader.task_sets),
+            cached=tuple(cached),
+        )
     shared = [at_end[path] for path in touched] + untouched
-    probed = reader.may_hold(shared, keys, changed_keys)
+    probed = reader.may_hold(shared, keys, changed_keys, summary)
     found = of_changed_keys(reader.rows(probed, [*keys, "_file"])).select("_file").distinct()
     holding = sorted(str(row[0]) for row in found.collect())
     if holding:

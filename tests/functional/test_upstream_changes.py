@@ -325,7 +325,7 @@ class TestUpstreamRowChanges:
         cannot net, so the two snapshots are compared whole, and the row comes back."""
         upstream = relation(project, "customers")
         assert_all_passed(run_dbt(["run", "--full-refresh"]), 2)
-        (before_delete,) = snapshot_ids(project, upstream)[-1:]
+        before_delete = snapshot_ids(project, upstream)[-1]
         project.run_sql(f"delete from {upstream} where id = 2")
         assert_all_passed(run_dbt(["run", "-s", "customers_mirror"]), 1)
         assert rows(project, "customers_mirror") == [(1, "a"), (3, "c")]

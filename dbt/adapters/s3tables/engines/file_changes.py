@@ -208,22 +208,27 @@ class _Reader:
         self.table_cache.add(task_set, self.jtable)
         return reader.format("iceberg").load(task_set).select(*columns)
 
+    def pruning_field(self, keys: Sequence[str]) -> Any | None:
+        """The Iceberg field of a one-column integer key, whose file bounds can leave files
+        out of the probe for changed keys (`may_hold`); None for other keys."""
+        if len(keys) != 1:
+            return None
+        field = self.jtable.schema().caseInsensitiveFindField(keys[0])
+        if field is None or str(field.type().typeId().toString()) not in _INTEGER_TYPES:
+            return None
+        return field
+
     def may_hold(
         self,
         files: Sequence[_FileAt],
-        keys: Sequence[str],
+        field: Any,
         changed_keys: DataFrame,
         summary: _KeySummary,
     ) -> list[_FileAt]:
-        """The files whose bounds of the key column may hold a value of `changed_keys`:
-        for a one-column integer key, a file is left out when no changed key lies between
-        its lower and upper bound (Iceberg's column metrics; a file without them is kept).
-        Every file for other keys, or when a changed key is NULL."""
-        if len(keys) != 1 or not files:
-            return list(files)
-        field = self.jtable.schema().caseInsensitiveFindField(keys[0])
-        if field is None or str(field.type().typeId().toString()) not in _INTEGER_TYPES:
-            return list(files)
+        """The files whose bounds of the key column `field` (`pruning_field`) may hold a
+        value of `changed_keys`: a file is left out when no changed key lies between its
+        lower and upper bound (Iceberg's column metrics; a file without them is kept).
+        Every file when a changed key is NULL."""
         if summary.non_null < summary.count:
             return list(files)
         if summary.count > _PRUNING_KEYS:  # the span of many keys, not each
@@ -351,15 +356,20 @@ def changed_rows_views(
             condition = match if condition is None else condition & match
         return rows.join(changed_keys, condition, "left_semi")
 
-    summary = _summarize(changed_keys, keys[0], undone)
-    if summary.undone:
-        return RangeFiles(
-            fallback="a deletion in the upstream was undone within the range (a rollback)",
-            task_sets=tuple(reader.task_sets),
-            cached=tuple(cached),
-        )
     shared = [at_end[path] for path in touched] + untouched
-    probed = reader.may_hold(shared, keys, changed_keys, summary)
+    field = reader.pruning_field(keys) if shared else None
+    probed = shared
+    # One Spark job, only when there is something to check or to prune by.
+    if field is not None or undone is not None:
+        summary = _summarize(changed_keys, keys[0], undone)
+        if summary.undone:
+            return RangeFiles(
+                fallback="a deletion in the upstream was undone within the range (a rollback)",
+                task_sets=tuple(reader.task_sets),
+                cached=tuple(cached),
+            )
+        if field is not None:
+            probed = reader.may_hold(shared, field, changed_keys, summary)
     found = of_changed_keys(reader.rows(probed, [*keys, "_file"])).select("_file").distinct()
     holding = sorted(str(row[0]) for row in found.collect())
     if holding:

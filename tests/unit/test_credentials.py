@@ -53,7 +53,7 @@ def test_spark_conf_must_be_a_mapping(value: object) -> None:
     with pytest.raises(ProfileError) as error:
         validate_spark_conf(value)
     assert_names_key(error, "spark_conf")
-    assert type(value).__name__ in str(error.value)
+    assert type(value).__name__ in str(error.value) and "mapping" in str(error.value)
 
 
 def test_spark_conf_key_must_start_with_spark() -> None:
@@ -68,6 +68,7 @@ def test_spark_conf_value_must_be_scalar(value: object) -> None:
     with pytest.raises(ProfileError) as error:
         validate_spark_conf({"spark.nested": value})
     assert_names_key(error, "spark_conf.spark.nested")
+    assert "scalar" in str(error.value)
 
 
 # --- resolve_warehouse ---
@@ -186,6 +187,7 @@ def test_catalog_name_must_be_plain_identifier(name: str) -> None:
     with pytest.raises(ProfileError) as error:
         credentials(catalog=name)
     assert_names_key(error, "catalog")
+    assert f"`{name}` is not a plain identifier" in str(error.value)
 
 
 def test_catalog_name_with_trailing_newline_is_refused() -> None:
@@ -275,11 +277,13 @@ def test_offline_jar_keys_are_checked(tmp_path) -> None:
     with pytest.raises(ProfileError) as error:
         credentials(jars_dir=str(tmp_path / "missing"))
     assert_names_key(error, "jars_dir")
+    assert "not a folder" in str(error.value) and "dbt-s3tables-jars" in str(error.value)
     mirror = "https://artifacts.example.com/maven"
     assert credentials(maven_repository=mirror).jar_sources.repository_url == mirror
     with pytest.raises(ProfileError) as error:
         credentials(maven_repository="artifacts.example.com")
     assert_names_key(error, "maven_repository")
+    assert "not a URL" in str(error.value)
 
 
 # --- unknown keys ---
@@ -339,6 +343,7 @@ def test_a_bad_wait_is_a_profile_error_naming_it() -> None:
     with pytest.raises(ProfileError) as error:
         credentials(write_conflict_wait_seconds=0)
     assert_names_key(error, "write_conflict_wait_seconds")
+    assert "positive" in str(error.value)
 
 
 @pytest.mark.parametrize("method", ["thrift", "connect"])

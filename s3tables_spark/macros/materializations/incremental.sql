@@ -37,7 +37,8 @@
     {%- do s3tables_spark.compare_state(settings, previous) -%}
     {%- do s3tables_spark.align_write_mode(target, previous) -%}
     {%- do s3tables_spark.check_partitioning(existing, settings) -%}
-    {%- set diff = s3tables_spark.schema_diff(adapter.get_columns_in_relation(existing), model_columns, history_columns) -%}
+    {%- set existing_columns = adapter.get_columns_in_relation(existing) -%}
+    {%- set diff = s3tables_spark.schema_diff(existing_columns, model_columns, history_columns) -%}
     {%- set chunked.rebuild = s3tables_spark.rebuild_plan_key() in previous or (settings.on_schema_change == 'full_incremental_refresh' and (diff.added or diff.changed)) -%}
     {%- if s3tables_spark.rebuild_plan_key() in previous -%}
       {#-- A chunked rebuild left part-way: resumed with the plan it started with. --#}
@@ -49,11 +50,14 @@
     {%- elif settings.on_schema_change == 'full_refresh' and (diff.added or diff.changed) -%}
       {%- do s3tables_spark.replace_table(target, settings, s3tables_spark.first_build_sql(existing), diff) -%}
     {%- else -%}
-      {%- do s3tables_spark.apply_evolution(target, s3tables_spark.plan_evolution(settings.on_schema_change, diff)) -%}
+      {%- set evolution = s3tables_spark.plan_evolution(settings.on_schema_change, diff) -%}
+      {%- do s3tables_spark.apply_evolution(target, evolution) -%}
       {%- if diff.removed and settings.on_schema_change != 'fail' -%}
         {{ log('s3tables_spark: ' ~ model.name ~ ': column(s) ' ~ diff.removed | join(', ') ~ ' no longer returned by the model are kept (this package never drops a column)', info=true) }}
       {%- endif -%}
-      {%- set table_columns = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
+      {#-- The columns read above, unless the evolution just changed them: one DESCRIBE
+           less per run whose schema did not change. --#}
+      {%- set table_columns = (adapter.get_columns_in_relation(target) if evolution.added or evolution.changed else existing_columns) | map(attribute='name') | list -%}
       {%- set w = s3tables_spark.incremental_write(settings, target, rows_view, table_columns, column_names) -%}
       {%- if settings.strategy != 'microbatch' and not s3tables_spark.has_rows(rows_view) -%}
         {{ log('s3tables_spark: ' ~ model.name ~ ': no rows, nothing committed', info=true) }}

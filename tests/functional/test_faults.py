@@ -320,7 +320,7 @@ def test_two_audited_builds_at_once_each_publish_or_say_why(tmp_path: Path) -> N
     project.model("audited", AUDITED)
     (project.root / "models" / "schema.yml").write_text(AUDITED_TESTS)
     assert project.run("build", "--vars", "{job: 0, round: 0}").returncode == 0
-    # Which build wins the race varies from run to run: either outcome passes, as said.
+    # Which build wins varies from run to run: either passes, and the loser says why.
     leave_stale_audit_branches(project, 15)
     jobs = {
         job: project.start("build", "--vars", f"{{job: {job}, round: 1}}", log_path=f"logs-{job}")

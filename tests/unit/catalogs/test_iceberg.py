@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 from sqlalchemy.exc import OperationalError
 
@@ -94,8 +97,19 @@ def locked() -> OperationalError:
 
 @pytest.fixture
 def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The delays the retry sleeps, recorded instead of slept. `time.sleep` is the time
+    module's own: in a test process that ran Spark before, other threads (py4j's, the JVM
+    reaper's) call it too, and keep sleeping for real."""
     calls: list[float] = []
-    monkeypatch.setattr(catalog_access.time, "sleep", calls.append)
+    test_thread, real_sleep = threading.get_ident(), time.sleep
+
+    def sleep(delay: float) -> None:
+        if threading.get_ident() == test_thread:
+            calls.append(delay)
+        else:
+            real_sleep(delay)
+
+    monkeypatch.setattr(catalog_access.time, "sleep", sleep)
     return calls
 
 

@@ -419,6 +419,7 @@ class S3TablesAdapter(SparkAdapter):
             engine=self.engine,
             execute=lambda sql: self.connections.execute(sql),
             fetch=lambda sql: list(self.connections.execute(sql, fetch=True)[1].rows),
+            fetch_rows=lambda sql: self.connections.add_query(sql, auto_begin=False)[1].fetchall(),
             iceberg=self.iceberg_for(target),
         )
 

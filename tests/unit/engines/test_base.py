@@ -35,6 +35,7 @@ EXPECTED_MEMBERS = [
     "engine_description",
     "execute",
     "fetchall",
+    "fetches_nested_values",
     "fetchone",
     "has_iceberg_extensions",
     "query_inputs",

@@ -3,11 +3,18 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
+from pyspark.sql import types as spark
 
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.incremental.key_uniqueness import (
+    COLLECTED_KEY_ROWS,
     KeyCounts,
+    collected_key_columns,
+    collected_keys_sql,
+    counted_keys,
     declared_unique_columns,
     key_counts,
     key_counts_sql,
@@ -102,3 +109,87 @@ def test_the_key_count_carries_the_watermark_aggregate_in_the_same_pass() -> Non
 def test_a_watermark_column_named_like_the_count_keeps_its_own_name() -> None:
     sql = key_counts_sql("SELECT * FROM rows", ["id"], ("n", "CAST(MAX(`n`) AS STRING)"))
     assert "count(*) AS dbt_rows_of_key, max(`n`) AS `n`" in sql
+
+
+def schema(**types: spark.DataType) -> spark.StructType:
+    return spark.StructType([spark.StructField(name, t) for name, t in types.items()])
+
+
+def test_keys_are_collected_as_spark_groups_them() -> None:
+    """A string by its UTF-8 bytes and a date by its day number (Python's dates end at year
+    9999); whole numbers, booleans and decimals as they are."""
+    rows = schema(
+        id=spark.LongType(),
+        code=spark.StringType(),
+        day=spark.DateType(),
+        ok=spark.BooleanType(),
+        amount=spark.DecimalType(10, 2),
+    )
+    assert collected_key_columns(rows, ["ID", "code", "day", "ok", "amount"]) == [
+        "`ID`",
+        "CAST(`code` AS BINARY)",
+        "unix_date(`day`)",
+        "`ok`",
+        "`amount`",
+    ]
+
+
+@pytest.mark.parametrize(
+    "key_type",
+    [
+        spark.DoubleType(),  # NaN and -0.0 group in Spark as they compare in Python not
+        spark.TimestampType(),  # read in the process's local time: two instants can meet
+        spark.BinaryType(),
+        spark.ArrayType(spark.LongType()),
+        spark.StructType([spark.StructField("a", spark.LongType())]),
+    ],
+)
+def test_keys_python_cannot_compare_as_spark_groups_are_counted_by_spark(
+    key_type: spark.DataType,
+) -> None:
+    assert collected_key_columns(schema(id=spark.LongType(), k=key_type), ["id", "k"]) is None
+
+
+def test_a_key_column_the_rows_lack_is_counted_by_spark() -> None:
+    assert collected_key_columns(schema(id=spark.LongType()), ["missing"]) is None
+
+
+def test_the_collection_reads_the_key_columns_of_one_row_more_than_it_counts() -> None:
+    sql = collected_keys_sql("SELECT * FROM rows", ["id", "day"], ["`id`", "unix_date(`day`)"])
+    assert sql.startswith("SELECT collect_list(struct(`id`, unix_date(`day`))) FROM (SELECT")
+    assert "(SELECT `id`, `day` FROM (\nSELECT * FROM rows\n)" in sql
+    assert f"LIMIT {COLLECTED_KEY_ROWS + 1})" in sql
+
+
+def test_the_collection_carries_the_watermark_aggregate_over_the_same_rows() -> None:
+    """The aggregate reads the watermark column beside the keys (once, when it is one);
+    over the collected rows, which are all the rows whenever the keys are counted here."""
+    aggregate = "CAST(MAX(`version`) AS STRING)"
+    sql = collected_keys_sql("SELECT * FROM rows", ["id"], ["`id`"], ("version", aggregate))
+    assert sql.startswith(f"SELECT collect_list(struct(`id`)), {aggregate} FROM (SELECT")
+    assert "(SELECT `id`, `version` FROM" in sql
+    same = collected_keys_sql("SELECT * FROM rows", ["id"], ["`id`"], ("ID", aggregate))
+    assert "(SELECT `id` FROM" in same
+    assert counted_keys(([(1,), (2,)], 7)) == KeyCounts(2, 0, 0, "7")
+    assert counted_keys(([], None)) == KeyCounts(0, 0, 0, None)
+
+
+def test_collected_keys_are_counted_with_null_equal_to_null() -> None:
+    collected = [
+        (1, b"a"),
+        (1, bytearray(b"a")),  # PySpark's binary values
+        (2, None),
+        (2, None),
+        (2, None),
+        (3, Decimal("1.50")),
+        (None, None),
+    ]
+    assert counted_keys((collected,)) == KeyCounts(7, 2, 5)
+    assert counted_keys(([],)) == KeyCounts(0, 0, 0)
+
+
+def test_more_rows_than_are_collected_are_not_counted_here() -> None:
+    assert counted_keys(([(n,) for n in range(COLLECTED_KEY_ROWS + 1)],)) is None
+    assert counted_keys(([(n,) for n in range(COLLECTED_KEY_ROWS)],)) == KeyCounts(
+        COLLECTED_KEY_ROWS, 0, 0
+    )

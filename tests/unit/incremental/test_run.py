@@ -18,6 +18,7 @@ from pyspark.sql import types as spark
 
 from dbt.adapters.s3tables.catalogs.table_changes import TableState
 from dbt.adapters.s3tables.errors import ModelConfigError
+from dbt.adapters.s3tables.incremental.key_uniqueness import COLLECTED_KEY_ROWS
 from dbt.adapters.s3tables.incremental.model_state import REBUILD_PLAN, STRATEGY
 from dbt.adapters.s3tables.incremental.plan import Action
 from dbt.adapters.s3tables.incremental.run import (
@@ -56,6 +57,8 @@ class FakeEngine:
         # The statements executed, and the index of each announced as a data write.
         self.executed: list[str] = []
         self.announced: list[int] = []
+        # Whether fetched lists arrive as lists (in-process Spark), not text (Thrift).
+        self.nested_values = False
 
     def query_schema(self, sql: str) -> spark.StructType:
         self.analysed.append(sql)
@@ -63,6 +66,9 @@ class FakeEngine:
 
     def has_iceberg_extensions(self) -> bool:
         return True
+
+    def fetches_nested_values(self) -> bool:
+        return self.nested_values
 
     @contextmanager
     def settings(self, values: dict[str, str]) -> Iterator[None]:
@@ -124,8 +130,10 @@ class FakeWarehouse:
         self.engine = FakeEngine(schemas)
         self.iceberg = iceberg
         self.statements: list[str] = []
-        # What a count of the model's rows per key answers: rows, repeated keys, their rows.
+        # What a count of the model's rows per key answers: rows, repeated keys, their rows;
+        # and the key values a collection of them answers.
         self.key_counts: tuple[int, int, int] = (2, 0, 0)
+        self.collected_keys: list[tuple[Any, ...]] = [(1,), (2,)]
 
     def execute(self, sql: str) -> None:
         self.statements.append(sql)
@@ -140,8 +148,13 @@ class FakeWarehouse:
             return [self.key_counts]
         return [(1,)]
 
+    def fetch_rows(self, sql: str) -> list[Any]:
+        self.statements.append(sql)
+        assert "AS dbt_collected_keys" in sql, sql
+        return [(self.collected_keys, None)]
+
     def port(self) -> Warehouse:
-        return Warehouse(self.engine, self.execute, self.fetch, self.iceberg)  # type: ignore[arg-type]
+        return Warehouse(self.engine, self.execute, self.fetch, self.fetch_rows, self.iceberg)  # type: ignore[arg-type]
 
 
 def incremental_run(
@@ -445,6 +458,55 @@ def test_a_merge_dedups_its_rows_only_when_a_key_repeats(
     run.write()
     merge = next(s for s in warehouse.statements if s.startswith("MERGE"))
     assert ("ROW_NUMBER()" in merge) is deduplicated
+
+
+@pytest.mark.parametrize(
+    ("collected", "deduplicated"), [([(1,), (2,), (None,)], False), ([(1,), (2,), (1,)], True)]
+)
+def test_a_merge_counts_its_collected_keys_in_process_where_the_engine_gives_lists(
+    collected: list[tuple[Any, ...]], deduplicated: bool
+) -> None:
+    """In-process Spark and Spark Connect give a collected list as a list: the keys are
+    counted here, and Spark's grouping count is not run."""
+    run, warehouse = incremental_run({"unique_key": "id"})
+    warehouse.engine.nested_values = True
+    warehouse.collected_keys = collected
+    run.write()
+    assert not any("AS dbt_key_counts" in s for s in warehouse.statements)
+    merge = next(s for s in warehouse.statements if s.startswith("MERGE"))
+    assert ("ROW_NUMBER()" in merge) is deduplicated
+
+
+def test_more_rows_than_are_collected_are_counted_by_spark() -> None:
+    run, warehouse = incremental_run({"unique_key": "id"})
+    warehouse.engine.nested_values = True
+    warehouse.collected_keys = [(n,) for n in range(COLLECTED_KEY_ROWS + 1)]
+    warehouse.key_counts = (COLLECTED_KEY_ROWS + 5, 1, 2)
+    run.write()
+    counted = [s for s in warehouse.statements if "dbt_key" in s]
+    assert "AS dbt_collected_keys" in counted[0] and "AS dbt_key_counts" in counted[1]
+    merge = next(s for s in warehouse.statements if s.startswith("MERGE"))
+    assert "ROW_NUMBER()" in merge
+
+
+def test_a_first_build_counts_its_uncached_rows_with_spark() -> None:
+    """A collection of too many uncached rows would evaluate the model's query once more."""
+    run, warehouse = incremental_run({"unique_key": "id"}, table_exists=False)
+    warehouse.engine.nested_values = True
+    assert run.create_sql
+    assert [
+        s for s in warehouse.statements if "dbt_key" in s and "AS dbt_key_counts" not in s
+    ] == []
+    assert sum("AS dbt_key_counts" in s for s in warehouse.statements) == 1
+
+
+def test_a_merge_with_no_collected_keys_commits_nothing() -> None:
+    run, warehouse = incremental_run({"unique_key": "id"})
+    warehouse.engine.nested_values = True
+    warehouse.collected_keys = []
+    response = run.write()
+    assert response is not None and response.snapshot_id is None
+    assert not any(s.startswith("MERGE") for s in warehouse.statements)
 
 
 def test_a_merge_of_no_rows_commits_nothing() -> None:

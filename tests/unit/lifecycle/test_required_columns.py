@@ -171,6 +171,7 @@ def plan(
         engine=FakeEngine(query),  # type: ignore[arg-type]  # the methods a plan calls
         execute=lambda sql: None,
         fetch=lambda sql: [],
+        fetch_rows=lambda sql: [],
         iceberg=iceberg,  # type: ignore[arg-type]  # the methods a plan calls
     )
     return plan_required_columns(

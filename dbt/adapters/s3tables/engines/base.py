@@ -93,6 +93,10 @@ class Engine(Protocol):
         """Whether Iceberg's SQL extensions (MERGE INTO and row-level writes) are on."""
         ...
 
+    def fetches_nested_values(self) -> bool:
+        """Whether a fetched array or struct arrives as Python values, not as its text."""
+        ...
+
     def create_appended_rows_view(self, view_name: str, table: str, start: int, end: int) -> None:
         """A temporary view of the rows `table` (an Iceberg table's SQL name) appended by
         its commits after snapshot `start` up to snapshot `end`: Iceberg's incremental

@@ -108,6 +108,9 @@ class ThriftEngine(PyhiveConnectionWrapper):
                 raise DbtRuntimeError(f"column `{name}`: {error}") from error
         return StructType(fields)
 
+    def fetches_nested_values(self) -> bool:
+        return False  # the Thrift protocol sends an array or struct as its JSON text
+
     def has_iceberg_extensions(self) -> bool:
         # Asked once per server session: extensions are static, set when Spark starts.
         if self._has_extensions is None:

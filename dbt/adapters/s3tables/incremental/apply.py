@@ -40,6 +40,8 @@ from dbt.adapters.s3tables.keys.format_version import FORMAT_VERSION_PROPERTY
 from dbt.adapters.s3tables.sql.text import quote
 
 if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
     from dbt.adapters.s3tables.catalogs.table_changes import TableState
     from dbt.adapters.s3tables.incremental.context import RunContext
     from dbt.adapters.s3tables.incremental.plan import RunPlan
@@ -112,7 +114,9 @@ class Apply:
                 empty = self._is_empty(rows)
                 processed = ProcessedRows(rows, recorded)
             else:
-                empty, source_unique, reason, greatest = self._count_keys(rows, recorded)
+                empty, source_unique, reason, greatest = self._count_keys(
+                    rows, source.schema, recorded
+                )
                 processed = ProcessedRows(rows, recorded, greatest)
             if empty:
                 # Iceberg would commit an empty snapshot: an hourly job would pile up
@@ -236,16 +240,18 @@ class Apply:
             logger.debug(f"{self.run.name}: the model's rows are {path} ({decision.reason})")
         return decision.source_unique, decision.reason
 
-    def _count_keys(self, rows: str, recorded: str | None) -> tuple[bool, bool, str, str | None]:
-        """For a model whose rows are counted per key: whether the run's (cached) rows are
-        none, whether its statement may use them as they are (no key repeats; a key
-        repeating is said, and the rows are deduplicated), why, and, with a
+    def _count_keys(
+        self, rows: str, schema: StructType, recorded: str | None
+    ) -> tuple[bool, bool, str, str | None]:
+        """For a model whose rows (of `schema`) are counted per key: whether the run's
+        (cached) rows are none, whether its statement may use them as they are (no key
+        repeats; a key repeating is said, and the rows are deduplicated), why, and, with a
         `watermark_column` recorded before, the value to record next (the same pass)."""
         run = self.run
         column = run.settings.watermark_column
         aggregate = greatest_processed_sql(run, column, recorded) if column else None
         also = (column, aggregate) if column and aggregate else None
-        counts = run.count_keys(rows, first_build=False, also=also)
+        counts = run.count_keys(rows, schema, first_build=False, also=also)
         if counts.repeated_keys:
             reason = f"{counts.repeated_keys} key(s) repeat in this run's rows"
         else:

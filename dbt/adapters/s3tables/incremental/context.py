@@ -11,13 +11,21 @@ from typing import TYPE_CHECKING
 
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.s3tables.incremental.key_uniqueness import KeyCounts, key_counts, key_counts_sql
+from dbt.adapters.s3tables.incremental.key_uniqueness import (
+    KeyCounts,
+    collected_key_columns,
+    collected_keys_sql,
+    counted_keys,
+    key_counts,
+    key_counts_sql,
+)
 from dbt.adapters.s3tables.incremental.plan import table_diff
 from dbt.adapters.s3tables.sql.text import quote
 from dbt.adapters.s3tables.sql.types import spark_type_name, typed_query
 
 if TYPE_CHECKING:
     from pyiceberg.schema import Schema
+    from pyspark.sql.types import StructType
 
     from dbt.adapters.s3tables.incremental.config import IncrementalConfig, ModelBuildConfig
     from dbt.adapters.s3tables.incremental.strategy_traits import StrategyMacro
@@ -65,15 +73,22 @@ class RunContext:
         self.table.warehouse.execute(sql)
 
     def count_keys(
-        self, rows_sql: str, first_build: bool, also: tuple[str, str] | None = None
+        self,
+        rows_sql: str,
+        schema: StructType,
+        first_build: bool,
+        also: tuple[str, str] | None = None,
     ) -> KeyCounts:
-        """How the rows spread over `unique_key` values (only the key columns are read,
-        and `also`'s column, whose aggregate comes in the same pass); keys that repeat
-        are said, with what the run does about them."""
+        """How the rows (of `schema`) spread over `unique_key` values (only the key
+        columns are read, and `also`'s column, whose aggregate comes in the same pass);
+        keys that repeat are said, with what the run does about them."""
         settings = self.settings
-        sql = key_counts_sql(rows_sql, settings.unique_key, also)
-        row = self.table.warehouse.fetch(sql)[0]
-        counts = key_counts(row)
+        # A first build's rows are not cached: a collection would evaluate the model's
+        # query once more whenever they are too many to be counted from it.
+        counts = None if first_build else self._counted_in_process(rows_sql, schema, also)
+        if counts is None:
+            sql = key_counts_sql(rows_sql, settings.unique_key, also)
+            counts = key_counts(self.table.warehouse.fetch(sql)[0])
         if counts.repeated_keys:
             logger.warning(
                 counts.warning(
@@ -81,6 +96,19 @@ class RunContext:
                 )
             )
         return counts
+
+    def _counted_in_process(
+        self, rows_sql: str, schema: StructType, also: tuple[str, str] | None
+    ) -> KeyCounts | None:
+        """The counts (and `also`'s aggregate) from the rows' key values collected in one
+        Spark job and counted here, or None where Spark counts them (key_uniqueness.py
+        says when)."""
+        warehouse, unique_key = self.table.warehouse, self.settings.unique_key
+        columns = collected_key_columns(schema, unique_key)
+        if columns is None or not warehouse.engine.fetches_nested_values():
+            return None
+        sql = collected_keys_sql(rows_sql, unique_key, columns, also)
+        return counted_keys(warehouse.fetch_rows(sql)[0])
 
     def typed(self, query: AnalysedQuery) -> str:
         """The query with its untyped (NULL) columns cast to string. A contract's query

@@ -59,7 +59,7 @@ class CreateTable:
         if delete_when is not None:
             rows = replace(rows, sql=without_deleted_rows(rows.sql, delete_when))
         if self.counts_keys:
-            self.run.count_keys(rows.sql, first_build=True)
+            self.run.count_keys(rows.sql, rows.schema, first_build=True)
         if self.replaced is None:
             return self.run.build_sql(self.run.typed(rows))
         return self.run.replacement_sql(rows, self.replaced)

@@ -9,19 +9,29 @@ a target row (Iceberg's cardinality check); a key new to the table is inserted t
 silently. A test runs after that commit: it reports the double insert, it does not
 prevent it.
 
-Undeclared, a merge or scd2 model's rows are counted per key instead (`key_counts_sql`,
-reading only the key columns): a run whose rows repeat a key says how many and what it
-does with them, and one whose rows repeat none skips the dedup.
+Undeclared, a merge or scd2 model's rows are counted per key instead, reading only the
+key columns: a run whose rows repeat a key says how many and what it does with them, and
+one whose rows repeat none skips the dedup. Up to `COLLECTED_KEY_ROWS` rows, the keys are
+collected in one Spark job and counted here (`collected_keys_sql`, `counted_keys`): half
+the cost of Spark's grouping on a run's few rows (three stages, each a job of its own). A
+key the collection cannot compare exactly (a floating point NaN, a timestamp read in local
+time, a nested type), more rows, an engine whose fetched arrays arrive as text (Thrift),
+and a first build's rows (not cached: a collection of too many would evaluate the model
+once more) are counted by Spark (`key_counts_sql`).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.sql.text import quote
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
 
 CONFIG_KEY = "unique_key_is_unique"
 # How Spark 3.5 (Iceberg's rewrite of MERGE) and Spark 4 name a target row matched by
@@ -31,6 +41,13 @@ CARDINALITY_VIOLATION = (
     "matched a single row from the target table with multiple rows of the source table",
 )
 UNIQUE_CONSTRAINTS = ("primary_key", "unique")
+# Up to this many rows, a run's keys are collected and counted in dbt's process.
+COLLECTED_KEY_ROWS = 20_000
+# Key column types collected as Spark groups them: each value, a string's UTF-8 bytes
+# (with the default collation; text that is not valid UTF-8 stays apart) and a date's
+# day number (any year Spark has, which Python's dates do not all have).
+_COLLECTED_AS_IS = ("byte", "short", "integer", "long", "boolean", "decimal")
+_COLLECTED_CAST = {"string": "CAST({} AS BINARY)", "date": "unix_date({})"}
 
 
 @dataclass(frozen=True)
@@ -152,6 +169,67 @@ def key_counts_sql(
         f"SELECT coalesce(sum({n}), 0), count_if({n} > 1), coalesce(sum(if({n} > 1, {n}, 0)), 0)"
         f"{outer} FROM (SELECT count(*) AS {n}{inner} FROM (\n{rows_sql}\n) AS dbt_key_rows "
         f"GROUP BY {keys}) AS dbt_key_counts"
+    )
+
+
+def collected_key_columns(schema: StructType, unique_key: Sequence[str]) -> list[str] | None:
+    """The expressions that collect each key column of rows of `schema` so that values are
+    equal in Python exactly when Spark groups them together; None when a column's type
+    cannot be (it is counted by Spark)."""
+    from pyspark.sql.types import StringType
+
+    by_name = {field.name.lower(): field.dataType for field in schema.fields}
+    columns = []
+    for key in unique_key:
+        data_type = by_name.get(key.lower())
+        type_name = None if data_type is None else data_type.typeName()
+        if type_name == "string" and data_type != StringType():
+            return None  # a collation other than the default (Spark 4) groups otherwise
+        if type_name in _COLLECTED_CAST:
+            columns.append(_COLLECTED_CAST[type_name].format(quote(key)))
+        elif type_name in _COLLECTED_AS_IS:
+            columns.append(quote(key))
+        else:
+            return None
+    return columns
+
+
+def collected_keys_sql(
+    rows_sql: str,
+    unique_key: Sequence[str],
+    key_columns: Sequence[str],
+    also: tuple[str, str] | None = None,
+) -> str:
+    """One row holding the list of the key values (`key_columns`, from
+    `collected_key_columns`) of a query's first `COLLECTED_KEY_ROWS` + 1 rows (one more
+    than that says there are more) and, with `also` (a column and an aggregate of it, as
+    in `key_counts_sql`), the aggregate over those rows: over all of them when the list
+    is whole."""
+    read: dict[str, str] = {}  # each column once, as Spark names them: case-insensitively
+    for column in [*unique_key, *([also[0]] if also else [])]:
+        read.setdefault(column.lower(), quote(column))
+    aggregate = f", {also[1]}" if also else ""
+    return (
+        f"SELECT collect_list(struct({', '.join(key_columns)})){aggregate} FROM (SELECT "
+        f"{', '.join(read.values())} FROM (\n{rows_sql}\n) AS dbt_key_rows LIMIT "
+        f"{COLLECTED_KEY_ROWS + 1}) AS dbt_collected_keys"
+    )
+
+
+def counted_keys(row: Sequence[Any]) -> KeyCounts | None:
+    """The counts of the collected key values in a row of `collected_keys_sql` (and its
+    aggregate, as `also`), grouped as Spark groups them (NULL equal to NULL); None when
+    there were more rows than were collected."""
+    collected = row[0]
+    if len(collected) > COLLECTED_KEY_ROWS:
+        return None
+    rows_of_key = Counter(
+        tuple(bytes(v) if isinstance(v, bytearray) else v for v in key) for key in collected
+    )
+    repeated = [rows for rows in rows_of_key.values() if rows > 1]
+    also = row[1] if len(row) > 1 else None
+    return KeyCounts(
+        len(collected), len(repeated), sum(repeated), None if also is None else str(also)
     )
 
 

@@ -23,11 +23,14 @@ if TYPE_CHECKING:
 class Warehouse:
     """What a run reads and writes through: the engine (analysis, scoped settings), dbt's
     statement path (every statement logged and its errors explained) and the Iceberg
-    catalog (metadata reads, schema and property commits)."""
+    catalog (metadata reads, schema and property commits). `fetch` gives a query's rows
+    as dbt's tables hold them; `fetch_rows` as the engine gives them (a list stays a
+    list, which dbt's tables turn into its JSON text)."""
 
     engine: Engine
     execute: Callable[[str], object]
     fetch: Callable[[str], list[Any]]
+    fetch_rows: Callable[[str], list[Any]]
     iceberg: IcebergCatalog
 
 

@@ -94,6 +94,19 @@ REPEATED_KEY_ROWS = {
     4: "select * from values (3, 'n', 3) as t(id, label, version)",
 }
 KEYED = "materialized='incremental', unique_key='id', watermark_column='version'"
+# A key of text and a date, counted in dbt's process from the collected keys: 'a' and 'A'
+# are two keys, as are the same text on two days; NULL is equal to NULL.
+TEXT_KEY_ROWS = {
+    1: "select * from values ('a', date'2024-01-01', 1), ('A', date'2024-01-01', 1) "
+    "as t(code, day, version)",
+    2: "select * from values ('a', date'2024-01-01', 2), ('a', date'2024-01-01', 3), "
+    "(null, date'2024-01-02', 1), (null, date'2024-01-02', 2), ('a', date'2024-01-02', 1), "
+    "('A', date'2024-01-01', 2) "
+    "as t(code, day, version)",
+    3: "select * from values ('A', date'2024-01-01', 4) as t(code, day, version)",
+    4: "select * from values (null, date'2024-01-02', 3) as t(code, day, version)",
+}
+TEXT_KEYED = "materialized='incremental', unique_key=['code', 'day'], watermark_column='version'"
 
 
 class TestRepeatedKeys:
@@ -104,6 +117,7 @@ class TestRepeatedKeys:
             "repeated_scd2.sql": batch_model(
                 f"{KEYED}, incremental_strategy='scd2'", REPEATED_KEY_ROWS
             ),
+            "repeated_text.sql": batch_model(TEXT_KEYED, TEXT_KEY_ROWS),
         }
 
     def test_first_build_keeps_them_merges_take_one_and_both_say_so(self, project):
@@ -125,6 +139,10 @@ class TestRepeatedKeys:
             "the greatest `version`" in log
         )
         assert f"repeated_scd2: 1 {warning} (3 rows); this scd2 run takes one row per key" in log
+        assert (
+            f"repeated_text: 2 {warning} (4 rows); this merge run takes one row per key: the "
+            "one with the greatest `version`" in log
+        )
         _, log = run_dbt_and_capture(["run", *run_vars(batch=3)])
         assert query_rows(project, query) == [(1, "a"), (1, "b"), (2, "e"), (3, "h"), (5, "m")]
         assert f"repeated: 1 {warning} (2 rows); this merge run takes one row per key" in log
@@ -143,6 +161,15 @@ class TestRepeatedKeys:
             (3, "n", True),
             (5, "m", True),
         ]
+        text_keys = (
+            f"select code, cast(day as string), version from {relation(project, 'repeated_text')}"
+        )
+        assert query_rows(project, text_keys) == [
+            (None, "2024-01-02", 3),
+            ("A", "2024-01-01", 4),
+            ("a", "2024-01-01", 3),
+            ("a", "2024-01-02", 1),
+        ]
         # One commit per run, the first build's included.
-        for model in ("repeated", "repeated_scd2"):
+        for model in ("repeated", "repeated_scd2", "repeated_text"):
             assert snapshot_count(project, relation(project, model)) == 4

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -22,6 +23,7 @@ from dbt.adapters.s3tables.watch.command import (
     main,
     stop_signals,
     stopping_invoke,
+    stopping_sleep,
 )
 
 DATABASE_ERROR = (
@@ -295,3 +297,39 @@ def test_arguments_that_cannot_work_are_one_sentence_and_exit_code_2(
         main(["-s", "one", "--project-dir", str(tmp_path)])
     assert exit.value.code == 2
     assert f"No dbt_project.yml in {tmp_path} (--project-dir)" in capsys.readouterr().err
+
+
+class RaisesInItsFinalizer:
+    """An object whose finalizer raises: where a stop signal's KeyboardInterrupt can land
+    (py4j releases Java objects in finalizers), and where Python cannot raise it."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def __del__(self) -> None:
+        raise self.error
+
+
+def test_a_stop_signal_landing_in_a_finalizer_prints_no_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Python hands such an error to `sys.unraisablehook`, whose default prints it with its
+    traceback and goes on. The watch drops a KeyboardInterrupt there (the signal is in
+    `received`: its next sleep stops it, below) and hands every other error on."""
+    printed: list[BaseException | None] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda raised: printed.append(raised.exc_value))
+    with stop_signals([]):
+        RaisesInItsFinalizer(KeyboardInterrupt())
+        RaisesInItsFinalizer(ValueError("a finalizer's own error"))
+    assert [type(error) for error in printed] == [ValueError]
+    RaisesInItsFinalizer(KeyboardInterrupt())  # the watch's hook is gone with the watch
+    assert [type(error) for error in printed] == [ValueError, KeyboardInterrupt]
+
+
+def test_the_watch_stops_at_its_next_sleep_once_a_stop_signal_came() -> None:
+    received: list[str] = []
+    sleep = stopping_sleep(received)
+    sleep(0)  # nothing received: it goes on watching
+    received.append("SIGINT")
+    with pytest.raises(KeyboardInterrupt):
+        sleep(0)

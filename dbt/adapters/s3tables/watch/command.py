@@ -200,11 +200,35 @@ def stop_signals(received: list[str]) -> Iterator[Callable[[], None]]:
     previous = {
         number: signal.signal(number, interrupted) for number in (signal.SIGINT, signal.SIGTERM)
     }
+    previous_hook = sys.unraisablehook
+
+    def unraisable(raised: sys.UnraisableHookArgs) -> None:
+        # A stop signal that lands in a finalizer (py4j releases Java objects in them)
+        # cannot propagate: Python would print it with a traceback and go on. It is in
+        # `received`; `stopping_sleep` and `stopping_invoke` stop the watch at their next
+        # step instead.
+        if not isinstance(raised.exc_value, KeyboardInterrupt):
+            previous_hook(raised)
+
+    sys.unraisablehook = unraisable
     try:
         yield reclaim
     finally:
+        sys.unraisablehook = previous_hook
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+def stopping_sleep(received: list[str]) -> Callable[[float], None]:
+    """The poll's sleep, which stops the watch once a stop signal came (`received`) even
+    where its KeyboardInterrupt could not propagate (`stop_signals`)."""
+
+    def sleep(seconds: float) -> None:
+        time.sleep(seconds)
+        if received:
+            raise KeyboardInterrupt
+
+    return sleep
 
 
 def stopping_invoke(invoke: Invoke, received: list[str], reclaim: Callable[[], None]) -> Invoke:
@@ -262,7 +286,9 @@ def main(argv: list[str] | None = None) -> int:
             from dbt.cli.main import dbtRunner
 
             invoke = stopping_invoke(dbtRunner().invoke, received, reclaim)
-            Watch(arguments, invoke, say, spark_gone=spark_gone).loop()
+            Watch(
+                arguments, invoke, say, sleep=stopping_sleep(received), spark_gone=spark_gone
+            ).loop()
         except KeyboardInterrupt:
             pass  # the signal's name is in `received`
         except Stopped:

@@ -227,14 +227,23 @@ class _Reader:
     ) -> list[_FileAt]:
         """The files whose bounds of the key column `field` (`pruning_field`) may hold a
         value of `changed_keys`: a file is left out when no changed key lies between its
-        lower and upper bound (Iceberg's column metrics; a file without them is kept).
+        lower and upper bound (Iceberg's column metrics; a file without them is kept), or,
+        above `_PRUNING_KEYS` changed keys, when its bounds and their span do not overlap.
         Every file when a changed key is NULL."""
         if summary.non_null < summary.count:
             return list(files)
         if summary.count > _PRUNING_KEYS:  # the span of many keys, not each
-            values = [summary.lowest, summary.highest]
+
+            def may_hold_one(lower: int, upper: int) -> bool:
+                return bool(lower <= summary.highest and upper >= summary.lowest)
+
         else:
             values = sorted(row[0] for row in changed_keys.collect())
+
+            def may_hold_one(lower: int, upper: int) -> bool:
+                first = bisect.bisect_left(values, lower)
+                return first < len(values) and values[first] <= upper
+
         conversions = self.jvm.org.apache.iceberg.types.Conversions
         field_id, field_type = field.fieldId(), field.type()
 
@@ -246,11 +255,7 @@ class _Reader:
         for file in files:
             data_file = file.task.file()
             lower, upper = bound(data_file.lowerBounds()), bound(data_file.upperBounds())
-            if lower is None or upper is None:
-                kept.append(file)
-                continue
-            first = bisect.bisect_left(values, lower)
-            if first < len(values) and values[first] <= upper:
+            if lower is None or upper is None or may_hold_one(lower, upper):
                 kept.append(file)
         return kept
 

@@ -12,8 +12,9 @@ prevent it.
 Undeclared, a merge or scd2 model's rows are counted per key instead, reading only the
 key columns: a run whose rows repeat a key says how many and what it does with them, and
 one whose rows repeat none skips the dedup. Up to `COLLECTED_KEY_ROWS` rows, the keys are
-collected in one Spark job and counted here (`collected_keys_sql`, `counted_keys`): half
-the cost of Spark's grouping on a run's few rows (three stages, each a job of its own). A
+collected in one Spark job and counted here (`collected_keys_sql`, `counted_keys`), where
+Spark's grouping runs three stages, each a job of its own (bench/dag_rerun.py's 20 merges
+of 20 rows: 2.70 s of fetches against 4.45 s, in one sitting). A
 key the collection cannot compare exactly (a floating point NaN, a timestamp read in local
 time, a nested type), more rows, an engine whose fetched arrays arrive as text (Thrift),
 and a first build's rows (not cached: a collection of too many would evaluate the model

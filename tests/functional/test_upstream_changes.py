@@ -358,6 +358,49 @@ class TestUpstreamRowChanges:
         assert (5, "E") in rows(project, "customers_mirror")
 
 
+# More changed keys than are compared one by one (10,000): the probe for a changed key's
+# other rows is pruned by the keys' span. Batch 2 repeats key 3000 in a file of its own.
+WIDE = batch_model(
+    "materialized='incremental', incremental_strategy='append'",
+    {
+        1: "select id, 'a' as v from range(12000)",
+        2: "select cast(3000 as bigint) as id, 'dup' as v",
+    },
+)
+WIDE_LOG = """
+{{ config(materialized='incremental', incremental_strategy='append') }}
+select id, v, _change_type from {{ upstream_changes(ref('wide'), unique_key='id') }}
+"""
+
+
+class TestManyChangedKeys:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"wide.sql": WIDE, "wide_log.sql": WIDE_LOG}
+
+    def test_a_repeated_keys_row_inside_the_changed_keys_span_is_read(self, project):
+        """The update changes 12,000 keys; key 3000 also has a row in a file the update
+        does not touch, whose bounds (3000 to 3000) lie inside the span (0 to 11999) but
+        hold neither end of it: the read nets that row too, on both sides."""
+        wide, log = relation(project, "wide"), relation(project, "wide_log")
+        assert_all_passed(run_dbt(["run"]), 2)
+        assert_all_passed(run_dbt(["run", "-s", "wide", *run_vars(batch=2)]), 1)
+        assert_all_passed(run_dbt(["run", "-s", "wide_log"]), 1)
+        project.run_sql(f"update {wide} set v = 'x' where v <> 'dup'")
+        results, output = run_dbt_and_capture(["run", "-s", "wide_log"])
+        assert_all_passed(results, 1)
+        assert "wide read file by file: " in output and "1 other files holding" in output
+        key_3000 = f"select v, _change_type from {log} where id = 3000"
+        assert query_rows(project, key_3000) == [
+            ("a", "INSERT"),
+            ("dup", "INSERT"),
+            ("dup", "UPDATE"),
+            ("x", "UPDATE"),
+        ]
+        updates = f"select count(*) from {log} where _change_type = 'UPDATE'"
+        assert query_rows(project, updates) == [(12001,)]
+
+
 # An audited upstream; the relationships test reads both models, so the copy is built
 # while the upstream's new commits are still staged on its audit branch.
 EVENTS = batch_model(

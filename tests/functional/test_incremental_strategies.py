@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,22 @@ MERGE_MODELS = {
             "from values (1, null, 'A'), (3, null, 'c') as t(k1, k2, v)",
         },
     ),
+    # The key span (key_span.py) of a text, a date and a decimal key: a quote, non-ASCII
+    # text, a negative value and a NULL key; a row outside the span stays as it was.
+    "merge_key_span.sql": batch_model(
+        "materialized='incremental', incremental_strategy='merge', "
+        "unique_key=['code', 'd', 'amount']",
+        {
+            1: "select code, d, amount, v from values "
+            "('o\\'k', date'2024-01-02', 1.50BD, 'v1'), ('é', date'2024-01-03', -2.25BD, 'v2'), "
+            "('zz', date'2023-01-01', 9.99BD, 'v3'), "
+            "(cast(null as string), date'2024-01-02', 1.50BD, 'v4') as t(code, d, amount, v)",
+            2: "select code, d, amount, v from values "
+            "('o\\'k', date'2024-01-02', 1.50BD, 'V1'), ('é', date'2024-01-03', -2.25BD, 'V2'), "
+            "(cast(null as string), date'2024-01-02', 1.50BD, 'V4'), "
+            "('a', date'2024-01-02', 1.50BD, 'new') as t(code, d, amount, v)",
+        },
+    ),
     "merge_duplicates.sql": batch_model(
         "materialized='incremental', incremental_strategy='merge', unique_key='id'",
         {
@@ -168,6 +185,30 @@ class TestMerge:
         table = relation(project, "merge_null_key")
         rows = query_rows(project, f"select k1, k2, v from {table}")
         assert rows == sort_rows([(1, None, "A"), (2, "x", "b"), (3, None, "c")])
+
+    def test_the_key_span_bounds_the_target_rows_read_and_matches_as_before(
+        self, project, outcomes
+    ):
+        assert_model_passed(outcomes, "merge_key_span")
+        table = relation(project, "merge_key_span")
+        rows = query_rows(project, f"select code, cast(d as string), amount, v from {table}")
+        assert rows == sort_rows(
+            [
+                ("o'k", "2024-01-02", Decimal("1.50"), "V1"),
+                ("é", "2024-01-03", Decimal("-2.25"), "V2"),
+                ("zz", "2023-01-01", Decimal("9.99"), "v3"),
+                (None, "2024-01-02", Decimal("1.50"), "V4"),
+                ("a", "2024-01-02", Decimal("1.50"), "new"),
+            ]
+        )
+        merge = next((Path(project.project_root) / "target" / "run").rglob("merge_key_span.sql"))
+        assert (
+            "(DBT_INTERNAL_DEST.`code` IS NULL OR DBT_INTERNAL_DEST.`code` BETWEEN "
+            "CAST(X'61' AS STRING) AND CAST(X'C3A9' AS STRING))"
+        ) in merge.read_text()
+        assert "DBT_INTERNAL_DEST.`amount` BETWEEN CAST('-2.25' AS decimal(3,2))" in (
+            merge.read_text()
+        )
 
     def test_source_duplicates_collapse(self, project, outcomes):
         assert_model_passed(outcomes, "merge_duplicates")

@@ -193,3 +193,18 @@ def test_more_rows_than_are_collected_are_not_counted_here() -> None:
     assert counted_keys(([(n,) for n in range(COLLECTED_KEY_ROWS)],)) == KeyCounts(
         COLLECTED_KEY_ROWS, 0, 0
     )
+
+
+def test_the_key_span_comes_last_from_the_same_pass_over_the_key_groups() -> None:
+    span = ["min(`id`)", "max(`id`)"]
+    sql = key_counts_sql(
+        "SELECT * FROM rows", ["id", "day"], ("id", "CAST(MAX(`id`) AS STRING)"), span
+    )
+    # The groups carry the key columns (the watermark column, a key here, once).
+    assert "FROM (SELECT `day`, count(*) AS dbt_rows_of_key, max(`id`) AS `id`" in sql
+    assert sql.index("CAST(MAX(`id`) AS STRING)") < sql.index("min(`id`)")
+    assert key_counts((5, 0, 0, "7", "a", "b"), 2) == KeyCounts(5, 0, 0, "7", ("a", "b"))
+    assert key_counts((5, 0, 0, "a", "b"), 2).also is None
+    collected = collected_keys_sql("SELECT * FROM rows", ["id"], ["`id`"], None, span)
+    assert collected.startswith("SELECT collect_list(struct(`id`)), min(`id`), max(`id`) FROM")
+    assert counted_keys(([(1,), (1,)], "a", "b"), 2) == KeyCounts(2, 1, 2, None, ("a", "b"))

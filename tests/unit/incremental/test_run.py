@@ -134,6 +134,8 @@ class FakeWarehouse:
         # and the key values a collection of them answers.
         self.key_counts: tuple[int, int, int] = (2, 0, 0)
         self.collected_keys: list[tuple[Any, ...]] = [(1,), (2,)]
+        # What the key span's aggregates answer (key_span.py), when a pass asks for them.
+        self.key_span: tuple[Any, ...] = ("CAST('1' AS int)", "CAST('2' AS int)", False)
 
     def execute(self, sql: str) -> None:
         self.statements.append(sql)
@@ -142,16 +144,19 @@ class FakeWarehouse:
             self.iceberg.snapshot_id += 1
             self.iceberg.commits.append(f"data: {sql.split()[0]}")
 
+    def span(self, sql: str) -> tuple[Any, ...]:
+        return self.key_span if "min(" in sql else ()
+
     def fetch(self, sql: str) -> list[Any]:
         self.statements.append(sql)
         if "AS dbt_key_counts" in sql:
-            return [self.key_counts]
-        return [(1,)]
+            return [(*self.key_counts, *self.span(sql))]
+        return [(1, *self.span(sql))]
 
     def fetch_rows(self, sql: str) -> list[Any]:
         self.statements.append(sql)
         assert "AS dbt_collected_keys" in sql, sql
-        return [(self.collected_keys, None)]
+        return [(self.collected_keys, None, *self.span(sql))]
 
     def port(self) -> Warehouse:
         return Warehouse(self.engine, self.execute, self.fetch, self.fetch_rows, self.iceberg)  # type: ignore[arg-type]
@@ -527,3 +532,49 @@ def test_a_keyed_statement_lets_spark_hash_the_smaller_side_of_its_join(strategy
     assert warehouse.engine.scoped_settings == [
         {"spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold": "64MB"}
     ]
+
+
+@pytest.mark.parametrize(
+    ("config", "counted"),
+    [
+        ({"unique_key": "id"}, True),
+        ({"unique_key": "id", "unique_key_is_unique": True}, False),
+        ({"unique_key": "id", "incremental_strategy": "delete+insert"}, False),
+    ],
+)
+def test_a_keyed_statement_reads_only_the_target_rows_in_its_key_span(
+    config: dict, counted: bool
+) -> None:
+    """The span comes from the pass that reads the cached rows anyway (the key count, or
+    the look for a row): no statement more."""
+    run, warehouse = incremental_run(config)
+    run.write()
+    passes = [s for s in warehouse.statements if s.startswith("SELECT")]
+    assert len(passes) == 1 and "min(`id`)" in passes[0]
+    assert ("dbt_key_counts" in passes[0]) is counted
+    statement = next(s for s in warehouse.statements if s.startswith("MERGE"))
+    assert (
+        "`DBT_INTERNAL_DEST`.`id` BETWEEN CAST('1' AS int) AND CAST('2' AS int)" in statement
+        or "DBT_INTERNAL_DEST.`id` BETWEEN CAST('1' AS int) AND CAST('2' AS int)" in statement
+    )
+
+
+@pytest.mark.parametrize(
+    ("config", "model_sql", "schemas"),
+    [
+        ({"incremental_strategy": "append"}, "select id, name from t", None),
+        # The key's type in the model (string) is not the table's (int): no span.
+        (
+            {"unique_key": "id"},
+            "select id, name from t",
+            {"": spark.StructType([spark.StructField("id", spark.StringType())])},
+        ),
+    ],
+)
+def test_no_key_span_where_rows_are_not_matched_by_a_key_of_one_kind(
+    config: dict, model_sql: str, schemas: dict | None
+) -> None:
+    run, warehouse = incremental_run(config, model_sql=model_sql, schemas=schemas)
+    run.write()
+    assert not any("min(" in s for s in warehouse.statements)
+    assert not any("BETWEEN" in s for s in warehouse.statements)

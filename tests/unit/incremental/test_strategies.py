@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -234,3 +235,13 @@ def test_a_created_table_leaves_out_the_rows_delete_when_deletes() -> None:
         f"SELECT * FROM ({SOURCE_SQL}) AS DBT_INTERNAL_SOURCE\n"
         "WHERE NOT coalesce((status = 'DELETE'), false)"
     )
+
+
+@pytest.mark.parametrize("statement", [merge_sql, delete_insert_sql])
+def test_a_keyed_statement_matches_target_rows_within_the_key_span(statement: Any) -> None:
+    span = "DBT_INTERNAL_DEST.`id` BETWEEN CAST('1' AS int) AND CAST('9' AS int)"
+    sql = statement(write(unique_key=["id"], key_span=span, predicates=["status = 'x'"]))
+    on = on_clause(sql)
+    assert f"DBT_INTERNAL_DEST.`id` <=> DBT_INTERNAL_SOURCE.`id` AND {span}" in on
+    assert "DBT_INTERNAL_DEST.`status` = 'x'" in on
+    assert "BETWEEN" not in statement(write(unique_key=["id"]))

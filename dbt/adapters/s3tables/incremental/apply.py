@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtInternalError, DbtRuntimeError
@@ -24,6 +24,12 @@ from dbt.adapters.s3tables.incremental.commit_counts import (
 )
 from dbt.adapters.s3tables.incremental.config import merge_update_columns, resolve_use_merge
 from dbt.adapters.s3tables.incremental.custom_statement import custom_statements
+from dbt.adapters.s3tables.incremental.key_span import (
+    SpanColumn,
+    span_aggregates,
+    span_columns,
+    span_condition,
+)
 from dbt.adapters.s3tables.incremental.key_uniqueness import CONFIG_KEY as UNIQUENESS_KEY
 from dbt.adapters.s3tables.incremental.key_uniqueness import is_cardinality_violation
 from dbt.adapters.s3tables.incremental.model_state import LAST_PROCESSED_VALUE
@@ -32,7 +38,7 @@ from dbt.adapters.s3tables.incremental.state_record import (
     greatest_processed_sql,
     record_state,
 )
-from dbt.adapters.s3tables.incremental.statement_parts import IncrementalWrite
+from dbt.adapters.s3tables.incremental.statement_parts import TARGET_ALIAS, IncrementalWrite
 from dbt.adapters.s3tables.incremental.strategies import affected_partitions_sql
 from dbt.adapters.s3tables.incremental.strategy_traits import Counting
 from dbt.adapters.s3tables.incremental.warehouse import AnalysedQuery
@@ -108,16 +114,21 @@ class Apply:
         )
         if not settings.strategy.skipped_when_empty:
             return self._commit(write, reason)
+        spanned = self._span_columns(source.schema, write)
         with self._cached_source(source.sql) as rows:
             recorded = self.before.properties.get(LAST_PROCESSED_VALUE)
-            if not self.plan.counts_keys:
-                empty = self._is_empty(rows)
-                processed = ProcessedRows(rows, recorded)
-            else:
-                empty, source_unique, reason, greatest = self._count_keys(
-                    rows, source.schema, recorded
+            span: tuple[Any, ...] = ()
+            if self.plan.counts_keys:
+                empty, source_unique, reason, greatest, span = self._count_keys(
+                    rows, source.schema, recorded, span_aggregates(spanned)
                 )
                 processed = ProcessedRows(rows, recorded, greatest)
+            elif spanned:
+                empty, span = self._span(rows, spanned)
+                processed = ProcessedRows(rows, recorded)
+            else:
+                empty = self._is_empty(rows)
+                processed = ProcessedRows(rows, recorded)
             if empty:
                 # Iceberg would commit an empty snapshot: an hourly job would pile up
                 # thousands a year. The run is a no-op; the table stays at its snapshot.
@@ -134,9 +145,11 @@ class Apply:
                     rows_deleted=0,
                     snapshot_id=None,
                 )
-            return self._commit(
-                replace(write, source_sql=rows, source_unique=source_unique), reason, processed
-            )
+            key_span = span_condition(spanned, span, TARGET_ALIAS) if spanned else None
+            if key_span:
+                logger.debug(f"{run.name}: the statement reads the table's rows where {key_span}")
+            write = replace(write, source_sql=rows, source_unique=source_unique, key_span=key_span)
+            return self._commit(write, reason, processed)
 
     def _source(self) -> AnalysedQuery:
         """The rows the statement writes: the model's; or, when the plan rebuilds the
@@ -240,25 +253,41 @@ class Apply:
             logger.debug(f"{self.run.name}: the model's rows are {path} ({decision.reason})")
         return decision.source_unique, decision.reason
 
+    def _span_columns(self, schema: StructType, write: IncrementalWrite) -> list[SpanColumn]:
+        """The key columns whose span bounds the target rows the statement reads (none
+        for a strategy that matches no rows by key)."""
+        if not self.run.settings.strategy.prunes_by_key_span:
+            return []
+        keys = self.run.settings.unique_key
+        targets = {key: write.target_column(key) for key in keys}
+        return span_columns(schema, self.before.schema, keys, targets)
+
+    def _span(self, rows: str, spanned: list[SpanColumn]) -> tuple[bool, tuple[Any, ...]]:
+        """Whether the run's (cached) rows are none, and their key span's values: one pass."""
+        sql = f"SELECT count(*), {', '.join(span_aggregates(spanned))} FROM ({rows})"
+        row = self.run.table.warehouse.fetch(sql)[0]
+        return int(row[0]) == 0, tuple(row[1:])
+
     def _count_keys(
-        self, rows: str, schema: StructType, recorded: str | None
-    ) -> tuple[bool, bool, str, str | None]:
+        self, rows: str, schema: StructType, recorded: str | None, span: list[str]
+    ) -> tuple[bool, bool, str, str | None, tuple[Any, ...]]:
         """For a model whose rows (of `schema`) are counted per key: whether the run's
         (cached) rows are none, whether its statement may use them as they are (no key
-        repeats; a key repeating is said, and the rows are deduplicated), why, and, with a
-        `watermark_column` recorded before, the value to record next (the same pass)."""
+        repeats; a key repeating is said, and the rows are deduplicated), why, with a
+        `watermark_column` recorded before, the value to record next, and the values of
+        the `span` aggregates (the same pass)."""
         run = self.run
         column = run.settings.watermark_column
         aggregate = greatest_processed_sql(run, column, recorded) if column else None
         also = (column, aggregate) if column and aggregate else None
-        counts = run.count_keys(rows, schema, first_build=False, also=also)
+        counts = run.count_keys(rows, schema, first_build=False, also=also, span=span)
         if counts.repeated_keys:
             reason = f"{counts.repeated_keys} key(s) repeat in this run's rows"
         else:
             reason = "no key repeats in this run's rows, counted"
         path = "deduplicated per key" if counts.repeated_keys else "used as they are"
         logger.debug(f"{self.run.name}: the model's rows are {path} ({reason})")
-        return counts.rows == 0, not counts.repeated_keys, reason, counts.also
+        return counts.rows == 0, not counts.repeated_keys, reason, counts.also, counts.span
 
     @contextmanager
     def _cached_source(self, source_sql: str) -> Iterator[str]:

@@ -5,7 +5,7 @@ queries a table is created from, and the count of the model's rows per key.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -78,17 +78,19 @@ class RunContext:
         schema: StructType,
         first_build: bool,
         also: tuple[str, str] | None = None,
+        span: Sequence[str] = (),
     ) -> KeyCounts:
         """How the rows (of `schema`) spread over `unique_key` values (only the key
-        columns are read, and `also`'s column, whose aggregate comes in the same pass);
-        keys that repeat are said, with what the run does about them."""
+        columns are read, and `also`'s column, whose aggregate comes in the same pass, as
+        do the `span` aggregates of key columns); keys that repeat are said, with what
+        the run does about them."""
         settings = self.settings
         # A first build's rows are not cached: a collection would evaluate the model's
         # query once more whenever they are too many to be counted from it.
-        counts = None if first_build else self._counted_in_process(rows_sql, schema, also)
+        counts = None if first_build else self._counted_in_process(rows_sql, schema, also, span)
         if counts is None:
-            sql = key_counts_sql(rows_sql, settings.unique_key, also)
-            counts = key_counts(self.table.warehouse.fetch(sql)[0])
+            sql = key_counts_sql(rows_sql, settings.unique_key, also, span)
+            counts = key_counts(self.table.warehouse.fetch(sql)[0], len(span))
         if counts.repeated_keys:
             logger.warning(
                 counts.warning(
@@ -98,7 +100,11 @@ class RunContext:
         return counts
 
     def _counted_in_process(
-        self, rows_sql: str, schema: StructType, also: tuple[str, str] | None
+        self,
+        rows_sql: str,
+        schema: StructType,
+        also: tuple[str, str] | None,
+        span: Sequence[str],
     ) -> KeyCounts | None:
         """The counts (and `also`'s aggregate) from the rows' key values collected in one
         Spark job and counted here, or None where Spark counts them (key_uniqueness.py
@@ -107,8 +113,8 @@ class RunContext:
         columns = collected_key_columns(schema, unique_key)
         if columns is None or not warehouse.engine.fetches_nested_values():
             return None
-        sql = collected_keys_sql(rows_sql, unique_key, columns, also)
-        return counted_keys(warehouse.fetch_rows(sql)[0])
+        sql = collected_keys_sql(rows_sql, unique_key, columns, also, span)
+        return counted_keys(warehouse.fetch_rows(sql)[0], len(span))
 
     def typed(self, query: AnalysedQuery) -> str:
         """The query with its untyped (NULL) columns cast to string. A contract's query

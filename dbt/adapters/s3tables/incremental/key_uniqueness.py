@@ -125,6 +125,8 @@ class KeyCounts:
     rows_of_repeated_keys: int
     # The value of the aggregate counted in the same pass (`key_counts_sql`'s `also`).
     also: str | None = None
+    # The values of the key span's aggregates (key_span.py), counted in the same pass.
+    span: tuple[Any, ...] = ()
 
     def warning(
         self, model_name: str, strategy: str, watermark_column: str | None, first_build: bool
@@ -154,21 +156,31 @@ class KeyCounts:
 
 
 def key_counts_sql(
-    rows_sql: str, unique_key: Sequence[str], also: tuple[str, str] | None = None
+    rows_sql: str,
+    unique_key: Sequence[str],
+    also: tuple[str, str] | None = None,
+    span: Sequence[str] = (),
 ) -> str:
     """One row (rows, repeated keys, rows of repeated keys) over a query's rows, grouped by
     the key as the merge matches it (NULL equal to NULL). Only the key columns are read;
     with `also` (a column, and an aggregate of it such as the greatest watermark value),
-    that column too, and the aggregate's value comes fourth: one pass over the rows."""
+    that column too, and the aggregate's value comes fourth: one pass over the rows. The
+    `span` aggregates (of key columns, key_span.py) come last."""
     keys = ", ".join(quote(k) for k in unique_key)
-    inner = f", max({quote(also[0])}) AS {quote(also[0])}" if also else ""
+    # The key columns themselves for the span (`also`'s column, if it is one, is its own
+    # greatest value within a group of the key anyway).
+    grouped = [k for k in unique_key if not (also and k.lower() == also[0].lower())] if span else []
+    inner = "".join(f"{quote(k)}, " for k in grouped)
+    inner_also = f", max({quote(also[0])}) AS {quote(also[0])}" if also else ""
     outer = f", {also[1]}" if also else ""
+    outer += "".join(f", {aggregate}" for aggregate in span)
     # The count's own name (dbt_-prefixed): `also`'s column, even one named `n`, keeps
     # its name beside it.
     n = "dbt_rows_of_key"
     return (
         f"SELECT coalesce(sum({n}), 0), count_if({n} > 1), coalesce(sum(if({n} > 1, {n}, 0)), 0)"
-        f"{outer} FROM (SELECT count(*) AS {n}{inner} FROM (\n{rows_sql}\n) AS dbt_key_rows "
+        f"{outer} FROM (SELECT {inner}count(*) AS {n}{inner_also} FROM (\n{rows_sql}\n) "
+        "AS dbt_key_rows "
         f"GROUP BY {keys}) AS dbt_key_counts"
     )
 
@@ -200,16 +212,18 @@ def collected_keys_sql(
     unique_key: Sequence[str],
     key_columns: Sequence[str],
     also: tuple[str, str] | None = None,
+    span: Sequence[str] = (),
 ) -> str:
     """One row holding the list of the key values (`key_columns`, from
     `collected_key_columns`) of a query's first `COLLECTED_KEY_ROWS` + 1 rows (one more
     than that says there are more) and, with `also` (a column and an aggregate of it, as
-    in `key_counts_sql`), the aggregate over those rows: over all of them when the list
-    is whole."""
+    in `key_counts_sql`), the aggregate over those rows, then the `span` aggregates (of
+    key columns): over all of them when the list is whole."""
     read: dict[str, str] = {}  # each column once, as Spark names them: case-insensitively
     for column in [*unique_key, *([also[0]] if also else [])]:
         read.setdefault(column.lower(), quote(column))
     aggregate = f", {also[1]}" if also else ""
+    aggregate += "".join(f", {span_aggregate}" for span_aggregate in span)
     return (
         f"SELECT collect_list(struct({', '.join(key_columns)})){aggregate} FROM (SELECT "
         f"{', '.join(read.values())} FROM (\n{rows_sql}\n) AS dbt_key_rows LIMIT "
@@ -217,10 +231,17 @@ def collected_keys_sql(
     )
 
 
-def counted_keys(row: Sequence[Any]) -> KeyCounts | None:
+def _split_span(row: Sequence[Any], span_values: int) -> tuple[Sequence[Any], tuple[Any, ...]]:
+    """A pass's row without its last `span_values` values, and those."""
+    end = len(row) - span_values
+    return row[:end], tuple(row[end:])
+
+
+def counted_keys(row: Sequence[Any], span_values: int = 0) -> KeyCounts | None:
     """The counts of the collected key values in a row of `collected_keys_sql` (and its
-    aggregate, as `also`), grouped as Spark groups them (NULL equal to NULL); None when
-    there were more rows than were collected."""
+    aggregate, as `also`; its last `span_values` values, as `span`), grouped as Spark
+    groups them (NULL equal to NULL); None when there were more rows than were collected."""
+    row, span = _split_span(row, span_values)
     collected = row[0]
     if len(collected) > COLLECTED_KEY_ROWS:
         return None
@@ -230,11 +251,13 @@ def counted_keys(row: Sequence[Any]) -> KeyCounts | None:
     repeated = [rows for rows in rows_of_key.values() if rows > 1]
     also = row[1] if len(row) > 1 else None
     return KeyCounts(
-        len(collected), len(repeated), sum(repeated), None if also is None else str(also)
+        len(collected), len(repeated), sum(repeated), None if also is None else str(also), span
     )
 
 
-def key_counts(row: Sequence[Any]) -> KeyCounts:
+def key_counts(row: Sequence[Any], span_values: int = 0) -> KeyCounts:
+    """The counts in a row of `key_counts_sql` (its last `span_values` values: `span`)."""
+    row, span = _split_span(row, span_values)
     rows, repeated, rows_of_repeated = (int(value or 0) for value in row[:3])
     also = row[3] if len(row) > 3 else None
-    return KeyCounts(rows, repeated, rows_of_repeated, None if also is None else str(also))
+    return KeyCounts(rows, repeated, rows_of_repeated, None if also is None else str(also), span)

@@ -54,6 +54,10 @@ class IncrementalWrite:
     # merge, delete+insert: the source holds each key once (see key_uniqueness.py), so
     # it is used as it is, without dedup.
     source_unique: bool = False
+    # merge, delete+insert: a condition on the target's rows (TARGET_ALIAS) that every
+    # row the source's keys match meets, its key span (key_span.py): Iceberg reads only
+    # the data files it may hold.
+    key_span: str | None = None
     # scd2
     check_columns: Sequence[str] | None = None
     valid_from: str = "valid_from"
@@ -142,6 +146,11 @@ class IncrementalWrite:
         if self.delete_when is None:
             return None
         return f"{SOURCE_ALIAS}.{DELETE_FLAG_COLUMN}"
+
+    def key_match(self) -> str:
+        """The target row matches the source row's key (and lies in the key span)."""
+        match = null_safe_equal(self.keys, TARGET_ALIAS, SOURCE_ALIAS)
+        return f"{match} AND {self.key_span}" if self.key_span else match
 
     def on_clause(self, condition: str) -> str:
         """`condition` and every incremental predicate; a predicate's bare column names are

@@ -59,7 +59,7 @@ def merge_sql(write: IncrementalWrite) -> str:
     return (
         f"MERGE INTO {write.target} AS {TARGET_ALIAS}\n"
         f"USING ({write.unique_select()}) AS {SOURCE_ALIAS}\n"
-        f"ON {write.on_clause(null_safe_equal(write.keys, TARGET_ALIAS, SOURCE_ALIAS))}\n"
+        f"ON {write.on_clause(write.key_match())}\n"
         f"{delete_clause}"
         f"{update_clause}"
         f"WHEN NOT MATCHED{insert_condition} THEN {insert_values(write.target_columns)}"
@@ -103,9 +103,7 @@ def delete_insert_sql(write: IncrementalWrite) -> str:
         f"SELECT {distinct}{', '.join(values)}, 'delete' AS {ACTION_COLUMN} "
         f"FROM ({write.aligned_select(keys)}) AS {SOURCE_ALIAS}_keys"
     )
-    return delete_and_insert_merge(
-        write, delete_rows, null_safe_equal(keys, TARGET_ALIAS, SOURCE_ALIAS)
-    )
+    return delete_and_insert_merge(write, delete_rows, write.key_match())
 
 
 def partition_values_overwrite_sql(write: IncrementalWrite) -> str:
@@ -379,6 +377,7 @@ STRATEGIES: dict[str, Strategy] = {
             kept_column_values="append writes NULL in new rows",
             keeps_history=False,
             takes_delete_when=False,
+            prunes_by_key_span=False,
             batched=False,
         ),
         Strategy(
@@ -399,6 +398,7 @@ STRATEGIES: dict[str, Strategy] = {
             "new rows",
             keeps_history=False,
             takes_delete_when=True,
+            prunes_by_key_span=True,
             batched=False,
         ),
         Strategy(
@@ -418,6 +418,7 @@ STRATEGIES: dict[str, Strategy] = {
             kept_column_values="delete+insert writes NULL in the rows it replaces or adds",
             keeps_history=False,
             takes_delete_when=False,
+            prunes_by_key_span=True,
             batched=False,
         ),
         Strategy(
@@ -439,6 +440,7 @@ STRATEGIES: dict[str, Strategy] = {
             kept_column_values="insert_overwrite writes NULL in the partitions it replaces",
             keeps_history=False,
             takes_delete_when=False,
+            prunes_by_key_span=False,
             batched=False,
         ),
         Strategy(
@@ -458,6 +460,7 @@ STRATEGIES: dict[str, Strategy] = {
             kept_column_values="scd2 does not compare them and writes NULL in new versions",
             keeps_history=True,
             takes_delete_when=False,
+            prunes_by_key_span=False,
             batched=False,
         ),
         Strategy(
@@ -478,6 +481,7 @@ STRATEGIES: dict[str, Strategy] = {
             kept_column_values="microbatch writes NULL in the batch it replaces",
             keeps_history=False,
             takes_delete_when=False,
+            prunes_by_key_span=False,
             batched=True,
         ),
     )

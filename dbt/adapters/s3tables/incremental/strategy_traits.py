@@ -106,6 +106,9 @@ class Strategy:
     keeps_history: bool
     # `merge_delete_when` deletes rows in its statement.
     takes_delete_when: bool
+    # Its statement matches target rows by key equality: the run's key span bounds the
+    # target rows it reads (key_span.py).
+    prunes_by_key_span: bool
     # dbt runs it batch by batch, each with its event_time window (microbatch).
     batched: bool
     # The macro rendering its statement: dbt's custom-strategy hook (None: built in).
@@ -181,6 +184,7 @@ def custom_strategy(
         kept_column_values=CUSTOM_KEPT_COLUMN_VALUES,
         keeps_history=False,
         takes_delete_when=False,
+        prunes_by_key_span=False,
         batched=False,
     )
     # The macro gets the model's rows as they are: the adapter's dedup, key counts and
@@ -194,6 +198,7 @@ def custom_strategy(
         trusts_declared_key=False,
         counts_keys=False,
         takes_delete_when=False,
+        prunes_by_key_span=False,
         kept_column_values=CUSTOM_KEPT_COLUMN_VALUES,
         custom_macro=macro_name(name),
     )

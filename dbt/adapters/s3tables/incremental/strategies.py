@@ -232,7 +232,7 @@ def scd2_sql(write: IncrementalWrite) -> str:
     """
     parts = Scd2Parts.of(write)
     open_row = f"{TARGET_ALIAS}.{quote(parts.valid_to)} IS NULL"
-    match = null_safe_equal(parts.keys, TARGET_ALIAS, SOURCE_ALIAS)
+    match = write.key_match()
     tagged = f"SELECT *, 'match' AS {ACTION_COLUMN} FROM {parts.rows} AS {SOURCE_ALIAS}_rows"
     new_versions = (
         f"SELECT {SOURCE_ALIAS}.*, 'insert' AS {ACTION_COLUMN} "
@@ -460,7 +460,7 @@ STRATEGIES: dict[str, Strategy] = {
             kept_column_values="scd2 does not compare them and writes NULL in new versions",
             keeps_history=True,
             takes_delete_when=False,
-            prunes_by_key_span=False,
+            prunes_by_key_span=True,
             batched=False,
         ),
         Strategy(

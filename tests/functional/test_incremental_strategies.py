@@ -186,9 +186,7 @@ class TestMerge:
         rows = query_rows(project, f"select k1, k2, v from {table}")
         assert rows == sort_rows([(1, None, "A"), (2, "x", "b"), (3, None, "c")])
 
-    def test_the_key_span_bounds_the_target_rows_read_and_matches_as_before(
-        self, project, outcomes
-    ):
+    def test_text_date_and_decimal_keys_match_with_quotes_and_nulls(self, project, outcomes):
         assert_model_passed(outcomes, "merge_key_span")
         table = relation(project, "merge_key_span")
         rows = query_rows(project, f"select code, cast(d as string), amount, v from {table}")
@@ -201,6 +199,8 @@ class TestMerge:
                 ("a", "2024-01-02", Decimal("1.50"), "new"),
             ]
         )
+
+    def test_the_statement_reads_only_the_target_rows_in_the_key_span(self, project, outcomes):
         merge = next((Path(project.project_root) / "target" / "run").rglob("merge_key_span.sql"))
         assert (
             "(DBT_INTERNAL_DEST.`code` IS NULL OR DBT_INTERNAL_DEST.`code` BETWEEN "

@@ -21,7 +21,7 @@ from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog, iceberg_catal
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
 from dbt.adapters.s3tables.engines.base import EngineSetup
 from dbt.adapters.s3tables.engines.registry import engine_kind
-from dbt.adapters.s3tables.engines.spark_errors import COMMIT_CONFLICT, thrift_error
+from dbt.adapters.s3tables.engines.spark_errors import lost_to_another_writer, thrift_error
 from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries
 from dbt.adapters.s3tables.errors import StatementRefused
 
@@ -90,9 +90,10 @@ def clean_up_after_failure(
     `started` left behind in any catalog whose type keeps them; the sentence to add to its
     error.
 
-    A write that `lost_a_conflict` proves another writer is at work on the table: its
-    files in flight (not committed yet) look exactly like this write's leftovers, so
-    nothing is removed then, only listed for a later run that is alone to re-check."""
+    A write that `lost_a_conflict` (a commit conflict, or a table another run created
+    first) proves another writer is at work on the table: its files in flight (not
+    committed yet) look exactly like this write's leftovers, so nothing is removed then,
+    only listed for a later run that is alone to re-check."""
     notes = []
     with STATEMENTS_RUNNING.alone(own_statements) as alone:
         if lost_a_conflict:
@@ -155,7 +156,7 @@ class S3TablesConnectionManager(SparkConnectionManager):
                         self.catalogs,
                         started,
                         own_statements=1,
-                        lost_a_conflict=COMMIT_CONFLICT in str(error.msg),
+                        lost_a_conflict=lost_to_another_writer(str(error.msg)),
                     )
                     if note:
                         raise DbtDatabaseError(f"{error.msg}\n  {note}") from None

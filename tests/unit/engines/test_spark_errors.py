@@ -11,6 +11,7 @@ from dbt.adapters.s3tables.engines.spark_errors import (
     clean_message,
     is_jvm_stopped,
     jvm_stopped_message,
+    lost_to_another_writer,
     summarize,
     thrift_error,
 )
@@ -139,6 +140,22 @@ def test_failures_are_explained(chain: list[tuple[str, str]], expected: str) -> 
     assert expected in message
     # The root cause stays, after the explanation.
     assert message.endswith(chain[-1][1])
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "another_writer"),
+    [
+        ("org.apache.iceberg.exceptions.AlreadyExistsException", "Table already exists: a.t", True),
+        ("org.apache.iceberg.exceptions.CommitFailedException", "Cannot commit: stale", True),
+        ("java.lang.RuntimeException", "boom", False),
+    ],
+)
+def test_a_table_another_run_created_proves_another_writer(
+    name: str, text: str, another_writer: bool
+) -> None:
+    """Its files, not committed yet when this statement failed, must not be taken for
+    this statement's leftovers (a concurrent first build lost the winner's metadata so)."""
+    assert lost_to_another_writer(summarize([JavaError(name, text)])) is another_writer
 
 
 def test_namespace_already_exists_is_not_called_a_concurrent_table() -> None:

@@ -28,6 +28,14 @@ COMMIT_CONFLICT = (
     "statement was committed: the table is unchanged. Fix: rerun when the other writer has "
     "finished, or raise `write_conflict_retries`."
 )
+CREATED_BY_ANOTHER_RUN = (
+    "The table was created by another run after this one checked that it did not exist. "
+    "Nothing of this statement was written; the other run's table is intact. Fix: rerun "
+    "(an incremental model then runs incrementally)."
+)
+# Errors that prove another writer was at work on the table: its files, not committed yet
+# when this statement failed, look like this statement's leftovers.
+ANOTHER_WRITER = (COMMIT_CONFLICT, CREATED_BY_ANOTHER_RUN)
 COMMIT_STATE_UNKNOWN = (
     "Iceberg could not tell whether the commit landed (the catalog did not answer in "
     "time). Check the table's latest snapshot before rerunning."
@@ -77,9 +85,7 @@ EXPLANATIONS = (
     ),
     Explanation(
         re.compile(r"AlreadyExistsException: Table already exists|TABLE_OR_VIEW_ALREADY_EXISTS"),
-        "The table was created by another run after this one checked that it did not exist. "
-        "Nothing of this statement was written; the other run's table is intact. Fix: rerun "
-        "(an incremental model then runs incrementally).",
+        CREATED_BY_ANOTHER_RUN,
     ),
     Explanation(
         re.compile(
@@ -92,6 +98,12 @@ EXPLANATIONS = (
         "<catalog>.system.rollback_to_snapshot('<schema>.<table>', <snapshot id>)`).",
     ),
 )
+
+
+def lost_to_another_writer(message: str) -> bool:
+    """Whether a failed statement's (explained) error proves another writer was at work
+    on its table."""
+    return any(explanation in message for explanation in ANOTHER_WRITER)
 
 
 # What Python sees when the JVM it drives has died (py4j's socket is gone).

@@ -141,6 +141,28 @@ def test_files_are_only_reported_while_another_process_works_here(table_with_row
     assert str(partial[0]) in message
 
 
+def test_a_process_that_ends_while_the_files_are_listed_still_stops_their_removal(
+    table_with_rows, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process at work when the listing begins may commit a listed file after its
+    table was read, and end before the listing does (seen in a suite: a concurrent first
+    build removed the winner's metadata file, its table's current one)."""
+    from dbt.adapters.s3tables.catalogs.embedded import failed_writes
+
+    iceberg, folder = table_with_rows
+    listed = []  # the other process runs until the files have been listed
+    find_leftovers = failed_writes.find_leftovers
+    monkeypatch.setattr(
+        failed_writes, "find_leftovers", lambda *a: listed.append(1) or find_leftovers(*a)
+    )
+    monkeypatch.setattr(failed_writes, "other_processes_running", lambda _: not listed)
+    started = time.time()
+    partial = write_partial_files(folder)
+    report = clean_up_failed_write(iceberg, started, None)
+    assert report.removed == [] and all(p.exists() for p in partial)
+    assert "another dbt process works on this warehouse" in (report.describe() or "")
+
+
 def test_files_are_only_reported_when_the_caller_says_removal_is_unsafe(table_with_rows) -> None:
     iceberg, folder = table_with_rows
     started = time.time()

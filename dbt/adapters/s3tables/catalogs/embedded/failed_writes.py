@@ -110,10 +110,13 @@ def referenced_in(iceberg: OpenedCatalog, folder: Path) -> set[str] | None:
 def clean_up_failed_write(iceberg: OpenedCatalog, since: float, unsafe: str | None) -> Leftovers:
     """Remove what a write that failed after `since` left; when the caller knows removal
     is `unsafe` (the reason why), or another process writes here, only list it."""
+    # Asked before the files are listed and their tables read, and again after: a process
+    # that ended in between may have committed, after the read, a file listed here.
+    running = other_processes_running(iceberg.config.warehouse)
     files = find_leftovers(iceberg, since)
     if not files:
         return Leftovers()
-    if not unsafe and other_processes_running(iceberg.config.warehouse):
+    if not unsafe and (running or other_processes_running(iceberg.config.warehouse)):
         unsafe = "another dbt process works on this warehouse"
     if unsafe:
         remember_leftovers(iceberg.config.warehouse, files)

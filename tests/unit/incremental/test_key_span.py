@@ -102,7 +102,7 @@ def test_the_condition_bounds_each_column_and_keeps_null_where_a_key_is_null() -
         "date_from_unix_date(19010)",
         "true",  # a boolean as dbt's tables may give it: its text
     )
-    assert span_condition(columns, values, "T") == (
+    assert span_condition("orders", columns, values, "T") == (
         "T.`ID` BETWEEN CAST('-5' AS bigint) AND CAST('12' AS bigint) AND "
         "(T.`d` IS NULL OR T.`d` BETWEEN date_from_unix_date(19000) AND "
         "date_from_unix_date(19010))"
@@ -111,11 +111,11 @@ def test_the_condition_bounds_each_column_and_keeps_null_where_a_key_is_null() -
 
 def test_a_column_whose_values_are_all_null_matches_null_only() -> None:
     column = SpanColumn("id", "id", "number", "int")
-    assert span_condition([column], (None, None, True), "T") == "T.`id` IS NULL"
+    assert span_condition("orders", [column], (None, None, True), "T") == "T.`id` IS NULL"
 
 
 def test_no_columns_no_condition() -> None:
-    assert span_condition([], (), "T") is None
+    assert span_condition("orders", [], (), "T") is None
 
 
 @pytest.mark.parametrize(
@@ -124,12 +124,14 @@ def test_no_columns_no_condition() -> None:
 )
 def test_a_bound_that_is_not_a_literal_is_never_written(bound: object) -> None:
     column = SpanColumn("id", "id", "number", "bigint")
-    with pytest.raises(DbtInternalError, match="key span of `id`"):
-        span_condition([column], ("CAST('1' AS bigint)", bound, False), "T")
+    with pytest.raises(DbtInternalError, match="orders: the key span of `id`"):
+        span_condition("orders", [column], ("CAST('1' AS bigint)", bound, False), "T")
 
 
 def test_a_decimal_bound_in_scientific_notation_is_a_literal() -> None:
     """Spark may give a small decimal's text as `1E-8`: parsed from a string, it is exact."""
     column = SpanColumn("amount", "amount", "number", "decimal(10,8)")
     values = ("CAST('1E-8' AS decimal(10,8))", "CAST('0.5' AS decimal(10,8))", False)
-    assert "BETWEEN CAST('1E-8' AS decimal(10,8))" in str(span_condition([column], values, "T"))
+    assert "BETWEEN CAST('1E-8' AS decimal(10,8))" in str(
+        span_condition("orders", [column], values, "T")
+    )

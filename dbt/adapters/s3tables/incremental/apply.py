@@ -145,7 +145,7 @@ class Apply:
                     rows_deleted=0,
                     snapshot_id=None,
                 )
-            key_span = span_condition(spanned, span, TARGET_ALIAS) if spanned else None
+            key_span = span_condition(run.name, spanned, span, TARGET_ALIAS)
             if key_span:
                 logger.debug(f"{run.name}: the statement reads the table's rows where {key_span}")
             write = replace(write, source_sql=rows, source_unique=source_unique, key_span=key_span)

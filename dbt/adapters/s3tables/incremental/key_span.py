@@ -41,6 +41,8 @@ _SPARK_KINDS = {
     "date": "date",
     "timestamp": "timestamp",
 }
+# The table's side by Iceberg type, not by its Spark name (sql/types.py's
+# `spark_type_name`): that names uuid and time `string`, which Iceberg does not bound as text.
 _ICEBERG_KINDS = {
     "int": "number",
     "long": "number",
@@ -125,13 +127,18 @@ def span_aggregates(columns: Sequence[SpanColumn]) -> list[str]:
     return aggregates
 
 
-def _literal(text: Any, column: SpanColumn) -> str:
+def _literal(model_name: str, text: Any, column: SpanColumn) -> str:
     if not isinstance(text, str) or not _LITERAL.fullmatch(text):
-        raise DbtInternalError(f"key span of `{column.name}`: unexpected bound {text!r}")
+        raise DbtInternalError(
+            f"{model_name}: the key span of `{column.name}` came back as {text!r}, not a "
+            "literal; nothing was written"
+        )
     return text
 
 
-def span_condition(columns: Sequence[SpanColumn], values: Sequence[Any], alias: str) -> str | None:
+def span_condition(
+    model_name: str, columns: Sequence[SpanColumn], values: Sequence[Any], alias: str
+) -> str | None:
     """The condition on the target rows (`alias`) that the run's rows' keys may match,
     from `span_aggregates`' values; None without spanned columns."""
     terms = []
@@ -142,7 +149,8 @@ def span_condition(columns: Sequence[SpanColumn], values: Sequence[Any], alias: 
         if least is None:  # every value NULL: only NULL matches NULL
             terms.append(f"{target} IS NULL")
             continue
-        within = f"{target} BETWEEN {_literal(least, column)} AND {_literal(greatest, column)}"
+        low, high = (_literal(model_name, bound, column) for bound in (least, greatest))
+        within = f"{target} BETWEEN {low} AND {high}"
         # Through dbt's tables, a boolean may arrive as its text.
         nulls = str(any_null).lower() == "true"
         terms.append(f"({target} IS NULL OR {within})" if nulls else within)

@@ -54,7 +54,7 @@ class IncrementalWrite:
     # merge, delete+insert: the source holds each key once (see key_uniqueness.py), so
     # it is used as it is, without dedup.
     source_unique: bool = False
-    # merge, delete+insert: a condition on the target's rows (TARGET_ALIAS) that every
+    # merge, delete+insert, scd2: a condition on the target's rows (TARGET_ALIAS) that every
     # row the source's keys match meets, its key span (key_span.py): Iceberg reads only
     # the data files it may hold.
     key_span: str | None = None

@@ -377,7 +377,6 @@ STRATEGIES: dict[str, Strategy] = {
             kept_column_values="append writes NULL in new rows",
             keeps_history=False,
             takes_delete_when=False,
-            prunes_by_key_span=False,
             batched=False,
         ),
         Strategy(
@@ -398,7 +397,6 @@ STRATEGIES: dict[str, Strategy] = {
             "new rows",
             keeps_history=False,
             takes_delete_when=True,
-            prunes_by_key_span=True,
             batched=False,
         ),
         Strategy(
@@ -418,7 +416,6 @@ STRATEGIES: dict[str, Strategy] = {
             kept_column_values="delete+insert writes NULL in the rows it replaces or adds",
             keeps_history=False,
             takes_delete_when=False,
-            prunes_by_key_span=True,
             batched=False,
         ),
         Strategy(
@@ -440,7 +437,6 @@ STRATEGIES: dict[str, Strategy] = {
             kept_column_values="insert_overwrite writes NULL in the partitions it replaces",
             keeps_history=False,
             takes_delete_when=False,
-            prunes_by_key_span=False,
             batched=False,
         ),
         Strategy(
@@ -460,7 +456,6 @@ STRATEGIES: dict[str, Strategy] = {
             kept_column_values="scd2 does not compare them and writes NULL in new versions",
             keeps_history=True,
             takes_delete_when=False,
-            prunes_by_key_span=True,
             batched=False,
         ),
         Strategy(
@@ -481,7 +476,6 @@ STRATEGIES: dict[str, Strategy] = {
             kept_column_values="microbatch writes NULL in the batch it replaces",
             keeps_history=False,
             takes_delete_when=False,
-            prunes_by_key_span=False,
             batched=True,
         ),
     )

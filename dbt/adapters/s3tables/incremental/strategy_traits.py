@@ -106,9 +106,6 @@ class Strategy:
     keeps_history: bool
     # `merge_delete_when` deletes rows in its statement.
     takes_delete_when: bool
-    # Its statement matches target rows by key equality: the run's key span bounds the
-    # target rows it reads (key_span.py).
-    prunes_by_key_span: bool
     # dbt runs it batch by batch, each with its event_time window (microbatch).
     batched: bool
     # The macro rendering its statement: dbt's custom-strategy hook (None: built in).
@@ -118,6 +115,13 @@ class Strategy:
     def readings(self) -> frozenset[Reading]:
         """The `upstream_changes()` readings a run of it keeps exact (by what it replaces)."""
         return readings_for(self.replaces)
+
+    @property
+    def prunes_by_key_span(self) -> bool:
+        """Its built-in statement matches target rows by key equality (`key_match`), so
+        the run's key span bounds the target rows it reads (key_span.py); a custom
+        strategy's macro renders its own statement."""
+        return self.replaces is Replaces.ROWS_BY_KEY and self.custom_macro is None
 
     @property
     def rerun_changes_nothing(self) -> bool:
@@ -184,7 +188,6 @@ def custom_strategy(
         kept_column_values=CUSTOM_KEPT_COLUMN_VALUES,
         keeps_history=False,
         takes_delete_when=False,
-        prunes_by_key_span=False,
         batched=False,
     )
     # The macro gets the model's rows as they are: the adapter's dedup, key counts and
@@ -198,7 +201,6 @@ def custom_strategy(
         trusts_declared_key=False,
         counts_keys=False,
         takes_delete_when=False,
-        prunes_by_key_span=False,
         kept_column_values=CUSTOM_KEPT_COLUMN_VALUES,
         custom_macro=macro_name(name),
     )

@@ -9,6 +9,10 @@ rotated): the tables are replaced, each merge merges the same 2% of its table's 
 (`id % 47 = 0`), the views are replaced. With `--source-changes`, a commit to the
 source before each rerun changes every table's input, so `skip_when_unchanged` rebuilds
 everything: its check's cost.
+Beside them, `floor: the statements alone` runs dbt-spark's 60 statements (`CREATE OR
+REPLACE TABLE ... AS SELECT`, `MERGE INTO` from a temporary view, `CREATE OR REPLACE
+VIEW`) through `spark.sql` on four Python threads, a chain per task, no dbt: what any
+adapter that rebuilds every node pays at least.
 Per rerun: its wall time (`dbtRunner` in this process), and the sum over the 60 nodes of
 where their time went: Spark statements by kind and the fetch of their rows, PyIceberg's
 catalog calls (round trips to the catalog), and the rest (dbt's own time per node, the
@@ -25,7 +29,9 @@ import os
 import shutil
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dbt.cli.main import dbtRunner
 from incremental_scale import CATALOG, MASTER
@@ -38,6 +44,9 @@ from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.catalogs.jars import JarSources
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
 CHAINS = 20
 SOURCE = "bench_dag_source.events"
 # contender: (schema, dbt target, model configs added for that adapter)
@@ -46,6 +55,8 @@ CONTENDERS = {
     "s3tables, skip_when_unchanged": ("bench_dag_skip", "s3tables", "skip_when_unchanged=true, "),
     "dbt-spark": ("bench_dag_spark", "spark", "file_format='iceberg', "),
 }
+FLOOR = "floor: the statements alone"
+FLOOR_SCHEMA = "bench_dag_floor"
 RERUN = "the rerun's wall time"
 NODES = "sum of the nodes' times"
 
@@ -76,6 +87,35 @@ def write_project(root: Path, catalog: CatalogConfig, schema: str, extra: str) -
             "{{ config(materialized='view') }}\n"
             f"select id, name, amount * 2 as doubled from {{{{ ref('m_{i:02d}') }}}}\n"
         )
+
+
+def chain_statements(i: int) -> list[str]:
+    """dbt-spark's statements for chain i (table, merge, view), as its rerun runs them."""
+    table, merge, view = (f"{FLOOR_SCHEMA}.{kind}_{i:02d}" for kind in ("t", "m", "v"))
+    source = f"dbt_floor_source_{i:02d}"
+    return [
+        f"CREATE OR REPLACE TABLE {table} USING iceberg AS SELECT id, concat('name ', id) AS "
+        f"name, id * {i}.5 AS amount FROM {SOURCE} WHERE id % {CHAINS} = {i - 1}",
+        f"CREATE OR REPLACE TEMPORARY VIEW {source} AS SELECT id, name, amount FROM {table} "
+        "WHERE id % 47 = 0",
+        f"MERGE INTO {merge} AS DBT_INTERNAL_DEST USING {source} AS DBT_INTERNAL_SOURCE "
+        "ON DBT_INTERNAL_SOURCE.id = DBT_INTERNAL_DEST.id "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
+        f"CREATE OR REPLACE VIEW {view} AS SELECT id, name, amount * 2 AS doubled FROM {merge}",
+    ]
+
+
+def floor_rerun(spark: SparkSession) -> float:
+    """The 60 statements through `spark.sql`, a chain per task on four threads: wall time."""
+
+    def run_chain(i: int) -> None:
+        for statement in chain_statements(i):
+            spark.sql(statement)
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(run_chain, range(1, CHAINS + 1)))
+    return time.perf_counter() - started
 
 
 def rerun(root: Path, target: str) -> tuple[float, float]:
@@ -115,14 +155,34 @@ def main() -> None:
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {schema}")
         for _ in range(2):  # the first build, then a rerun: untimed
             rerun(roots[label], target)
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {FLOOR_SCHEMA}")
+    for i in range(1, CHAINS + 1):  # the merges' tables, then a rerun: untimed
+        spark.sql(
+            f"CREATE OR REPLACE TABLE {FLOOR_SCHEMA}.m_{i:02d} USING iceberg AS "
+            f"SELECT id, concat('name ', id) AS name, id * {i}.5 AS amount FROM {SOURCE} "
+            f"WHERE id % {CHAINS} = {i - 1}"
+        )
+    floor_rerun(spark)
     rows: list[dict] = []
-    labels = list(CONTENDERS)
+    labels = [*CONTENDERS, FLOOR]
     for round_number in range(args.rounds):
         shift = round_number % len(labels)
         for label in labels[shift:] + labels[:shift]:
             if args.source_changes:
                 spark.sql(f"INSERT INTO {SOURCE} VALUES ({args.rows + round_number})")
             load = os.getloadavg()[0]
+            if label == FLOOR:
+                rows.append(
+                    {
+                        "rows": args.rows,
+                        "contender": label,
+                        "round": round_number + 1,
+                        "phase": RERUN,
+                        "seconds": round(floor_rerun(spark), 4),
+                        "load_1m": load,
+                    }
+                )
+                continue
             with phase_timer(by_materialization=True) as spent:
                 wall, nodes = rerun(roots[label], CONTENDERS[label][1])
             phases = {phase: spent[phase] for phase in spent if phase != HOOK}

@@ -25,6 +25,7 @@ from dbt.adapters.s3tables.incremental.key_span import (
     span_aggregates,
     span_columns,
     span_condition,
+    span_pass_sql,
 )
 
 TABLE = Schema(
@@ -89,6 +90,14 @@ def test_aggregates_give_literal_texts_and_whether_a_value_is_null() -> None:
     assert aggregates[2] == "coalesce(max(`id` IS NULL), false)"
     assert aggregates[4] == (
         "concat('CAST(X', char(39), hex(CAST(max(`c`) AS BINARY)), char(39), ' AS STRING)')"
+    )
+
+
+def test_the_pass_without_a_key_count_counts_the_rows_then_spans() -> None:
+    column = SpanColumn("id", "id", "number", "bigint")
+    sql = span_pass_sql("SELECT * FROM `rows`", [column])
+    assert sql == (
+        f"SELECT count(*), {', '.join(span_aggregates([column]))} FROM (SELECT * FROM `rows`)"
     )
 
 

@@ -29,6 +29,7 @@ from dbt.adapters.s3tables.incremental.key_span import (
     span_aggregates,
     span_columns,
     span_condition,
+    span_pass_sql,
 )
 from dbt.adapters.s3tables.incremental.key_uniqueness import CONFIG_KEY as UNIQUENESS_KEY
 from dbt.adapters.s3tables.incremental.key_uniqueness import is_cardinality_violation
@@ -264,8 +265,7 @@ class Apply:
 
     def _span(self, rows: str, spanned: list[SpanColumn]) -> tuple[bool, tuple[Any, ...]]:
         """Whether the run's (cached) rows are none, and their key span's values: one pass."""
-        sql = f"SELECT count(*), {', '.join(span_aggregates(spanned))} FROM ({rows})"
-        row = self.run.table.warehouse.fetch(sql)[0]
+        row = self.run.table.warehouse.fetch(span_pass_sql(rows, spanned))[0]
         return int(row[0]) == 0, tuple(row[1:])
 
     def _count_keys(

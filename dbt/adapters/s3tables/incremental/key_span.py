@@ -85,9 +85,11 @@ class SpanColumn:
 def _iceberg_kind(schema: Schema, column: str) -> str | None:
     """The kind of the table's column `column`; None for another type, or no such column
     (one the run adds: its rows before hold NULL, which only a NULL key matches)."""
-    wanted = column.lower()
-    field = next((f for f in schema.fields if f.name.lower() == wanted), None)
-    return _ICEBERG_KINDS.get(str(field.field_type).split("(")[0]) if field else None
+    try:
+        field = schema.find_field(column, case_sensitive=False)
+    except ValueError:
+        return None
+    return _ICEBERG_KINDS.get(str(field.field_type).split("(")[0])
 
 
 def span_columns(
@@ -125,6 +127,12 @@ def span_aggregates(columns: Sequence[SpanColumn]) -> list[str]:
             f"coalesce(max({name} IS NULL), false)",
         ]
     return aggregates
+
+
+def span_pass_sql(rows_sql: str, columns: Sequence[SpanColumn]) -> str:
+    """One row over a query's rows: their count, then `span_aggregates` (the pass of a run
+    whose keys are not counted)."""
+    return f"SELECT count(*), {', '.join(span_aggregates(columns))} FROM ({rows_sql})"
 
 
 def _literal(model_name: str, text: Any, column: SpanColumn) -> str:

@@ -43,6 +43,7 @@ from dbt.adapters.s3tables.catalogs.s3tables.rules import check_namespace
 from dbt.adapters.s3tables.column import S3TablesColumn
 from dbt.adapters.s3tables.connections import S3TablesConnectionManager
 from dbt.adapters.s3tables.incremental.model_reads import ModelReads
+from dbt.adapters.s3tables.incremental.run_bases import RunBases
 from dbt.adapters.s3tables.incremental.table import IncrementalTable
 from dbt.adapters.s3tables.incremental.upstream_changes import (
     UpstreamChanges,
@@ -125,10 +126,12 @@ class S3TablesAdapter(SparkAdapter):
         # and `retry` must know the same catalogs.
         for integration in active_catalog_integrations(config):
             self.add_catalog_integration(integration)
+        self._run_bases = RunBases()
         self._upstream_changes = UpstreamChanges(
             self.iceberg_for,
             lambda: self.engine,
             lambda relation: self.catalogs.named(relation.database, relation=relation).name,
+            self._run_bases,
         )
         self._model_reads = ModelReads(
             self._upstream_changes,
@@ -470,6 +473,8 @@ class S3TablesAdapter(SparkAdapter):
             lambda: self._warehouse(target),
             self.get_relation,
             self._upstream_changes.reads_changes,
+            self._run_bases,
+            self._upstream_changes.records_to_publish,
         )
 
     @available

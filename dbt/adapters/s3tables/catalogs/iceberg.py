@@ -119,6 +119,40 @@ class IcebergCatalog:
     ) -> bool:
         return self.changes.set_properties_if_changed(namespace, name, properties, remove)
 
+    def set_properties_at(
+        self,
+        namespace: str,
+        name: str,
+        base: int | None,
+        properties: dict[str, str],
+        remove: tuple[str, ...] = (),
+    ) -> bool:
+        return self.changes.set_properties_at(namespace, name, base, properties, remove)
+
+    def create_branch(
+        self,
+        namespace: str,
+        name: str,
+        branch: str,
+        base: int,
+        stale: Callable[[list[str]], list[str]] = lambda names: [],
+    ) -> None:
+        self.changes.create_branch(namespace, name, branch, base, stale)
+
+    def remove_branch(self, namespace: str, name: str, branch: str) -> None:
+        self.changes.remove_branch(namespace, name, branch)
+
+    def publish_branch(
+        self,
+        namespace: str,
+        name: str,
+        branch: str,
+        base: int,
+        properties: dict[str, str],
+        remove: tuple[str, ...] = (),
+    ) -> None:
+        self.changes.publish_branch(namespace, name, branch, base, properties, remove)
+
     def evolve_schema(
         self,
         namespace: str,

@@ -52,10 +52,19 @@ class MetadataChange:
     delete_columns: list[str] = field(default_factory=list)
     remove_partition_fields: list[str] = field(default_factory=list)
     add_partition_fields: list[tuple[str, Transform[Any, Any]]] = field(default_factory=list)
+    # Branches created at a snapshot (name to snapshot id).
+    create_branches: dict[str, int] = field(default_factory=dict)
+    # The branch whose head main takes (a fast-forward: the caller checked main is at the
+    # branch's base; the commit asserts main is still where the table was loaded).
+    fast_forward_to: str | None = None
+    remove_branches: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return any(
             (
+                self.create_branches,
+                self.fast_forward_to,
+                self.remove_branches,
                 self.set_properties,
                 self.remove_properties,
                 self.add_columns,
@@ -74,12 +83,28 @@ class MetadataChange:
     def changes_spec(self) -> bool:
         return bool(self.remove_partition_fields or self.add_partition_fields)
 
+    @property
+    def changes_refs(self) -> bool:
+        return bool(self.create_branches or self.fast_forward_to or self.remove_branches)
+
 
 def apply_with_pyiceberg(table: Table, change: MetadataChange) -> None:
     """The change as one PyIceberg transaction (one commit)."""
+    from pyiceberg.table.update.snapshot import ManageSnapshots
     from pyiceberg.table.update.spec import UpdateSpec
 
     with table.transaction() as transaction:
+        if change.changes_refs:
+            # The fast-forward goes first: its requirement, main still at the snapshot the
+            # table was loaded with, is the one the commit asserts (PyIceberg keeps one
+            # requirement of each kind, the first).
+            with ManageSnapshots(transaction) as refs:
+                if change.fast_forward_to:
+                    refs.set_current_snapshot(ref_name=change.fast_forward_to)
+                for branch, snapshot_id in change.create_branches.items():
+                    refs.create_branch(snapshot_id, branch)
+                for branch in change.remove_branches:
+                    refs.remove_branch(branch)
         if change.set_properties:
             transaction.set_properties(change.set_properties)
         if change.remove_properties:
@@ -145,15 +170,25 @@ def transform_sql(source: str, transform: Transform[Any, Any]) -> str:
     raise UnsupportedThroughSql(f"the partition transform `{transform}` has no Spark SQL form")
 
 
-def spark_sql(identifier: str, change: MetadataChange) -> list[str]:
+def spark_sql(identifier: str, change: MetadataChange, fast_forward: str = "") -> list[str]:
     """The change as Iceberg Spark SQL statements, each one commit, in an order that keeps
-    each statement valid (columns exist before a partition field reads them)."""
+    each statement valid (columns exist before a partition field reads them; main takes a
+    branch's head before the branch goes). `fast_forward`: the `CALL` of Iceberg's
+    fast_forward procedure on the table, `{branch}` in place of the branch main takes,
+    which fails unless main is an ancestor of the branch's head."""
     if any(c.required for c in change.update_columns):
         raise UnsupportedThroughSql(
             "Spark refuses `ALTER COLUMN ... SET NOT NULL` on Iceberg tables, so a column "
             "cannot become NOT NULL in place"
         )
-    statements: list[str] = []
+    statements: list[str] = [
+        f"ALTER TABLE {identifier} CREATE BRANCH {quote(branch)} AS OF VERSION {snapshot_id}"
+        for branch, snapshot_id in change.create_branches.items()
+    ]
+    if change.fast_forward_to:
+        if not fast_forward:
+            raise UnsupportedThroughSql("main cannot be fast-forwarded without the procedure")
+        statements.append(fast_forward.replace("{branch}", sql_string(change.fast_forward_to)))
     if change.set_properties:
         pairs = ", ".join(
             f"{sql_string(key)} = {sql_string(value)}"
@@ -189,6 +224,10 @@ def spark_sql(identifier: str, change: MetadataChange) -> list[str]:
         statements.append(
             f"ALTER TABLE {identifier} ADD PARTITION FIELD {transform_sql(source, transform)}"
         )
+    statements += [
+        f"ALTER TABLE {identifier} DROP BRANCH IF EXISTS {quote(branch)}"
+        for branch in change.remove_branches
+    ]
     return statements
 
 

@@ -25,8 +25,9 @@ from dbt.adapters.s3tables.catalogs.metadata_changes import (
     upgrade_sql,
 )
 from dbt.adapters.s3tables.catalogs.relations import ColumnInfo, schema_columns
+from dbt.adapters.s3tables.catalogs.snapshots import INVOCATION_KEY
 from dbt.adapters.s3tables.errors import CatalogError
-from dbt.adapters.s3tables.sql.text import table_identifier
+from dbt.adapters.s3tables.sql.text import procedure_call, table_identifier
 
 if TYPE_CHECKING:
     from pyiceberg.partitioning import PartitionSpec
@@ -36,6 +37,54 @@ if TYPE_CHECKING:
     from pyiceberg.types import IcebergType
 
 logger = AdapterLogger("s3tables")
+
+
+class MainMoved(Exception):
+    """A branch's publish (or creation) found main no longer at the snapshot it was to
+    start from: `current` is main's snapshot now, `since` the operations of the snapshots
+    after the base in main's history, oldest first (None: the base is not in it: the
+    table was rolled back or replaced), `runs` the dbt invocations that made them."""
+
+    def __init__(self, current: int | None, since: list[str] | None, runs: list[str]) -> None:
+        super().__init__(f"main is at snapshot {current}")
+        self.current = current
+        self.since = since
+        self.runs = runs
+
+
+def check_main_at(table: Table, base: int | None) -> None:
+    """Raise MainMoved unless the loaded `table`'s main is at snapshot `base`."""
+    current = table.current_snapshot()
+    current_id = current.snapshot_id if current else None
+    if current_id == base:
+        return
+    since: list[str] | None = []
+    runs: list[str] = []
+    snapshot = current
+    while snapshot is not None and snapshot.snapshot_id != base:
+        summary = snapshot.summary
+        operation = summary.operation.value if summary is not None else "unknown"
+        assert since is not None
+        since.insert(0, operation)
+        run = summary.additional_properties.get(INVOCATION_KEY) if summary else None
+        if run and run not in runs:
+            runs.append(run)
+        parent = snapshot.parent_snapshot_id
+        snapshot = table.snapshot_by_id(parent) if parent is not None else None
+    if snapshot is None:
+        since = None
+    raise MainMoved(current_id, since, runs)
+
+
+def property_change(
+    table: Table, properties: dict[str, str], remove: tuple[str, ...]
+) -> MetadataChange:
+    """The loaded `table`'s properties that differ from `properties` set, and those of
+    `remove` it has removed."""
+    return MetadataChange(
+        set_properties={k: v for k, v in properties.items() if table.properties.get(k) != v},
+        remove_properties=[k for k in remove if k in table.properties],
+    )
 
 
 @dataclass(frozen=True)
@@ -104,8 +153,16 @@ class TableChanges:
             return
         label = f"`{namespace}.{name}` (Iceberg format v{table.format_version})"
         identifier = table_identifier(self.access.config.name, namespace, name)
+        fast_forward = procedure_call(
+            self.access.config.name,
+            namespace,
+            name,
+            "fast_forward",
+            "branch => 'main'",
+            "to => {branch}",
+        )
         try:
-            statements = spark_sql(identifier, change)
+            statements = spark_sql(identifier, change, fast_forward)
         except UnsupportedThroughSql as error:
             raise CatalogError(
                 f"{label}: {error}, and PyIceberg 0.12 cannot write this table's metadata. "
@@ -156,6 +213,73 @@ class TableChanges:
             self.run_sql(upgrade_sql(identifier, version))
         return current
 
+    def create_branch(
+        self,
+        namespace: str,
+        name: str,
+        branch: str,
+        base: int,
+        stale: Callable[[list[str]], list[str]] = lambda names: [],
+    ) -> None:
+        """Create `branch` at snapshot `base`, main's current one (else MainMoved), and
+        remove the branches `stale` picks among the table's, in one commit."""
+
+        def change(table: Table) -> MetadataChange:
+            check_main_at(table, base)
+            return MetadataChange(
+                create_branches={branch: base},
+                remove_branches=stale([n for n in table.metadata.refs if n != "main"]),
+            )
+
+        self._commit_to(namespace, name, "branch", change)
+
+    def remove_branch(self, namespace: str, name: str, branch: str) -> None:
+        """Remove `branch` (one the table no longer has is removed already)."""
+
+        def change(table: Table) -> MetadataChange:
+            return MetadataChange(remove_branches=[branch] if branch in table.metadata.refs else [])
+
+        self._commit_to(namespace, name, "branch", change)
+
+    def publish_branch(
+        self,
+        namespace: str,
+        name: str,
+        branch: str,
+        base: int,
+        properties: dict[str, str],
+        remove: tuple[str, ...] = (),
+    ) -> None:
+        """Main fast-forwarded to `branch`'s head, only from snapshot `base` (else
+        MainMoved, nothing changed), the branch removed and the table properties set and
+        removed, in one commit (several through Spark SQL, see `commit`: the fast-forward
+        first, which Iceberg refuses unless main is an ancestor of the branch's head)."""
+
+        def change(table: Table) -> MetadataChange:
+            check_main_at(table, base)
+            change = property_change(table, properties, remove)
+            change.fast_forward_to, change.remove_branches = branch, [branch]
+            return change
+
+        self._commit_to(namespace, name, "publish", change)
+
+    def set_properties_at(
+        self,
+        namespace: str,
+        name: str,
+        base: int | None,
+        properties: dict[str, str],
+        remove: tuple[str, ...] = (),
+    ) -> bool:
+        """`set_properties_if_changed`, only while main is at snapshot `base` (else
+        MainMoved, nothing changed); True if a commit was made."""
+
+        def change(table: Table) -> MetadataChange:
+            check_main_at(table, base)
+            return property_change(table, properties, remove)
+
+        return bool(self._commit_to(namespace, name, "properties", change))
+
     def set_properties_if_changed(
         self,
         namespace: str,
@@ -167,15 +291,11 @@ class TableChanges:
         `remove`, in one commit (two through Spark SQL, see `commit`); True if a commit was
         made."""
 
-        def change(table: Table) -> MetadataChange:
-            return MetadataChange(
-                set_properties={
-                    k: v for k, v in properties.items() if table.properties.get(k) != v
-                },
-                remove_properties=[k for k in remove if k in table.properties],
+        return bool(
+            self._commit_to(
+                namespace, name, "properties", lambda t: property_change(t, properties, remove)
             )
-
-        return bool(self._commit_to(namespace, name, "properties", change))
+        )
 
     def evolve_schema(
         self,

@@ -34,6 +34,7 @@ from dbt.adapters.s3tables.incremental.key_span import (
 from dbt.adapters.s3tables.incremental.key_uniqueness import CONFIG_KEY as UNIQUENESS_KEY
 from dbt.adapters.s3tables.incremental.key_uniqueness import is_cardinality_violation
 from dbt.adapters.s3tables.incremental.model_state import LAST_PROCESSED_VALUE
+from dbt.adapters.s3tables.incremental.run_branch import REBASES, conflict_error, only_rewrites
 from dbt.adapters.s3tables.incremental.state_record import (
     ProcessedRows,
     greatest_processed_sql,
@@ -135,6 +136,8 @@ class Apply:
                 # thousands a year. The run is a no-op; the table stays at its snapshot.
                 logger.info(f"{run.name}: the model returned no rows; nothing committed")
                 record_state(run, run.model.sql, self.before.properties, processed)
+                if run.run_branch is not None:
+                    run.run_branch.record_without_commit(run.read_records(self.before.snapshot_id))
                 strategy = settings.strategy.name.upper()
                 return IncrementalResponse(
                     _message=f"{strategy} 0 inserted, 0 updated, 0 deleted "
@@ -362,9 +365,73 @@ class Apply:
         processed: ProcessedRows | None,
     ) -> IncrementalResponse:
         """Run `statement`, record the run's state with its commit, and report that
-        commit's exact counts (unknown after several commits)."""
+        commit's exact counts (unknown after several commits). Through a run branch
+        (run_branch.py), the commit reaches main only while main is at the run's base."""
         run = self.run
         strategy = run.settings.strategy.name
+        last = len(statement.sql) - 1
+        after = self._write_and_record(statement, write, reason, processed)
+        committed = after.snapshot_id != self.before.snapshot_id
+        counts = (
+            CommitCounts(None, None, None)
+            if statement.rewrites_table or last > 0
+            else commit_counts(statement.counted_as, after.summary if committed else None)
+        )
+        unknown = None in (counts.inserted, counts.updated, counts.deleted)
+        if committed and not statement.rewrites_table and last == 0 and unknown:
+            counts = self._lineage_counts(after, counts)
+        logger.debug(f"{run.name}: {strategy} committed {after.snapshot_id}")
+        return IncrementalResponse(
+            _message=f"{strategy.upper()} {counts.inserted} inserted, "
+            f"{counts.updated} updated, {counts.deleted} deleted",
+            code=strategy.upper(),
+            rows_affected=sum(n or 0 for n in (counts.inserted, counts.updated, counts.deleted)),
+            rows_inserted=counts.inserted,
+            rows_updated=counts.updated,
+            rows_deleted=counts.deleted,
+            snapshot_id=after.snapshot_id if committed else None,
+        )
+
+    def _write_and_record(
+        self,
+        statement: Statement,
+        write: IncrementalWrite,
+        reason: str,
+        processed: ProcessedRows | None,
+    ) -> TableState:
+        """The statement's commit and the run's state, on main, or through the run's
+        branch published from its base (written again from main's new snapshot after
+        commits that changed no row; refused as a conflict after any other). The table's
+        state after the commit."""
+        from dbt.adapters.s3tables.catalogs.table_changes import MainMoved
+
+        run, branch = self.run, self.run.run_branch
+        if branch is None:
+            self._execute(statement, write, reason)
+            after = run.table.state()
+            record_state(run, run.model.sql, after.properties, processed)
+            return after
+        for rebase in range(REBASES + 1):
+            try:
+                branch.open()
+                self._execute(statement, write, reason)
+                after = run.table.state()
+                record_state(run, run.model.sql, after.properties, processed)
+                branch.publish(run.read_records(after.snapshot_id))
+                return after
+            except MainMoved as moved:
+                if not only_rewrites(moved) or rebase == REBASES:
+                    branch.discard()
+                    raise conflict_error(run.name, branch.base, moved, branch.read_by) from None
+                branch.rebase(moved)
+            except BaseException:
+                branch.discard()
+                raise
+        raise AssertionError("unreachable")
+
+    def _execute(self, statement: Statement, write: IncrementalWrite, reason: str) -> None:
+        """The statement's SQL, the last one the data write (with the node's read tags)."""
+        run = self.run
         last = len(statement.sql) - 1
         with run.table.warehouse.engine.settings(statement.settings):
             try:
@@ -381,25 +448,3 @@ class Apply:
                         "false` (the rows are then deduplicated per key)"
                     ) from error
                 raise
-        after = run.table.state()
-        committed = after.snapshot_id != self.before.snapshot_id
-        counts = (
-            CommitCounts(None, None, None)
-            if statement.rewrites_table or last > 0
-            else commit_counts(statement.counted_as, after.summary if committed else None)
-        )
-        unknown = None in (counts.inserted, counts.updated, counts.deleted)
-        if committed and not statement.rewrites_table and last == 0 and unknown:
-            counts = self._lineage_counts(after, counts)
-        record_state(run, run.model.sql, after.properties, processed)
-        logger.debug(f"{run.name}: {strategy} committed {after.snapshot_id}")
-        return IncrementalResponse(
-            _message=f"{strategy.upper()} {counts.inserted} inserted, "
-            f"{counts.updated} updated, {counts.deleted} deleted",
-            code=strategy.upper(),
-            rows_affected=sum(n or 0 for n in (counts.inserted, counts.updated, counts.deleted)),
-            rows_inserted=counts.inserted,
-            rows_updated=counts.updated,
-            rows_deleted=counts.deleted,
-            snapshot_id=after.snapshot_id if committed else None,
-        )

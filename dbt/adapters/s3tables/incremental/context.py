@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
     from dbt.adapters.s3tables.incremental.config import IncrementalConfig, ModelBuildConfig
+    from dbt.adapters.s3tables.incremental.run_branch import RunBranch
     from dbt.adapters.s3tables.incremental.strategy_traits import StrategyMacro
     from dbt.adapters.s3tables.incremental.warehouse import AnalysedQuery, RunTable
 
@@ -36,6 +37,13 @@ logger = AdapterLogger("s3tables")
 # Where a write-audit-publish build keeps the state a run records, for the publish:
 # properties to set, and properties to remove.
 KeepState = Callable[[dict[str, str], tuple[str, ...]], None]
+# What the run read of its upstreams, as table properties bound to the model's snapshot
+# given (upstream_changes.py); asked once, by the commit that records them.
+ReadRecords = Callable[[int | None], dict[str, str]]
+
+
+def no_reads(on: int | None) -> dict[str, str]:
+    return {}
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,10 @@ class RunContext:
     batch_end: str | None = None
     # A custom strategy's macro, from dbt's context (dbt's custom-strategy hook).
     strategy_macro: StrategyMacro | None = None
+    # The branch the run writes through when its rows depend on the table's state
+    # (run_branch.py), and what the run read of its upstreams, recorded with its publish.
+    run_branch: RunBranch | None = None
+    read_records: ReadRecords = no_reads
     # The statements the run's own writes executed, in order: what dbt's target/run file
     # of the model shows (a create statement writes its own, as dbt's `main` statement).
     written_statements: list[str] = field(default_factory=list)

@@ -12,6 +12,7 @@ from dbt.adapters.base.relation import BaseRelation
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.incremental.commit_counts import with_upstream_reads
+from dbt.adapters.s3tables.incremental.run_bases import run_key
 from dbt.adapters.s3tables.incremental.upstream_changes import (
     Reader,
     UpstreamChanges,
@@ -67,6 +68,7 @@ class ModelReads:
                 materialized,
                 settings.strategy if settings else None,
                 settings.on_schema_change if settings else None,
+                run_key(model),
             ),
             self._get_relation(upstream.database, str(upstream.schema), str(upstream.identifier)),
             upstream,

@@ -27,14 +27,23 @@ from typing import TYPE_CHECKING, Any
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.s3tables.incremental.config import check_against_columns
-from dbt.adapters.s3tables.incremental.context import KeepState, RunContext
+from dbt.adapters.s3tables.incremental.context import (
+    KeepState,
+    ReadRecords,
+    RunContext,
+    no_reads,
+)
 from dbt.adapters.s3tables.incremental.execute import Executor, executor_for
 from dbt.adapters.s3tables.incremental.plan import Action, Note, plan_run
+from dbt.adapters.s3tables.incremental.run_bases import Base, RunBases, run_key
+from dbt.adapters.s3tables.incremental.run_branch import RunBranch, conflict_error, only_rewrites
+from dbt.adapters.s3tables.incremental.strategy_traits import Replaces
 from dbt.adapters.s3tables.incremental.warehouse import AnalysedQuery, RunTable, analyse
 
 if TYPE_CHECKING:
     from dbt.adapters.base.relation import BaseRelation
 
+    from dbt.adapters.s3tables.catalogs.table_changes import TableState
     from dbt.adapters.s3tables.incremental.commit_counts import IncrementalResponse
     from dbt.adapters.s3tables.incremental.config import IncrementalConfig, ModelBuildConfig
     from dbt.adapters.s3tables.incremental.partition_evolution import SpecChange
@@ -82,6 +91,8 @@ class IncrementalRun:
         model_node: Mapping[str, Any] | None = None,
         reads_upstream_changes: bool = False,
         strategy_macro: StrategyMacro | None = None,
+        bases: RunBases | None = None,
+        read_records: ReadRecords = no_reads,
     ) -> None:
         assert config.incremental is not None, "an incremental run needs an incremental model"
         self.config = config
@@ -91,6 +102,14 @@ class IncrementalRun:
         self.model = analyse(warehouse.engine, model_sql)
         # --full-refresh builds anew: the table's state is not even read.
         state = table.state() if table_exists and not full_refresh else None
+        # The snapshot the run planned its rows from, when they depend on the table's
+        # state (run_bases.py): its commit reaches main only while main is there.
+        self.planned_from: int | None = None
+        key = run_key(model_node or {})
+        base = None
+        if state is not None and bases is not None and self._reads_its_state(bases, key):
+            base = self._check_base(bases, key, table, state)
+            self.planned_from = state.snapshot_id
         # The plan's log lines are said even when the plan is refused.
         notes: list[Note] = []
         try:
@@ -106,6 +125,23 @@ class IncrementalRun:
         finally:
             for note in notes:
                 (logger.warning if note.level == "warning" else logger.info)(note.text)
+        run_branch = None
+        if base is not None and self.plan.action is Action.APPLY and table.branch is None:
+            if self.planned_from is None:
+                logger.info(
+                    f"{self.settings.model_name}: its table has no snapshot yet, so this "
+                    "run's commit is not checked against another run's"
+                )
+            else:
+                run_branch = RunBranch(
+                    self.settings.model_name,
+                    target,
+                    warehouse.iceberg,
+                    self.planned_from,
+                    base.read_by,
+                )
+                table = RunTable(run_branch.relation, warehouse)
+                keep_state = run_branch.keep_properties
         self._context = RunContext(
             config,
             self.settings,
@@ -115,8 +151,38 @@ class IncrementalRun:
             batch_start=batch_start,
             batch_end=batch_end,
             strategy_macro=strategy_macro,
+            run_branch=run_branch,
+            read_records=read_records,
         )
         self.whole_history: AnalysedQuery | None = None
+
+    def _reads_its_state(self, bases: RunBases, key: str) -> bool:
+        """Whether the run's rows depend on its table's state (its SQL read it while it
+        rendered, see run_bases.py), so that its commit must be validated against the
+        snapshot it planned from. A microbatch batch replaces its own window, whatever the
+        table holds: Iceberg's own validation of the overwrite serialises two of them."""
+        if self.settings.strategy.replaces is Replaces.TIME_WINDOW:
+            return False
+        return bases.read_state(key)
+
+    def _check_base(self, bases: RunBases, key: str, table: RunTable, state: TableState) -> Base:
+        """The table is still at the snapshot the run's SQL read while rendering (or only
+        compaction committed since): else another run committed in between, and the run is
+        refused, with nothing written."""
+        from dbt.adapters.s3tables.catalogs.table_changes import MainMoved, check_main_at
+
+        base = bases.noted(key, state.snapshot_id, "the run's plan")
+        if base.snapshot_id != state.snapshot_id:
+            iceberg = table.warehouse.iceberg
+            loaded = iceberg.load_table(table.namespace, table.name)
+            try:
+                check_main_at(loaded, base.snapshot_id)
+            except MainMoved as moved:
+                if not only_rewrites(moved):
+                    raise conflict_error(
+                        self.settings.model_name, base.snapshot_id, moved, base.read_by
+                    ) from None
+        return base
 
     # --- what the materialization asks ---
 

@@ -16,6 +16,7 @@ from dbt.adapters.s3tables.incremental.run import (
     render_as_first_build,
     renders_as_first_build,
 )
+from dbt.adapters.s3tables.incremental.run_bases import RunBases, run_key
 from dbt.adapters.s3tables.incremental.warehouse import Warehouse
 
 if TYPE_CHECKING:
@@ -48,12 +49,16 @@ class IncrementalTable:
         warehouse: Callable[[], Warehouse],
         find_relation: Callable[[Any, str, str], BaseRelation | None],
         reads_upstream_changes: Callable[[str], bool] = lambda model_id: False,
+        bases: RunBases | None = None,
+        read_records: Callable[[str, int | None], dict[str, str]] = lambda model_id, on: {},
     ) -> None:
         self.target = target
         self.iceberg = iceberg
         self.warehouse = warehouse
         self.find_relation = find_relation
         self.reads_upstream_changes = reads_upstream_changes
+        self.bases = bases
+        self.read_records = read_records
         self.namespace, self.name = str(target.schema), str(target.identifier)
 
     def run(
@@ -72,6 +77,7 @@ class IncrementalTable:
         materialization executes it (see run.py). Under an `audit`, it writes to the
         audit branch and keeps its recorded state for the publish. `strategy_macro`: a
         custom strategy's macro, which renders its statement."""
+        model_id = str((model_node or {}).get("unique_id") or "")
         return IncrementalRun(
             model_config,
             audit.relation if audit else self.target,
@@ -84,9 +90,9 @@ class IncrementalTable:
             batch_end=batch_end,
             model_node=model_node,
             strategy_macro=strategy_macro,
-            reads_upstream_changes=self.reads_upstream_changes(
-                str((model_node or {}).get("unique_id") or "")
-            ),
+            reads_upstream_changes=self.reads_upstream_changes(model_id),
+            bases=self.bases,
+            read_records=lambda on: self.read_records(model_id, on),
         )
 
     def render_as_first_build(self, render: Callable[[str], str], raw_code: str) -> str:
@@ -103,9 +109,22 @@ class IncrementalTable:
         if keys:
             self.iceberg.set_properties_if_changed(self.namespace, self.name, {}, keys)
 
-    def last_processed_value(self) -> str | None:
-        """The greatest `watermark_column` value of the last successful run, or None."""
+    def last_processed_value(self, model: Mapping[str, Any] | None = None) -> str | None:
+        """The greatest `watermark_column` value of the last successful run, or None. The
+        run of `model` reads its table's state (its base is noted, see run_bases.py)."""
         if self.find_relation(self.target.database, self.namespace, self.name) is None:
             return None
         state = self.iceberg.table_state(self.namespace, self.name)
+        if model is not None and self.bases is not None:
+            self.bases.note(run_key(model), "last_processed_value()", lambda: state.snapshot_id)
         return state.properties.get(LAST_PROCESSED_VALUE)
+
+    def reads_its_state(self, model: Mapping[str, Any]) -> None:
+        """is_incremental() said true while `model`'s SQL rendered: its incremental filter
+        may read the table, so its run's base is the table's snapshot now."""
+        if self.bases is not None:
+            self.bases.note(
+                run_key(model),
+                "is_incremental()",
+                lambda: self.iceberg.table_state(self.namespace, self.name).snapshot_id,
+            )

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
     from dbt.adapters.s3tables.catalogs.snapshots import Lineage
     from dbt.adapters.s3tables.engines.base import Engine
+    from dbt.adapters.s3tables.incremental.run_bases import RunBases
     from dbt.adapters.s3tables.incremental.strategy_traits import Strategy
 
 logger = AdapterLogger("s3tables")
@@ -54,6 +55,8 @@ class Reader:
     materialized: str
     strategy: Strategy | None = None
     on_schema_change: str | None = None
+    # The run it renders for (run_bases.run_key).
+    run: str = ""
 
 
 class UpstreamChanges:
@@ -64,10 +67,14 @@ class UpstreamChanges:
         iceberg_for: Callable[[BaseRelation], IcebergCatalog],
         engine: Callable[[], Engine],
         catalog_name: Callable[[BaseRelation], str],
+        bases: RunBases | None = None,
     ) -> None:
         self._iceberg_for = iceberg_for
         self._engine = engine
         self._catalog_name = catalog_name
+        self._bases = bases
+        # The models whose reads their run's own commit recorded (run_branch.py).
+        self._recorded: set[str] = set()
         # (model, upstream) -> the upstream's history read at the model's first rendering.
         self._pinned: dict[tuple[str, str], Lineage] = {}
         self._planned: dict[str, dict[str, UpstreamRange]] = {}
@@ -119,6 +126,10 @@ class UpstreamChanges:
             target_lineage = self._iceberg_for(target).lineage(
                 str(target.schema), str(target.identifier), READ_TAG_PREFIX
             )
+            if self._bases is not None and reader.run:
+                self._bases.note(
+                    reader.run, f"upstream_changes({name})", lambda: target_lineage.current
+                )
             mark = last_read(target_lineage, name, lineage)
         planned = plan_range(reader.name, name, lineage, mark, incremental, keys)
         with self._lock:
@@ -152,21 +163,32 @@ class UpstreamChanges:
         handed to `keep_for_publish` (main must not record rows it does not hold yet).
         Returns the reads as the adapter response lists them ([]: none)."""
         planned = self.planned(model_id)
-        marks = [p.mark for p in planned if p.mark is not None]
-        if marks:
+        with self._lock:
+            recorded = model_id in self._recorded
+        if any(p.mark is not None for p in planned) and not recorded:
             iceberg = self._iceberg_for(target)
             namespace, table = str(target.schema), str(target.identifier)
             on = iceberg.table_state(namespace, table, branch).snapshot_id
-            properties = {
-                read_tag(p.upstream): p.mark.property_text(on)
-                for p in planned
-                if p.mark is not None
-            }
+            properties = self._properties(planned, on)
             if keep_for_publish is not None:
                 keep_for_publish(properties)
             else:
                 iceberg.set_properties_if_changed(namespace, table, properties)
         return [p.as_response() for p in planned]
+
+    def records_to_publish(self, model_id: str, on: int | None) -> dict[str, str]:
+        """What a model's run read, as the table properties its own commit sets, bound to
+        the model's snapshot `on` that commit leaves (run_branch.py); the record after the
+        build is then that commit's, never written again."""
+        with self._lock:
+            self._recorded.add(model_id)
+        return self._properties(self.planned(model_id), on)
+
+    @staticmethod
+    def _properties(planned: Sequence[UpstreamRange], on: int | None) -> dict[str, str]:
+        return {
+            read_tag(p.upstream): p.mark.property_text(on) for p in planned if p.mark is not None
+        }
 
     def reads_changes(self, model_id: str) -> bool:
         """Whether a model's run reads only part of an upstream (its changes since the

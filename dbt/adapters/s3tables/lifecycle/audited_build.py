@@ -113,10 +113,12 @@ class AuditedBuild:
         """The model's query without rows: a missing table is created from it (empty)."""
         return f"SELECT * FROM (\n{sql}\n) AS dbt_audit_rows WHERE false"
 
-    def prepare(self) -> None:
+    def prepare(self, base: int | None = None) -> None:
         """Once the table exists: remove the branches of earlier audits no longer in
         flight (and their records), record this build, then branch off `main` (a later
-        batch of the same build finds its branch there already). The record comes first,
+        batch of the same build finds its branch there already), at snapshot `base` when
+        the build's rows were planned from it (incremental/run_bases.py): its publish, a
+        fast-forward, then fails if another run moved main since. The record comes first,
         so a concurrent build of the table never takes this branch for a leftover."""
         iceberg = self.warehouse.iceberg
         current = iceberg.branches(self._namespace, self._table)
@@ -144,7 +146,8 @@ class AuditedBuild:
             {record_key(self.branch): self.record.to_property()},
             tuple(record_key(b) for b in done if record_key(b) in current.properties),
         )
-        self.warehouse.execute(f"ALTER TABLE {self.target} CREATE BRANCH {quote(self.branch)}")
+        at = f" AS OF VERSION {base}" if base is not None else ""
+        self.warehouse.execute(f"ALTER TABLE {self.target} CREATE BRANCH {quote(self.branch)}{at}")
 
     def drop_branch(self, branch: str) -> None:
         """Remove a branch; one another process removed first is removed all the same."""

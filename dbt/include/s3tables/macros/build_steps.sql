@@ -54,7 +54,7 @@
   {%- endif -%}
   {%- if run is not none and not run.creates_table -%}
     {% if audit %}
-      {% do audit.prepare() %}
+      {% do audit.prepare(run.planned_from) %}
     {% endif %}
     {{ return({'audit': audit, 'relation': audit.relation if audit else target_relation, 'sql': none}) }}
   {%- endif -%}

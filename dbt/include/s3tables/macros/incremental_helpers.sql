@@ -3,7 +3,7 @@
 {#-- The greatest `watermark_column` value processed by the last successful run (a
      string), or none before the first run: `where updated_at > '{{ last_processed_value() }}'`. --#}
 {% macro last_processed_value() -%}
-  {{ return(adapter.incremental(this).last_processed_value() if execute else none) }}
+  {{ return(adapter.incremental(this).last_processed_value(model) if execute else none) }}
 {%- endmacro %}
 
 {% macro _s3tables_strategy_is(strategy) -%}
@@ -28,7 +28,9 @@
 
 {#-- dbt's is_incremental() (which this replaces: the `dbt.` namespace resolves to this
      macro too), also false while the model's SQL is rendered as on a first build (its
-     whole-history query, for an on_schema_change mode that rebuilds the table). --#}
+     whole-history query, for an on_schema_change mode that rebuilds the table). True,
+     the model's run depends on its table's state: its commit is checked against the
+     snapshot it planned from (incremental/run_bases.py). --#}
 {% macro is_incremental() -%}
   {#-- A unit test has no `this` unless it gives one; it sets is_incremental() itself
        through `overrides`. --#}
@@ -36,10 +38,14 @@
     {{ return(False) }}
   {% endif %}
   {% set relation = adapter.get_relation(this.database, this.schema, this.table) %}
-  {{ return(relation is not none
+  {% set incremental = relation is not none
             and relation.type == 'table'
             and model.config.materialized == 'incremental'
-            and not should_full_refresh()) }}
+            and not should_full_refresh() %}
+  {% if incremental %}
+    {% do adapter.incremental(this).reads_its_state(model) %}
+  {% endif %}
+  {{ return(incremental) }}
 {%- endmacro %}
 
 {#-- An upstream Iceberg table's rows this run has not read yet, in place of ref() or

@@ -22,7 +22,8 @@ PAUSE = "coalesce(reflect('java.lang.Thread', 'sleep', cast(4000 as bigint)), 'x
 # The upstream: batch n appends ids 3n-2 to 3n.
 EVENTS = """
 {{ config(materialized='incremental', incremental_strategy='append') }}
-select cast(id as bigint) as id from range({{ var('batch', 1) }} * 3 - 2, {{ var('batch', 1) }} * 3 + 1) as r(id)
+{% set batch = var('batch', 1) | int %}
+select cast(id as bigint) as id from range({{ batch * 3 - 2 }}, {{ batch * 3 + 1 }}) as r(id)
 """
 READERS = {
     "by_changes": f"""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
@@ -20,6 +21,9 @@ from dbt.adapters.s3tables.catalogs.snapshots import (
     TableHealth,
 )
 from dbt.adapters.s3tables.errors import CatalogError
+
+if TYPE_CHECKING:
+    from pyiceberg.table.snapshots import Snapshot
 
 # The snapshot summary's counts of files a commit added or removed.
 FILE_CHANGE_KEYS = (
@@ -43,6 +47,17 @@ class Branches:
     # The branches whose history holds main's current snapshot: main can be
     # fast-forwarded to them.
     ahead_of_main: frozenset[str]
+
+
+def holds_rows(snapshot: Snapshot | None) -> bool:
+    """Whether a table at `snapshot` holds rows: its summary's total says (a summary
+    without one, as some writers leave, is taken to hold some)."""
+    if snapshot is None:
+        return False
+    total = (
+        snapshot.summary.additional_properties.get("total-records") if snapshot.summary else None
+    )
+    return total is None or int(total) > 0
 
 
 class TableHistory:
@@ -176,6 +191,7 @@ class TableHistory:
         def read() -> Lineage:
             table = self.access.load_table(namespace, name)
             head = table.snapshot_by_name(branch) if branch else table.current_snapshot()
+            head_snapshot = head
             ancestors = []
             while head is not None:
                 summary = head.summary
@@ -219,6 +235,7 @@ class TableHistory:
                     for s in table.metadata.snapshots
                     if s.schema_id is not None
                 },
+                holds_rows(head_snapshot),
             )
 
         return self.access.call(read, f"history of {namespace}.{name}")

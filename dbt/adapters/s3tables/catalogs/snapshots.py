@@ -80,6 +80,8 @@ class Lineage:
     # Each known snapshot's columns as written (`name type`, in order): what a read `VERSION
     # AS OF` it returns.
     snapshot_columns: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    # Whether the current snapshot holds rows (its summary's total; True when it has none).
+    holds_rows: bool = True
 
     @property
     def current(self) -> int | None:

@@ -67,6 +67,9 @@ class RunContext:
     # (run_branch.py), and what the run read of its upstreams, recorded with its publish.
     run_branch: RunBranch | None = None
     read_records: ReadRecords = no_reads
+    # False in dbt's `--empty` and `--sample` runs: their rows are not what a run of every
+    # row writes, so the run records no state (last_processed_value() stays) and no read.
+    records_state: bool = True
     # The statements the run's own writes executed, in order: what dbt's target/run file
     # of the model shows (a create statement writes its own, as dbt's `main` statement).
     written_statements: list[str] = field(default_factory=list)

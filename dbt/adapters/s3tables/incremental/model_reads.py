@@ -49,9 +49,11 @@ class ModelReads:
         upstream: Any,
         incremental: bool,
         unique_key: str | list[str] | None = None,
+        mode: str = "",
     ) -> str:
         """`upstream_changes(relation, unique_key=...)`: the rows of the upstream Iceberg
-        table `upstream` this run of `model` reads (see upstream_changes.py)."""
+        table `upstream` this run of `model` reads (see upstream_changes.py), in dbt's run
+        `mode` (`empty`, `sample` or none)."""
         if not isinstance(upstream, BaseRelation) or not upstream.schema:
             raise DbtRuntimeError(
                 f"Model `{model['name']}`: upstream_changes() takes a relation, as ref() or "
@@ -74,6 +76,7 @@ class ModelReads:
             upstream,
             incremental,
             unique_key,
+            mode,
         )
 
     def unit_test_sql(self, upstream: Any, unique_key: object = None) -> str:

@@ -93,6 +93,7 @@ class IncrementalRun:
         strategy_macro: StrategyMacro | None = None,
         bases: RunBases | None = None,
         read_records: ReadRecords = no_reads,
+        records_state: bool = True,
     ) -> None:
         assert config.incremental is not None, "an incremental run needs an incremental model"
         self.config = config
@@ -152,7 +153,8 @@ class IncrementalRun:
             batch_end=batch_end,
             strategy_macro=strategy_macro,
             run_branch=run_branch,
-            read_records=read_records,
+            read_records=read_records if records_state else no_reads,
+            records_state=records_state,
         )
         self.whole_history: AnalysedQuery | None = None
 

@@ -39,7 +39,10 @@ def record_state(
 ) -> None:
     """Keep the strategy, keys, hashes and last processed watermark on the table, for
     the next run to compare with (table properties: no data change, no snapshot).
-    `properties`: the table's current ones, when this run already read them."""
+    `properties`: the table's current ones, when this run already read them. A run of
+    dbt's `--empty` or `--sample` records nothing."""
+    if not run.records_state:
+        return
     last_value = None
     if run.settings.watermark_column:
         last_value = last_processed_value(run, run.settings.watermark_column, processed)

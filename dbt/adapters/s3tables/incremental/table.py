@@ -72,11 +72,13 @@ class IncrementalTable:
         audit: AuditBranch | None = None,
         model_node: Mapping[str, Any] | None = None,
         strategy_macro: StrategyMacro | None = None,
+        records_state: bool = True,
     ) -> IncrementalRun:
         """This run of the model, decided and checked (nothing written yet); the
         materialization executes it (see run.py). Under an `audit`, it writes to the
         audit branch and keeps its recorded state for the publish. `strategy_macro`: a
-        custom strategy's macro, which renders its statement."""
+        custom strategy's macro, which renders its statement. `records_state`: false in
+        dbt's `--empty` and `--sample` runs, which record no state."""
         model_id = str((model_node or {}).get("unique_id") or "")
         return IncrementalRun(
             model_config,
@@ -93,6 +95,7 @@ class IncrementalTable:
             reads_upstream_changes=self.reads_upstream_changes(model_id),
             bases=self.bases,
             read_records=lambda on: self.read_records(model_id, on),
+            records_state=records_state,
         )
 
     def render_as_first_build(self, render: Callable[[str], str], raw_code: str) -> str:

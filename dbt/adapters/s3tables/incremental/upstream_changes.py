@@ -42,6 +42,10 @@ if TYPE_CHECKING:
 
 logger = AdapterLogger("s3tables")
 
+# dbt's run modes, as the macros name them (s3tables_run_mode): `--empty`, `--sample`.
+EMPTY_RUN = "empty"
+SAMPLED_RUN = "sample"
+
 
 @dataclass(frozen=True)
 class Reader:
@@ -94,12 +98,14 @@ class UpstreamChanges:
         upstream: BaseRelation,
         incremental: bool,
         unique_key: object = None,
+        mode: str = "",
     ) -> str:
         """A parenthesised query of the rows of `upstream` (`found`: it, as the catalog
         has it) this run of `reader` reads (with `unique_key`, its row changes, each with
         its `_change_type`), on main or, while the upstream is staged for an audit in
         this build, on its audit branch; refused, before anything is read, where the read
-        cannot be exact."""
+        cannot be exact. dbt's run `mode`: `EMPTY_RUN` (`--empty`) reads no row,
+        `SAMPLED_RUN` (`--sample`) a sample of a whole read; neither records a read."""
         keys = check_key_argument(reader.name, upstream, unique_key)
         refused = refused_reader(
             reader.name, reader.materialized, reader.strategy, reader.on_schema_change, bool(keys)
@@ -118,9 +124,21 @@ class UpstreamChanges:
                 "with ref()"
             )
         name = self.upstream_name(found)
+        if mode == EMPTY_RUN:
+            logger.info(f"{reader.name}: --empty: reads no row of {name} and records no read")
+            return f"(SELECT *{insert_label(keys)} FROM {found} WHERE false)"
+        if mode == SAMPLED_RUN and incremental:
+            raise DbtRuntimeError(
+                f"Model `{reader.name}`: upstream_changes({name}) under --sample would write "
+                "a sample of the rows it has not read yet, leaving the others unread or read "
+                "twice; nothing was read or written. Fix: run it without --sample, or rebuild "
+                "it from a sample with --full-refresh --sample in a development schema (a "
+                "sampled build records no read)"
+            )
         branch: str | None = getattr(upstream, "audit_branch", None)
         lineage = self._lineage(reader.model_id, name, found, branch)
         mark = None
+        target_holds_rows = True
         if incremental:
             target = reader.target
             target_lineage = self._iceberg_for(target).lineage(
@@ -131,7 +149,14 @@ class UpstreamChanges:
                     reader.run, f"upstream_changes({name})", lambda: target_lineage.current
                 )
             mark = last_read(target_lineage, name, lineage)
-        planned = plan_range(reader.name, name, lineage, mark, incremental, keys)
+            target_holds_rows = target_lineage.holds_rows
+        planned = plan_range(reader.name, name, lineage, mark, incremental, keys, target_holds_rows)
+        if mode == SAMPLED_RUN:
+            logger.info(
+                f"{reader.name}: --sample: reads a sample of {planned.describe()}, and "
+                "records no read"
+            )
+            return upstream.render_event_time_filtered(self._sql(reader.name, planned, found, ()))
         with self._lock:
             self._planned.setdefault(reader.model_id, {})[name] = planned
         logger.info(f"{reader.name}: reads {planned.describe()}")
@@ -221,8 +246,7 @@ class UpstreamChanges:
     def _sql(
         self, model: str, planned: UpstreamRange, upstream: BaseRelation, columns: Sequence[str]
     ) -> str:
-        # A keyed read's rows all carry `_change_type`; whole tables and appends are INSERT.
-        label = f", 'INSERT' AS {CHANGE_TYPE_COLUMN}" if planned.keys else ""
+        label = insert_label(planned.keys)
         if planned.end is None:
             return f"(SELECT *{label} FROM {upstream})"
         at = f"{upstream} VERSION AS OF {planned.end}"
@@ -256,11 +280,16 @@ class UpstreamChanges:
         return f"(SELECT *{label} FROM {quote(view)})"
 
 
+def insert_label(keys: Sequence[str]) -> str:
+    """A keyed read's rows all carry `_change_type`: a whole table's and appended rows are
+    INSERT."""
+    return f", 'INSERT' AS {CHANGE_TYPE_COLUMN}" if keys else ""
+
+
 def unit_test_rows(given: str, keys: Sequence[str]) -> str:
     """upstream_changes() in a dbt unit test: the rows the test gives for the upstream
     (`given`, the fixture's relation), as the whole range; with a key, each an INSERT."""
-    label = f", 'INSERT' AS {CHANGE_TYPE_COLUMN}" if keys else ""
-    return f"(SELECT *{label} FROM {given})"
+    return f"(SELECT *{insert_label(keys)} FROM {given})"
 
 
 def row_changes_sql(

@@ -275,15 +275,19 @@ def plan_range(
     mark: ReadMark | None,
     incremental: bool,
     keys: Sequence[str] = (),
+    target_holds_rows: bool = True,
 ) -> UpstreamRange:
     """The range a run of `model` reads of `upstream` (whose history is `lineage`), given
-    what its table's last build read (`mark`), whether the run is incremental, and the
-    upstream's key columns (a keyed read of row changes)."""
+    what its table's last build read (`mark`), whether the run is incremental, the
+    upstream's key columns (a keyed read of row changes), and whether the model's table
+    holds rows."""
     end = lineage.current
     keyed = tuple(keys)
     if keyed:
         check_keys(model, upstream, lineage, keyed)
-    if not incremental:
+    # A table that holds no row and no record (built by `--empty`, or never given a row)
+    # holds nothing any read wrote: the whole upstream is what it has not read.
+    if not incremental or (mark is None and not target_holds_rows):
         return UpstreamRange(upstream, lineage.table_uuid, RangeKind.WHOLE, None, end, keys=keyed)
     if mark is None:
         raise refusal(

@@ -64,7 +64,14 @@
   {%- if model.resource_type == 'unit_test' -%}
     {{ return(adapter.upstream_reads().unit_test_sql(relation, unique_key)) }}
   {%- endif -%}
-  {{ return(adapter.upstream_reads().changes_sql(model, this, relation, is_incremental(), unique_key)) }}
+  {{ return(adapter.upstream_reads().changes_sql(model, this, relation, is_incremental(), unique_key, s3tables_run_mode())) }}
+{%- endmacro %}
+
+{#-- dbt's run mode: 'empty' (`--empty`: refs read no row), 'sample' (`--sample`: refs read
+     a sample), or '' (a run of every row). A run in either mode records no read and no
+     incremental state: what it wrote is not what a run of every row would. --#}
+{% macro s3tables_run_mode() -%}
+  {{ return('empty' if flags.EMPTY else ('sample' if flags.SAMPLE else '')) }}
 {%- endmacro %}
 
 {#-- The model's SQL as on a first build (is_incremental() false). --#}

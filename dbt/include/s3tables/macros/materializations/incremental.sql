@@ -33,7 +33,8 @@
         model_config, compiled_code, existing_relation, full_refresh,
         batch_start=batch.event_time_start if batch else none,
         batch_end=batch.event_time_end if batch else none, audit=audit, model_node=model,
-        strategy_macro=context[custom_macro] if custom_macro else none) -%}
+        strategy_macro=context[custom_macro] if custom_macro else none,
+        records_state=not s3tables_run_mode()) -%}
   {% do adapter.model_build(model).check_target_rules(target_relation, 'incremental', columns=run.columns) %}
   {% if run.creates_table and run.replaces_table %}
     {% do adapter.model_build(model).check_format_version(target_relation) %}

@@ -1,0 +1,106 @@
+"""dbt's run modes meet every feature that keeps state (docs/guarantees.md, promise 14):
+`--empty` writes no row, records no read and moves no state; `--sample` records nothing
+and refuses an incremental `upstream_changes()` read; `show`, `compile`, `ls` and `docs
+generate` record nothing."""
+
+from __future__ import annotations
+
+import pytest
+from dbt.tests.util import run_dbt, run_dbt_and_capture
+
+from tests.functional.harness import (
+    assert_all_passed,
+    query_rows,
+    relation,
+    run_vars,
+    snapshot_ids,
+    table_properties,
+)
+
+# The upstream: batch n appends ids 3n-2 to 3n.
+EVENTS = """
+{{ config(materialized='incremental', incremental_strategy='append') }}
+{% set batch = var('batch', 1) | int %}
+select cast(id as bigint) as id from range({{ batch * 3 - 2 }}, {{ batch * 3 + 1 }}) as r(id)
+"""
+# Every id there will be (a ref that --empty limits to no rows).
+DIM = """
+{{ config(materialized='table') }}
+select cast(id as bigint) as id from range(1, 100) as r(id)
+"""
+# Reads the changes alone.
+COPY = """
+{{ config(materialized='incremental', incremental_strategy='append') }}
+select id from {{ upstream_changes(ref('events')) }}
+"""
+# Joins the changes to a ref: under --empty it writes nothing either way.
+JOINED = """
+{{ config(materialized='incremental', incremental_strategy='append') }}
+select c.id from {{ upstream_changes(ref('events')) }} as c
+join {{ ref('dim') }} as d on c.id = d.id
+"""
+# A watermark merge read through last_processed_value() (none on a table that has
+# processed no row yet).
+WATERMARKED = """
+{{ config(materialized='incremental', unique_key='id', watermark_column='id') }}
+select id from {{ ref('events') }}
+{% set last = last_processed_value() %}
+{% if is_incremental() and last is not none %} where id > {{ last }} {% endif %}
+"""
+READERS = ("copy", "joined", "watermarked")
+
+
+def ids(project, table: str) -> list[int]:
+    rows = query_rows(project, f"select id from {relation(project, table)}")
+    return sorted(row[0] for row in rows)
+
+
+def dbt_state(project, table: str) -> dict[str, str]:
+    """The table's state as the adapter keeps it: its `dbt.` properties."""
+    return {
+        k: v
+        for k, v in table_properties(project, relation(project, table)).items()
+        if k.startswith("dbt.")
+    }
+
+
+class TestEmptyRuns:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "events.sql": EVENTS,
+            "dim.sql": DIM,
+            "copy.sql": COPY,
+            "joined.sql": JOINED,
+            "watermarked.sql": WATERMARKED,
+        }
+
+    def test_an_empty_run_writes_records_and_moves_nothing(self, project):
+        assert_all_passed(run_dbt(["run"]), 5)
+        assert_all_passed(run_dbt(["run", "-s", "events", *run_vars(batch=2)]), 1)
+        before = {
+            name: (dbt_state(project, name), snapshot_ids(project, relation(project, name)))
+            for name in READERS
+        }
+        _, output = run_dbt_and_capture(["run", "--empty", "-s", *READERS])
+        assert "--empty: reads no row of" in output
+        for name in READERS:
+            assert ids(project, name) == [1, 2, 3], name
+            assert table_state(project, name) == before[name], name
+        # The next run of every row reads what the empty one did not.
+        assert_all_passed(run_dbt(["run", "-s", *READERS]), 3)
+        for name in READERS:
+            assert ids(project, name) == [1, 2, 3, 4, 5, 6], name
+
+    def test_a_table_an_empty_run_created_is_read_whole_by_the_next_run(self, project):
+        run_dbt(["run", "--full-refresh", *run_vars(batch=1)])
+        assert_all_passed(run_dbt(["run", "-s", "events", *run_vars(batch=2)]), 1)
+        for name in READERS:
+            project.run_sql(f"drop table if exists {relation(project, name)}")
+        assert_all_passed(run_dbt(["run", "--empty", "-s", *READERS]), 3)
+        for name in READERS:
+            assert ids(project, name) == [], name
+            assert not dbt_state(project, name), name
+        assert_all_passed(run_dbt(["run", "-s", *READERS]), 3)
+        for name in READERS:
+            assert ids(project, name) == [1, 2, 3, 4, 5, 6], name

@@ -64,6 +64,11 @@ def dbt_state(project, table: str) -> dict[str, str]:
     }
 
 
+def table_state(project, table: str) -> tuple[dict[str, str], list[int]]:
+    """Its `dbt.` properties and its snapshots."""
+    return dbt_state(project, table), snapshot_ids(project, relation(project, table))
+
+
 class TestEmptyRuns:
     @pytest.fixture(scope="class")
     def models(self):

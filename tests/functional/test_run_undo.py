@@ -11,7 +11,12 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.harness import last_invocation_id, latest_snapshot_summary, table_rows
+from tests.functional.harness import (
+    last_invocation_id,
+    latest_snapshot_summary,
+    table_properties,
+    table_rows,
+)
 
 SOURCE_SQL = """
 {{ config(materialized='table') }}
@@ -146,3 +151,41 @@ class TestRunUndo:
     def test_an_unknown_run_is_one_sentence(self, project) -> None:
         output = undo(project, "00000000-not-a-run", expect_pass=False)
         assert "changed no table" in output and "Fix:" in output
+
+
+# A watermark merge whose filter reads last_processed_value(); its upstream appends a batch
+# a run (ids 3n-2 to 3n for batch n).
+WATERMARK_EVENTS = """
+{{ config(materialized='incremental', incremental_strategy='append') }}
+{% set batch = var('batch', 1) | int %}
+select cast(id as bigint) as id from range({{ batch * 3 - 2 }}, {{ batch * 3 + 1 }}) as r(id)
+"""
+WATERMARKED = """
+{{ config(materialized='incremental', unique_key='id', watermark_column='id') }}
+select id from {{ ref('watermark_events') }}
+{% set last = last_processed_value() %}
+{% if is_incremental() and last is not none %} where id > {{ last }} {% endif %}
+"""
+LAST_VALUE = "dbt.s3tables.last_processed_value"
+
+
+class TestUndoOfAWatermarkMerge:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"watermark_events.sql": WATERMARK_EVENTS, "watermarked.sql": WATERMARKED}
+
+    def test_its_last_processed_value_goes_back_with_its_rows(self, project) -> None:
+        table = f"`{project.test_schema}`.watermarked"
+        run(project)
+        run(project, "-s", "watermark_events", "--vars", "{batch: 2}")
+        assert table_properties(project, table)[LAST_VALUE] == "3"
+        undone = run(project, "-s", "watermarked")
+        assert [r[0] for r in table_rows(project, "watermarked")] == [1, 2, 3, 4, 5, 6]
+        assert table_properties(project, table)[LAST_VALUE] == "6"
+        output = undo(project, undone)
+        assert f"its state as before the run ({LAST_VALUE}" in output, output
+        assert [r[0] for r in table_rows(project, "watermarked")] == [1, 2, 3]
+        assert table_properties(project, table)[LAST_VALUE] == "3"
+        # The rows the undone run merged are read again.
+        run(project, "-s", "watermarked")
+        assert [r[0] for r in table_rows(project, "watermarked")] == [1, 2, 3, 4, 5, 6]

@@ -632,7 +632,7 @@ class TestUpstreamReadsMeetHooksAndUndo:
             ]
         )
         assert ids(project, "orders_copy") == [1, 2]
-        assert "its record of what the run read (dbt.read." in output
+        assert "its state as before the run (dbt.read." in output
         # The range the undone run read is read again, once.
         for _ in range(2):
             assert_all_passed(run_dbt(["run", "-s", "orders_copy"]), 1)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dbt.adapters.s3tables.catalogs.snapshots import SnapshotEntry
-from dbt.adapters.s3tables.lifecycle.undo import UndoStep, plan_undo, undo_sql
+from dbt.adapters.s3tables.lifecycle.undo import UndoStep, plan_undo, restored_state, undo_sql
 
 RUN = "run-2"
 
@@ -98,3 +98,35 @@ def test_statements_quote_every_name() -> None:
     assert undo_sql("local", "s", "t", UndoStep("t", "drop")) == (
         "DROP TABLE `local`.`s`.`t` PURGE"
     )
+
+
+def test_a_restore_sets_the_run_state_back_and_leaves_other_properties() -> None:
+    before = {
+        "dbt.s3tables.last_processed_value": "3",
+        "dbt.read.local.s.events": "u@1;on=10",
+        "owner": "old",
+    }
+    current = {
+        "dbt.s3tables.last_processed_value": "6",
+        "dbt.read.local.s.events": "u@2;on=11",
+        "dbt.read.local.s.other": "v@5;on=11",
+        "dbt.s3tables.audit.dbt_audit_x": "{}",
+        "owner": "new",
+    }
+    wanted, remove = restored_state(current, before)
+    assert wanted == {
+        "dbt.s3tables.last_processed_value": "3",
+        "dbt.read.local.s.events": "u@1;on=10",
+    }
+    # An audit's record of a build in flight, and the table's own properties, stay.
+    assert remove == ("dbt.read.local.s.other",)
+    assert restored_state(before, before) == ({}, ())
+
+
+def test_a_restore_step_knows_when_the_run_began() -> None:
+    log = [
+        SnapshotEntry(1, None, None, "append", 1, timestamp_ms=100),
+        SnapshotEntry(2, "run", 1, "append", 2, timestamp_ms=200),
+    ]
+    step = plan_undo("t", log, 2, "run")
+    assert step is not None and step.snapshot_id == 1 and step.run_started_ms == 200

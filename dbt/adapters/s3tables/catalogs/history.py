@@ -175,12 +175,33 @@ class TableHistory:
                         snapshot.parent_snapshot_id,
                         summary.operation.value if summary is not None else None,
                         snapshot.sequence_number or 0,
+                        timestamp_ms=snapshot.timestamp_ms,
                     )
                 )
             current = table.current_snapshot()
             return entries, current.snapshot_id if current else None
 
         return self.access.call(read, f"snapshot log of {namespace}.{name}")
+
+    def properties_before(
+        self, namespace: str, name: str, timestamp_ms: int
+    ) -> dict[str, str] | None:
+        """The table's properties as they were just before `timestamp_ms` (a commit made
+        then), from its metadata log: the newest earlier metadata file. None when the log
+        no longer reaches back that far (Iceberg keeps `write.metadata.previous-versions-max`
+        of them, 100 by default)."""
+        from pyiceberg.serializers import FromInputFile
+
+        def read() -> dict[str, str] | None:
+            table = self.access.load_table(namespace, name)
+            earlier = [e for e in table.metadata.metadata_log if e.timestamp_ms < timestamp_ms]
+            if not earlier:
+                return None
+            entry = max(earlier, key=lambda e: e.timestamp_ms)
+            metadata = FromInputFile.table_metadata(table.io.new_input(entry.metadata_file))
+            return dict(metadata.properties)
+
+        return self.access.call(read, f"metadata log of {namespace}.{name}")
 
     def lineage(
         self, namespace: str, name: str, tag_prefix: str, branch: str | None = None

@@ -194,6 +194,11 @@ class IcebergCatalog:
     def last_data_tag(self, namespace: str, name: str, key: str) -> tuple[int, str | None] | None:
         return self.history.last_data_tag(namespace, name, key)
 
+    def properties_before(
+        self, namespace: str, name: str, timestamp_ms: int
+    ) -> dict[str, str] | None:
+        return self.history.properties_before(namespace, name, timestamp_ms)
+
     def lineage(
         self, namespace: str, name: str, tag_prefix: str, branch: str | None = None
     ) -> Lineage:

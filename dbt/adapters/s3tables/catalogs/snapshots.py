@@ -27,6 +27,8 @@ class SnapshotEntry:
     sequence_number: int = 0
     # False once the snapshot has expired (its log entry can outlive it).
     exists: bool = True
+    # When the snapshot was made (milliseconds since the epoch; 0: expired).
+    timestamp_ms: int = 0
 
     @property
     def creates_the_table(self) -> bool:

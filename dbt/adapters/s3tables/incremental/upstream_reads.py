@@ -106,17 +106,6 @@ def bound_record_stale(mark: ReadMark, target: Lineage) -> bool:
     return mark.on in target.known and mark.on not in {a.snapshot_id for a in target.ancestors}
 
 
-def stale_read_records(target: Lineage) -> list[str]:
-    """The read records among the model's table properties that its history no longer
-    holds (see bound_record_stale): what an undo of the run that wrote them removes."""
-    stale = []
-    for key, value in target.properties.items():
-        mark = ReadMark.parse(value) if key.startswith(READ_TAG_PREFIX) else None
-        if mark is not None and bound_record_stale(mark, target):
-            stale.append(key)
-    return sorted(stale)
-
-
 def last_read(target: Lineage, upstream: str, upstream_lineage: Lineage) -> ReadMark | None:
     """What the target's last committed build read of `upstream`: the newest snapshot of
     its history that records it, or its table property, whichever is later in the

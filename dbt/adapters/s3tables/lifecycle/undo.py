@@ -16,7 +16,11 @@ led to the current state. Then:
 - a table whose history no longer holds the run's commits (undone before) is left as it
   is;
 - a table whose first snapshot is the run's and was the table's first commit ever was
-  created by it, and is dropped; one whose state before the run has expired is refused.
+  created by it, and is dropped; one whose state before the run has expired is refused;
+- a restored table's run state (its incremental state such as `last_processed_value()`,
+  its records of what it read of its upstreams) is set back to what its metadata held
+  just before the run's first commit (`restored_state`), read from the table's metadata
+  log.
 
 (Maintenance commits cannot carry the run's tags: Iceberg's SQL procedures take no
 snapshot properties. Their operation tells them apart.)
@@ -24,11 +28,13 @@ snapshot properties. Their operation tells them apart.)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from dbt.adapters.s3tables.catalogs.snapshots import SnapshotEntry
+from dbt.adapters.s3tables.incremental.model_state import STATE_KEYS
+from dbt.adapters.s3tables.incremental.upstream_reads import READ_TAG_PREFIX
 from dbt.adapters.s3tables.sql.text import procedure_call, table_identifier
 
 # Iceberg's operation of a commit that rewrites files without changing any row.
@@ -48,6 +54,9 @@ class UndoStep:
     fix: str = ""
     # restore: the rewrites (compactions) after the run that the restore goes back across.
     rewrites_after: int = 0
+    # restore: when the run's first commit to the table was made (its state before it is
+    # the table's metadata just before then).
+    run_started_ms: int = 0
 
     def describe(self) -> str:
         """The step as planned (`planned`: the wording before it is carried out)."""
@@ -130,7 +139,30 @@ def plan_undo(
     before = history[first - 1]
     if not before.exists:
         return UndoStep(table, "refuse", reason=expired, fix=no_fix)
-    return UndoStep(table, "restore", snapshot_id=before.snapshot_id, rewrites_after=len(later))
+    return UndoStep(
+        table,
+        "restore",
+        snapshot_id=before.snapshot_id,
+        rewrites_after=len(later),
+        run_started_ms=history[first].timestamp_ms,
+    )
+
+
+def is_run_state(key: str) -> bool:
+    """Whether a table property is state a run keeps (an incremental model's state, what
+    it read of its upstreams), which an undo of the run sets back with the data; not an
+    audit's record of a build in flight."""
+    return key in STATE_KEYS or key.startswith(READ_TAG_PREFIX)
+
+
+def restored_state(
+    current: Mapping[str, str], before: Mapping[str, str]
+) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The run state to set back, and to remove, so that the table's run state is as it
+    was `before` the run (its other properties stay as they are)."""
+    wanted = {k: v for k, v in before.items() if is_run_state(k) and current.get(k) != v}
+    remove = tuple(sorted(k for k in current if is_run_state(k) and k not in before))
+    return wanted, remove
 
 
 def undo_sql(catalog: str, namespace: str, name: str, step: UndoStep) -> str | None:

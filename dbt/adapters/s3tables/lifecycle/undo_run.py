@@ -5,6 +5,7 @@ naming each table and why. What to do per table is planned in undo.py (pure)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from dbt.adapters.base.relation import BaseRelation
@@ -13,8 +14,13 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.catalogs.relations import CatalogRelation
-from dbt.adapters.s3tables.incremental.upstream_reads import READ_TAG_PREFIX, stale_read_records
-from dbt.adapters.s3tables.lifecycle.undo import plan_undo, undo_sql
+from dbt.adapters.s3tables.lifecycle.undo import (
+    UndoStep,
+    is_run_state,
+    plan_undo,
+    restored_state,
+    undo_sql,
+)
 
 logger = AdapterLogger("s3tables")
 
@@ -62,11 +68,28 @@ class RunUndo:
                 "the invocation_id from that run's target/run_results.json (metadata); runs "
                 "over `method: thrift` or `method: connect` are not tagged"
             )
+        states = {
+            str(relation): self._state_before(relation, step)
+            for _, relation, step in steps
+            if step.action == "restore"
+        }
         refused = [step for _, _, step in steps if step.action == "refuse"]
+        refused += [
+            replace(
+                step,
+                action="refuse",
+                reason="its state before the run (last_processed_value(), its records of "
+                "what it read) is no longer in its metadata log",
+                fix="rebuild the model (`--full-refresh`) instead; a table keeps "
+                "`write.metadata.previous-versions-max` (100 by default) earlier metadata files",
+            )
+            for _, relation, step in steps
+            if step.action == "restore" and states[str(relation)] is None
+        ]
         if refused:
             # Nothing is done: the other tables' steps are only what the undo would do.
             for _, _, step in steps:
-                if step.action != "refuse":
+                if step.action != "refuse" and step not in refused:
                     logger.info(f"not done (the undo is refused): {step.describe()}")
             raise DbtRuntimeError(
                 f"Undo of run {invocation_id} refused, nothing changed: "
@@ -81,20 +104,38 @@ class RunUndo:
                     self.execute(sql)
                 if step.action == "drop":
                     self.cache_dropped(relation)
-                if step.action == "restore":
-                    line += self._forget_undone_reads(relation)
+                state = states.get(str(relation))
+                if step.action == "restore" and state is not None:
+                    line += self._restore_state(relation, state)
             logger.info(("would undo: " if dry_run else "undone: ") + line)
             lines.append(line)
         return lines
 
-    def _forget_undone_reads(self, relation: BaseRelation) -> str:
-        """After a restore: the table's records of upstream reads that describe snapshots
-        the restore left (what the undone run read), removed, so that its next run reads
-        those ranges again; what the line says of it."""
-        iceberg = self.iceberg_for_database(self.catalog_database(relation.database))
+    def _iceberg(self, relation: BaseRelation) -> IcebergCatalog:
+        return self.iceberg_for_database(self.catalog_database(relation.database))
+
+    def _state_before(self, relation: BaseRelation, step: UndoStep) -> dict[str, str] | None:
+        """The table's properties just before the run's first commit to it (None: its
+        metadata log no longer reaches back, and it keeps run state that may be the
+        run's). A table that keeps no run state has none to set back."""
+        iceberg = self._iceberg(relation)
         namespace, name = str(relation.schema), str(relation.identifier)
-        stale = stale_read_records(iceberg.lineage(namespace, name, READ_TAG_PREFIX))
-        if not stale:
+        before = iceberg.properties_before(namespace, name, step.run_started_ms)
+        if before is not None:
+            return before
+        current = iceberg.table_state(namespace, name).properties
+        return None if any(is_run_state(k) for k in current) else {}
+
+    def _restore_state(self, relation: BaseRelation, before: dict[str, str]) -> str:
+        """After a restore: the table's run state set back to `before` the run (what the
+        undone run recorded, and its reads, are gone: the next run reads those ranges
+        again); what the line says of it."""
+        iceberg = self._iceberg(relation)
+        namespace, name = str(relation.schema), str(relation.identifier)
+        current = iceberg.table_state(namespace, name).properties
+        wanted, remove = restored_state(current, before)
+        if not wanted and not remove:
             return ""
-        iceberg.set_properties_if_changed(namespace, name, {}, tuple(stale))
-        return f"; its record of what the run read ({', '.join(stale)}) removed"
+        iceberg.set_properties_if_changed(namespace, name, wanted, remove)
+        keys = sorted({*wanted, *remove})
+        return f"; its state as before the run ({', '.join(keys)}) set back"

@@ -536,3 +536,68 @@ def test_a_build_killed_before_its_audit_is_audited_by_the_next_dbt_test(tmp_pat
     assert f"orders: the build staged on branch {branch} was not published" in tested.stdout
     assert project.ids("orders") == list(range(6))
     assert project.catalog().branches("faults", "orders").heads == {}
+
+
+# An audited model whose one test has two parents (a `relationships` test: dbt's children
+# do not wait for it), with a snapshot and an incremental reader of its changes downstream.
+CUSTOMERS_SQL = """
+{{ config(materialized='table') }}
+select cast(id as bigint) as id from range(1, 4) as r(id)
+"""
+PLACED_SQL = """
+{{ config(materialized='incremental', unique_key='id', audit_before_publish=true) }}
+select cast(id as bigint) as id, cast(id as bigint) as customer_id from range(1, 4) as r(id)
+{% if var('bad', false) %} union all select cast(99 as bigint), cast(99 as bigint) {% endif %}
+"""
+PLACED_SNAPSHOT = """
+{% snapshot placed_history %}
+{{ config(unique_key='id', strategy='check', check_cols='all') }}
+select * from {{ ref('placed') }}
+{% endsnapshot %}
+"""
+PLACED_COPY_SQL = """
+{{ config(materialized='incremental', incremental_strategy='append') }}
+select id from {{ upstream_changes(ref('placed')) }}
+"""
+PLACED_YML = """
+version: 2
+models:
+  - name: placed
+    columns:
+      - name: customer_id
+        data_tests:
+          - relationships: {to: ref('customers'), field: id}
+"""
+
+
+class TestChildrenOfAnAuditWithATwoParentTest:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "customers.sql": CUSTOMERS_SQL,
+            "placed.sql": PLACED_SQL,
+            "placed_copy.sql": PLACED_COPY_SQL,
+            "placed.yml": PLACED_YML,
+        }
+
+    @pytest.fixture(scope="class")
+    def snapshots(self):
+        return {"placed_history.sql": PLACED_SNAPSHOT}
+
+    def test_no_child_reads_the_rows_the_audit_rejected(self, project):
+        # Built unaudited first (no test runs): a snapshot reads main only.
+        run_dbt(["run"])
+        run_dbt(["snapshot"])
+        history = f"`{project.test_schema}`.placed_history"
+        assert sorted(r[0] for r in project.run_sql(f"select id from {history}", fetch="all")) == [
+            1,
+            2,
+            3,
+        ]
+        results = run_dbt(["build", *run_vars(bad=True)], expect_pass=False)
+        assert statuses(results)["relationships_placed_customer_id__id__ref_customers_"] == "fail"
+        # main is unchanged, and neither child holds the rejected row 99.
+        assert [r[0] for r in rows(project, "placed")] == [1, 2, 3]
+        snapshot_ids = project.run_sql(f"select id from {history}", fetch="all")
+        assert 99 not in [r[0] for r in snapshot_ids]
+        assert 99 not in [r[0] for r in table_rows(project, "placed_copy")]

@@ -24,6 +24,7 @@ from dbt.adapters.s3tables.engines.registry import engine_kind
 from dbt.adapters.s3tables.engines.spark_errors import lost_to_another_writer, thrift_error
 from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries
 from dbt.adapters.s3tables.errors import StatementRefused
+from dbt.adapters.s3tables.lifecycle.audit import running_node
 
 logger = AdapterLogger("s3tables")
 
@@ -129,6 +130,12 @@ class S3TablesConnectionManager(SparkConnectionManager):
         # The profile's catalog and those catalogs.yml declares (the adapter adds them).
         self.catalogs = CatalogSet(catalog_config_for(profile.credentials))
         self.attach(self.catalogs.default)
+
+    def set_connection_name(self, name: str | None = None) -> Connection:
+        # The node this thread runs: what its `ref()`s resolve for (a snapshot reads main
+        # while a parent is staged for its audit, see lifecycle/audit.py).
+        running_node(name or "")
+        return super().set_connection_name(name)
 
     @classmethod
     def _rollback_handle(cls, connection: Connection) -> None:

@@ -293,6 +293,25 @@ class LedgerUpdate:
     passed: list[tuple[StagedBuild, str]] = field(default_factory=list)
 
 
+# The node each dbt thread is running (its connection's name, a node's unique id): the
+# reader a `ref()` resolves for.
+_RUNNING = threading.local()
+
+# The node types that read main while a parent is staged, never its audit branch: they
+# cannot be staged behind it (a snapshot keeps the history of what it reads).
+READS_MAIN = ("snapshot.",)
+
+
+def running_node(node_id: str) -> None:
+    """This thread now runs the node `node_id` (dbt names the thread's connection so)."""
+    _RUNNING.node = node_id
+
+
+def reads_main() -> bool:
+    """Whether the node this thread runs reads main, never a staged parent's branch."""
+    return str(getattr(_RUNNING, "node", "")).startswith(READS_MAIN)
+
+
 class AuditLedger:
     """The staged builds of the current invocation (reset when the invocation changes:
     several invocations may run in one process, one after the other)."""
@@ -332,7 +351,10 @@ class AuditLedger:
         invocation; with `resume`, also the branch of a build an earlier invocation staged
         and did not publish, when this invocation runs tests that gate it (it is then
         staged here too, with the builds staged behind it or before it on its branch,
-        published when they pass). None: main."""
+        published when they pass). None: main, always for a reader that cannot be staged
+        behind a build (a snapshot): it must not read what an audit may reject."""
+        if reads_main():
+            return None
         branch = self.staged_branch(invocation_id, model_id)
         if branch is not None or not resume or self._resumer is None:
             return branch

@@ -162,3 +162,50 @@ class TestCustomStrategies:
             in output
         )
         assert "incremental_strategy_traits: {replaces: rows_by_key}" in output
+
+
+# Two statements, the second failing when told: under a reader of upstream_changes() they
+# commit on the run's branch and reach main together, or not at all.
+TWO_STEP_MACRO = """
+{% macro get_incremental_two_step_sql(arg_dict) %}
+  insert into {{ arg_dict["target_relation"] }} select * from {{ arg_dict["temp_relation"] }};
+  insert into {{ arg_dict["target_relation"] }}
+  select * from {{ arg_dict["temp_relation"] }}
+  where assert_true(not {{ var('fail', false) }}) is null
+{% endmacro %}
+"""
+BATCHES = """
+{{ config(materialized='incremental', incremental_strategy='append') }}
+select cast({{ var('batch', 1) }} as bigint) as id
+"""
+TWO_STEP_READER = """
+{{ config(materialized='incremental', incremental_strategy='two_step',
+          incremental_strategy_traits={'replaces': 'nothing', 'counted_as': 'appended'}) }}
+select id from {{ upstream_changes(ref('batches')) }}
+"""
+
+
+class TestSeveralStatementsOfAReader:
+    @pytest.fixture(scope="class")
+    def macros(self):
+        return {"two_step.sql": TWO_STEP_MACRO}
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"batches.sql": BATCHES, "two_step_reader.sql": TWO_STEP_READER}
+
+    def test_a_failure_after_the_first_statement_leaves_main_and_its_read_as_they_were(
+        self, project
+    ) -> None:
+        run_dbt(["run"])  # a first build: one CREATE TABLE ... AS
+        assert table_rows(project, "two_step_reader") == [(1,)]
+        run_dbt(["run", "-s", "batches", "--vars", "{batch: 2}"])
+        _, output = run_dbt_and_capture(
+            ["run", "-s", "two_step_reader", "--vars", "{fail: true}"], expect_pass=False
+        )
+        assert "statements: they commit on branch" in output
+        assert table_rows(project, "two_step_reader") == [(1,)]
+        run_dbt(["run", "-s", "two_step_reader"])
+        assert table_rows(project, "two_step_reader") == [(1,), (2,), (2,)]
+        branches = project.adapter.iceberg.branches(project.test_schema, "two_step_reader")
+        assert branches.heads == {}

@@ -5,8 +5,10 @@ longer returns is NULL in them).
 
 The run keeps what it can of the adapter's guarantees around the macro's SQL: schema
 evolution before it, the state and read records only with its commit, the audit branch
-as its target. What it cannot keep is said in one line: several statements are several
-commits, and a macro that runs statements itself while rendering commits outside the run.
+or the run's branch (run_branch.py) as its target, so that several statements reach main
+together. What it cannot keep is said in one line: on main, several statements are
+several commits, and a macro that runs statements itself while rendering commits outside
+the run.
 """
 
 from __future__ import annotations
@@ -68,7 +70,12 @@ def custom_statements(run: RunContext, write: IncrementalWrite) -> Iterator[list
                 f"`{strategy.name}` rendered no SQL; nothing was written. Fix: return the "
                 "statement that writes `temp_relation`'s rows into `target_relation`"
             )
-        if len(statements) > 1:
+        if len(statements) > 1 and table.branch is not None:
+            logger.info(
+                f"{run.name}: strategy `{strategy.name}` renders {len(statements)} "
+                f"statements: they commit on branch {table.branch} and reach main together"
+            )
+        elif len(statements) > 1:
             logger.warning(
                 f"{run.name}: strategy `{strategy.name}` renders {len(statements)} "
                 "statements, each its own commit: a failure after the first leaves the "

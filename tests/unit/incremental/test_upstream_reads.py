@@ -226,8 +226,12 @@ def test_a_property_bound_to_a_snapshot_the_model_no_longer_holds_records_nothin
     assert last_read(target(11), "u", upstream) == ReadMark(UUID, 3, on=11)
     # Bound to the undone build's snapshot: no record; the tag in the history stands.
     assert last_read(target(13), "u", upstream) == ReadMark(UUID, 1)
-    # Bound to a snapshot that expired since: it was in the history, so it stands.
-    assert last_read(target(5), "u", upstream) == ReadMark(UUID, 3, on=5)
+    # Bound to a snapshot that expired since: it was in the history, so it stands, older
+    # than every snapshot still held (a tag on one of those is newer).
+    assert last_read(target(5), "u", upstream) == ReadMark(UUID, 1)
+    untagged = (Ancestor(11, None, "replace", True, 0, {}),)
+    compacted = Lineage(UUID, untagged, frozenset({11}), target(5).properties)
+    assert last_read(compacted, "u", upstream) == ReadMark(UUID, 3, on=5)
 
 
 def test_a_read_mark_round_trips_as_text() -> None:
@@ -247,6 +251,7 @@ def test_a_read_mark_round_trips_as_text() -> None:
         ("incremental", "microbatch", "ignore", False, "microbatch replaces each batch"),
         ("incremental", "insert_overwrite", "ignore", True, "insert_overwrite replaces whole"),
         ("incremental", "merge", "full_incremental_refresh", True, "rebuilds in time chunks"),
+        ("incremental", "append", "recreate_empty", False, "with only this run's rows"),
     ],
 )
 def test_models_no_read_can_be_exact_in_are_refused_in_one_sentence(
@@ -280,3 +285,28 @@ def test_the_models_a_read_can_be_exact_in_are_not_refused(
         refused_reader("copy", materialized, STRATEGIES.get(strategy or ""), "ignore", keyed)
         is None
     )
+
+
+def test_the_later_record_is_read_in_the_models_history_not_the_upstreams() -> None:
+    """A build committed (its tag) but failed before its property was written, after the
+    upstream was rolled back and set forward again: the upstream's order says the
+    property's read is the later one, the model's history says the commit is."""
+    key = read_tag("u")
+    upstream = lineage("append", "append")  # snapshots 2 (newest), 1
+    ancestors = (
+        Ancestor(20, 10, "append", True, 1, {key: f"{UUID}@1"}),  # the failed build's
+        Ancestor(10, None, "append", True, 1, {key: f"{UUID}@2"}),
+    )
+    stale_property = {key: ReadMark(UUID, 2).property_text(10)}
+    target = Lineage(UUID, ancestors, frozenset({10, 20}), stale_property)
+    assert last_read(target, "u", upstream) == ReadMark(UUID, 1)
+    # A property bound to the newest snapshot (a later build that committed nothing).
+    newest = {key: ReadMark(UUID, 2).property_text(20)}
+    assert last_read(Lineage(UUID, ancestors, frozenset({10, 20}), newest), "u", upstream) == (
+        ReadMark(UUID, 2, on=20)
+    )
+
+
+def test_a_key_is_read_as_the_upstream_spells_it() -> None:
+    planned = plan_range("m", "u", lineage("append", "overwrite"), ReadMark(UUID, 1), True, ["ID"])
+    assert planned.keys == ("id",)

@@ -108,16 +108,25 @@ def bound_record_stale(mark: ReadMark, target: Lineage) -> bool:
 
 def last_read(target: Lineage, upstream: str, upstream_lineage: Lineage) -> ReadMark | None:
     """What the target's last committed build read of `upstream`: the newest snapshot of
-    its history that records it, or its table property, whichever is later in the
-    upstream's history. The property is written after each build, bound to the model's
-    snapshot it leaves: it alone records a build over an engine that cannot tag a commit,
-    a build that committed nothing (its rows all filtered out), and a read whose tagged
-    snapshot has expired; a tag is newer only when the property's write failed after the
-    commit. A property bound to a snapshot no longer in the model's history (an undo, a
-    rollback) records nothing."""
+    its history that records it, or its table property, whichever describes the later
+    state of the model. The property is bound to the model's snapshot it describes (a
+    build's own, or the one a build that committed nothing left): it alone records a
+    build over an engine that cannot tag a commit, a build that committed nothing (its
+    rows all filtered out), and a read whose tagged snapshot has expired; it wins over a
+    tag of the same snapshot or an older one (a later build that committed nothing read
+    on from it), and a tag of a newer snapshot wins over it (the property's write failed
+    after that commit). Which is later is read in the model's history, never the
+    upstream's: an upstream rolled back since reorders its own. A property bound to a
+    snapshot no longer in the model's history (an undo, a rollback) records nothing."""
     key = read_tag(upstream)
-    tagged = next(
-        (ReadMark.parse(a.tagged[key]) for a in target.ancestors if key in a.tagged), None
+    position = {a.snapshot_id: i for i, a in enumerate(target.ancestors)}  # newest first
+    tagged_at, tagged = next(
+        (
+            (i, ReadMark.parse(a.tagged[key]))
+            for i, a in enumerate(target.ancestors)
+            if key in a.tagged
+        ),
+        (len(position), None),
     )
     recorded = target.properties.get(key)
     written = ReadMark.parse(recorded) if recorded else None
@@ -125,12 +134,15 @@ def last_read(target: Lineage, upstream: str, upstream_lineage: Lineage) -> Read
         written = None
     if tagged is None or written is None:
         return tagged or written
-    order = [a.snapshot_id for a in upstream_lineage.ancestors]  # newest first
-    position = {snapshot: index for index, snapshot in enumerate(order)}
+    if written.on is not None:
+        # A bound snapshot that expired is older than every snapshot still held.
+        return written if position.get(written.on, len(position)) <= tagged_at else tagged
+    # A property written before records were bound: ordered in the upstream's history.
+    order = {a.snapshot_id: i for i, a in enumerate(upstream_lineage.ancestors)}
     far = len(order)
     return (
         written
-        if position.get(written.snapshot_id, far) < position.get(tagged.snapshot_id, far)
+        if order.get(written.snapshot_id, far) < order.get(tagged.snapshot_id, far)
         else tagged
     )
 
@@ -224,9 +236,12 @@ def check_key_argument(model: str, upstream: object, unique_key: object) -> tupl
     return tuple(keys)
 
 
-def check_keys(model: str, upstream: str, lineage: Lineage, keys: Sequence[str]) -> None:
-    """A keyed read's key columns are the upstream's, and its own column is not."""
-    known = {c.lower() for c in lineage.columns}
+def check_keys(model: str, upstream: str, lineage: Lineage, keys: Sequence[str]) -> tuple[str, ...]:
+    """A keyed read's key columns are the upstream's, and its own column is not; returned
+    as the upstream spells them (Spark resolves `ID` as `id`; Spark's schemas and
+    DataFrames look names up as spelt)."""
+    spelt = {c.lower(): c for c in lineage.columns}
+    known = set(spelt)
     missing = [k for k in keys if k.lower() not in known]
     if missing:
         raise DbtRuntimeError(
@@ -240,6 +255,7 @@ def check_keys(model: str, upstream: str, lineage: Lineage, keys: Sequence[str])
             f"has a column named `{CHANGE_TYPE_COLUMN}`, the one a keyed read adds. Fix: "
             "rename the upstream's column"
         )
+    return tuple(spelt[k.lower()] for k in keys)
 
 
 def check_same_columns(
@@ -271,9 +287,7 @@ def plan_range(
     upstream's key columns (a keyed read of row changes), and whether the model's table
     holds rows."""
     end = lineage.current
-    keyed = tuple(keys)
-    if keyed:
-        check_keys(model, upstream, lineage, keyed)
+    keyed = check_keys(model, upstream, lineage, keys) if keys else ()
     # A table that holds no row and no record (built by `--empty`, or never given a row)
     # holds nothing any read wrote: the whole upstream is what it has not read.
     if not incremental or (mark is None and not target_holds_rows):
@@ -397,6 +411,14 @@ def refused_reader(
     reading = Reading.KEYED if keyed else Reading.KEYLESS
     if strategy is not None and reading not in strategy.readings:
         return DbtRuntimeError(f"{head}: {refused_reading(strategy, keyed)}")
+    if on_schema_change == "recreate_empty":
+        return DbtRuntimeError(
+            f"{head}: on_schema_change `recreate_empty` recreates the table with only this "
+            "run's rows when the model's columns change, and upstream_changes() gives only "
+            "the rows the model has not read yet, so every row read before would be lost; "
+            "nothing was read or written. Fix: set on_schema_change `full_refresh` (the "
+            "table is rebuilt from the whole upstream, in one commit) or `append_new_columns`"
+        )
     if on_schema_change == "full_incremental_refresh":
         return DbtRuntimeError(
             f"{head}: on_schema_change `full_incremental_refresh` rebuilds in time chunks, "

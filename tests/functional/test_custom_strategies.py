@@ -203,8 +203,8 @@ class TestSeveralStatementsOfAReader:
         _, output = run_dbt_and_capture(
             ["run", "-s", "two_step_reader", "--vars", "{fail: true}"], expect_pass=False
         )
-        assert "statements: they commit on branch" in output
         assert table_rows(project, "two_step_reader") == [(1,)]
+        assert "statements: they commit on branch" in output
         run_dbt(["run", "-s", "two_step_reader"])
         assert table_rows(project, "two_step_reader") == [(1,), (2,), (2,)]
         branches = project.adapter.iceberg.branches(project.test_schema, "two_step_reader")

@@ -88,10 +88,10 @@ class TestEmptyRuns:
             for name in READERS
         }
         _, output = run_dbt_and_capture(["run", "--empty", "-s", *READERS])
-        assert "--empty: reads no row of" in output
         for name in READERS:
             assert ids(project, name) == [1, 2, 3], name
             assert table_state(project, name) == before[name], name
+        assert "--empty: reads no row of" in output
         # The next run of every row reads what the empty one did not.
         assert_all_passed(run_dbt(["run", "-s", *READERS]), 3)
         for name in READERS:

@@ -183,9 +183,9 @@ class TestUndoOfAWatermarkMerge:
         assert [r[0] for r in table_rows(project, "watermarked")] == [1, 2, 3, 4, 5, 6]
         assert table_properties(project, table)[LAST_VALUE] == "6"
         output = undo(project, undone)
-        assert f"its state as before the run ({LAST_VALUE}" in output, output
         assert [r[0] for r in table_rows(project, "watermarked")] == [1, 2, 3]
         assert table_properties(project, table)[LAST_VALUE] == "3"
+        assert f"its state as before the run ({LAST_VALUE}" in output, output
         # The rows the undone run merged are read again.
         run(project, "-s", "watermarked")
         assert [r[0] for r in table_rows(project, "watermarked")] == [1, 2, 3, 4, 5, 6]

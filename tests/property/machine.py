@@ -158,16 +158,7 @@ class SubprocessDbt:
 
     def invoke(self, args: list[str]) -> Invocation:
         earlier = clear_results(self.root, args)
-        command = dbt_command(args, project_dir=self.root, profiles_dir=self.root)
-        process = subprocess.Popen(
-            command,
-            cwd=self.root,
-            env=dbt_env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
+        process = start_dbt(self.root, args)
         kill_after, self.kill_after = self.kill_after, None
         try:
             output, _ = process.communicate(timeout=kill_after or 900)
@@ -176,6 +167,34 @@ class SubprocessDbt:
             output, _ = process.communicate()
             return Invocation(args, False, output, killed=True)
         return read_results(self.root, args, process.returncode == 0, output, earlier)
+
+
+def start_dbt(root: Path, args: list[str]) -> subprocess.Popen[str]:
+    """`dbt args` on the project in `root`, started in a process (group) of its own."""
+    return subprocess.Popen(
+        dbt_command(args, project_dir=root, profiles_dir=root),
+        cwd=root,
+        env=dbt_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def invoke_together(root: Path, commands: list[list[str]]) -> list[Invocation]:
+    """The commands in processes of their own, all at once (each with its own target
+    folder, as two schedulers' jobs have), each waited for."""
+    started = []
+    for index, args in enumerate(commands):
+        args = [*args, "--target-path", f"target-together-{index}"]
+        clear_results(root, args)
+        started.append((args, start_dbt(root, args)))
+    done = []
+    for args, process in started:
+        output, _ = process.communicate(timeout=900)
+        done.append(read_results(root, args, process.returncode == 0, output))
+    return done
 
 
 @dataclass
@@ -243,6 +262,7 @@ class PromisesMachine(RuleBasedStateMachine):
         inputs = self.world.inputs
         values = {
             "dim_rows": [[i, n] for i, n in sorted(inputs.dim.items())],
+            "life": self.world.life,
             **extra,
         }
         return ["--vars", json.dumps(values)]
@@ -299,10 +319,15 @@ class PromisesMachine(RuleBasedStateMachine):
         status = result.statuses.get(reader)
         exact = self.world.readable(reader, plan.full_refresh)
         faulted = plan.vars.get("fail_model") == reader
+        post_failed = plan.vars.get("post_fail_model") == reader
         if status is None:
             assert result.killed or reader not in plan.readers, (reader, result.output)
         elif faulted:
             assert status in ("error", "partial success"), (reader, status, result.output)
+        elif post_failed and exact:
+            # The data commit landed (with what it read); the post-hook after it failed.
+            assert status == "error", (reader, status, result.output)
+            return self.world.settle(reader, self.observe(reader), self.world.read_state(reader))
         elif not exact:
             if status != "success":  # refused: one sentence naming the fix
                 message = result.messages.get(reader, "") + result.output
@@ -443,19 +468,22 @@ class PromisesMachine(RuleBasedStateMachine):
 
     @rule(
         readers=st.sets(st.sampled_from(sorted(READERS)), min_size=1, max_size=4),
-        fault=st.sampled_from(["none", "fail", "hook", "hook_and_fail"]),
+        fault=st.sampled_from(["none", "fail", "hook", "hook_and_fail", "post_fail"]),
         victim=st.sampled_from(sorted(READERS)),
         full_refresh=st.booleans(),
     )
     def run_readers(self, readers: set[str], fault: str, victim: str, full_refresh: bool) -> None:
         """`dbt run -s <readers>`, a fault injected in one of them: its query fails,
-        and/or its pre-hook commits on its own table first."""
+        and/or its pre-hook commits on its own table first, or its post-hook fails after
+        its data commit (not a microbatch model's: its batches each end on their own)."""
         chosen = [r for r in READERS if r in readers]
         extra: dict[str, Any] = {}
         if fault in ("fail", "hook_and_fail"):
             extra["fail_model"] = victim
         if fault in ("hook", "hook_and_fail"):
             extra["hook_model"] = victim
+        if fault == "post_fail" and READERS[victim].kind_in(self.world.life) != "microbatch":
+            extra["post_fail_model"] = victim
         args = ["run", "-s", *chosen, *EVENT_TIME_WINDOW]
         if full_refresh:
             args.append("--full-refresh")
@@ -505,6 +533,55 @@ class PromisesMachine(RuleBasedStateMachine):
         if result.success:
             self.assert_nothing_unpublished()
 
+    # --- dbt's run modes and a model's life ------------------------------------------------
+
+    @rule(readers=st.sets(st.sampled_from(sorted(READERS)), min_size=1, max_size=4))
+    def run_readers_empty(self, readers: set[str]) -> None:
+        """`dbt run --empty -s <readers>`: no row written, no read recorded, no state
+        moved (a `table` and a microbatch model's windows replaced by no rows, as dbt's
+        --empty does); the next run of every row reads what this one did not."""
+        chosen = [r for r in READERS if r in readers]
+        expected = {r: self.world.empty_run_state(r) for r in chosen}
+        result = self.dbt.invoke(
+            ["run", "--empty", "-s", *chosen, *EVENT_TIME_WINDOW, *self.vars_of({})]
+        )
+        self.steps.append(f"run --empty {' '.join(chosen)}")
+        self.check_output(result)
+        assert result.success, result.output[-4000:]
+        problems: list[str] = []
+        for reader in chosen:
+            problems += self.world.settle(reader, self.observe(reader), expected[reader])
+        assert not problems, problems
+        self.retryable = None
+
+    @rule(
+        command=st.sampled_from(["show", "compile", "ls", "docs"]),
+        reader=st.sampled_from(sorted(READERS)),
+    )
+    def look_without_running(self, command: str, reader: str) -> None:
+        """`dbt show`, `dbt compile`, `dbt ls` or `dbt docs generate` of a reader: nothing
+        is written or recorded (every table as it was), and the next run reads exactly."""
+        args = {
+            "show": ["show", "-s", reader, "--limit", "3"],
+            "compile": ["compile", "-s", reader],
+            "ls": ["ls", "-s", reader],
+            "docs": ["docs", "generate"],
+        }[command]
+        before = {name: self.observe(name) for name in self.tables()}
+        target = str(self.root / "target-looks")
+        result = self.dbt.invoke([*args, "--target-path", target, *self.vars_of({})])
+        self.steps.append(" ".join(args))
+        self.check_output(result)
+        for name, observed in before.items():
+            assert self.observe(name) == observed, (name, command, result.output[-3000:])
+
+    @rule(life=st.sampled_from(["append", "merge", "table"]))
+    def change_life(self, life: str) -> None:
+        """The project changes: events_life becomes an incremental append, an incremental
+        merge or a `table` (its next runs build it so; its reads stay exact)."""
+        self.world.life = life
+        self.steps.append(f"events_life becomes {life}")
+
     # --- lifecycle operations -------------------------------------------------------------
 
     @precondition(lambda self: bool(self.runs))
@@ -549,15 +626,28 @@ class PromisesMachine(RuleBasedStateMachine):
             {"operations": ["expire_snapshots"], "snapshots_older_than_days": 0, "retain_last": 1},
         )
 
-    def maintain(self, table: str, arguments: dict[str, Any]) -> None:
-        if self.world.table(table).current is None:
+    @rule()
+    def expire_every_table(self) -> None:
+        """Every table's snapshots but its current expire, those of upstreams that did not
+        change among them (as S3 Tables' own maintenance does, every few days)."""
+        self.maintain(
+            [*UPSTREAMS, *READERS],
+            {"operations": ["expire_snapshots"], "snapshots_older_than_days": 0, "retain_last": 1},
+        )
+
+    def maintain(self, table: str | list[str], arguments: dict[str, Any]) -> None:
+        tables = [table] if isinstance(table, str) else table
+        tables = [t for t in tables if self.world.table(t).current is not None]
+        if not tables:
             return
-        args = json.dumps({"models": [table], **arguments})
+        args = json.dumps({"models": tables, **arguments})
         result = self.dbt.invoke(["run-operation", "s3tables_maintain", "--args", args])
-        self.steps.append(f"maintain {table} {arguments['operations']}")
+        self.steps.append(f"maintain {' '.join(tables)} {arguments['operations']}")
         self.check_output(result)
         assert result.success, result.output[-4000:]
-        problems = self.world.settle(table, self.observe(table), None)
+        problems: list[str] = []
+        for name in tables:
+            problems += self.world.settle(name, self.observe(name), None)
         assert not problems, problems
 
     @rule()
@@ -633,3 +723,88 @@ class KillingPromisesMachine(PromisesMachine):
         chosen = [r for r in READERS if r in readers]
         self.dbt.kill_after = after
         self.run(Plan(["run", "-s", *chosen, *EVENT_TIME_WINDOW], readers=chosen))
+
+
+# The conflict loser's sentence (incremental/run_branch.py).
+CONFLICT_SENTENCE = "so another run wrote from the same state; nothing was written"
+
+
+class OverlappingPromisesMachine(PromisesMachine):
+    """The machine with two more rules, each two dbt processes at once on the same
+    tables: two runs of the same readers (a scheduler starting a run before the last one
+    ended), and an upstream's run racing its readers'. Every promise is checked after
+    each, as after any step: the tables hold what the two runs one after the other would
+    give, and a run that lost says so in one sentence, having written nothing."""
+
+    @rule(readers=st.sets(st.sampled_from(sorted(READERS)), min_size=1, max_size=4))
+    def overlapping_runs(self, readers: set[str]) -> None:
+        chosen = [r for r in READERS if r in readers]
+        exact = {r: self.world.readable(r, False) for r in chosen}
+        args = ["run", "-s", *chosen, *EVENT_TIME_WINDOW, *self.vars_of({"pause_ms": 2000})]
+        results = invoke_together(self.root, [args, args])
+        self.steps.append(f"two runs at once of {' '.join(chosen)}")
+        problems: list[str] = []
+        for reader in chosen:
+            statuses = [r.statuses.get(reader) for r in results]
+            for result, status in zip(results, statuses, strict=True):
+                self.check_output(result)
+                if status not in ("success", None) and exact[reader]:
+                    message = result.messages.get(reader, "") + result.output
+                    assert CONFLICT_SENTENCE in message, (reader, message[-4000:])
+            if exact[reader]:
+                assert "success" in statuses, (reader, statuses)
+            new = self.world.read_state(reader) if "success" in statuses else None
+            problems += self.world.settle(reader, self.observe(reader), new)
+        assert not problems, problems
+        self.runs.clear()  # which of the two runs to undo is not the machine's to know
+        self.retryable = None
+
+    @rule(
+        rows=event_rows(),
+        readers=st.sets(
+            st.sampled_from(sorted(r for r, s in READERS.items() if s.upstream == "events")),
+            min_size=1,
+            max_size=3,
+        ),
+    )
+    def upstream_races_readers(self, rows: list[tuple[int, int]], readers: set[str]) -> None:
+        """`dbt run -s events` (new events) while its readers run: each reader reads the
+        upstream as it was before the new commit or after it, never a part of it, and
+        its next run reads the rest."""
+        chosen = [r for r in READERS if r in readers]
+        before = {r: self.world.read_state(r) for r in chosen}
+        new_events = []
+        for day, value in rows:
+            new_events.append((self.next_id, day, value))
+            self.next_id += 1
+        events = (*self.world.inputs.events, *new_events)
+        upstream = self.world.upstream_state("events", APPEND, events)
+        append = [
+            "run",
+            "-s",
+            "events",
+            *self.vars_of({"events_new": [list(e) for e in new_events]}),
+        ]
+        read = ["run", "-s", *chosen, *EVENT_TIME_WINDOW, *self.vars_of({"pause_ms": 1500})]
+        exact = {r: self.world.readable(r, False) for r in chosen}
+        appended, readers_run = invoke_together(self.root, [append, read])
+        self.steps.append(f"events appended while {' '.join(chosen)} ran")
+        self.check_output(appended)
+        self.check_output(readers_run)
+        assert appended.statuses.get("events") == "success", appended.output[-4000:]
+        problems = self.world.settle("events", self.observe("events"), upstream)
+        for reader in chosen:
+            status = readers_run.statuses.get(reader)
+            if exact[reader]:
+                assert status == "success", (reader, status, readers_run.output[-4000:])
+            if status != "success":
+                problems += self.world.settle(reader, self.observe(reader), None)
+                continue
+            after = self.world.read_state(reader)
+            held = self.actual_rows(reader, READERS[reader].columns)
+            # The older read when both give the same rows: it is the pessimistic record.
+            new = before[reader] if held == before[reader].rows else after
+            problems += self.world.settle(reader, self.observe(reader), new)
+        assert not problems, problems
+        self.runs.clear()
+        self.retryable = None

@@ -16,14 +16,17 @@ macro, dbt's `get_incremental_<name>_sql` hook), a watermark copy through `ref()
 (append) and a microbatch copy; keyed mirrors of `customers`, `dim` and `people` through
 `upstream_changes(..., unique_key=)` (merge, delete+insert); a `table` model over
 `upstream_changes()`; a `table` model over `dim` and `customers` with
-`skip_when_unchanged`. `events_copy` is audited (`audit_before_publish`), gated by a test
+`skip_when_unchanged`; a watermark merge through `last_processed_value()`; a model whose
+kind and strategy change over its life (`life`: append, merge, table). `events_copy` is
+audited (`audit_before_publish`), gated by a test
 that fails on `fail_audit` and errors while the table `audit_probe` is missing. Refused
 readers (tag `refused`): upstream_changes() in an ephemeral model, a view and a
 microbatch model.
 
 Faults, by var: `fail_model` (a reader whose query fails: it reads a table that does not
 exist), `hook_model` (a reader whose pre-hook commits on its own table, changing no row,
-before its write).
+before its write), `post_fail_model` (a reader whose post-hook fails after its data
+commit); `pause_ms` holds every reader's query that long (two runs overlap).
 """
 
 from __future__ import annotations
@@ -110,6 +113,17 @@ class Reader:
     # (a table model: the whole upstream on every build).
     reading: str
     audited: bool = False
+    # Its kind by the machine's `life` var, where that changes it: `incremental`, `table`
+    # or `microbatch` (None: `kind`).
+    kinds: Mapping[str, str] | None = None
+    kind: str = "incremental"
+
+    def kind_in(self, life: str) -> str:
+        return (self.kinds or {}).get(life, self.kind)
+
+    def reading_in(self, life: str) -> str:
+        """How it reads in that life: a `table` reads its upstream whole."""
+        return "whole" if self.kind_in(life) == "table" else self.reading
 
 
 FAULT = "{{ injected_fault() }}"
@@ -164,6 +178,36 @@ READERS: dict[str, Reader] = {
         lambda inputs, _: microbatch_rows(inputs),
         "events",
         "ref",
+        kind="microbatch",
+    ),
+    # A watermark merge whose filter reads last_processed_value(): ids only grow, so it
+    # holds the events, until the upstream is replaced (what it merged stays).
+    "events_by_last_value": Reader(
+        "{{ config(materialized='incremental', unique_key='id', watermark_column='id') }}\n"
+        f"select id, d, v from {{{{ ref('events') }}}} where {FAULT}\n"
+        "{% set last = last_processed_value() %}\n"
+        "{% if is_incremental() and last is not none %}and id > {{ last }}{% endif %}\n",
+        ("id", "d", "v"),
+        by_watermark,
+        "events",
+        "ref",
+    ),
+    # A model whose kind and strategy change over its life (`life`: an incremental
+    # append, an incremental merge, a `table`), reading upstream_changes() throughout.
+    "events_life": Reader(
+        "{% set life = var('life', 'append') %}\n"
+        "{% if life == 'table' %}{{ config(materialized='table') }}\n"
+        "{% elif life == 'merge' %}"
+        "{{ config(materialized='incremental', incremental_strategy='merge', unique_key='id') }}\n"
+        "{% else %}"
+        "{{ config(materialized='incremental', incremental_strategy='append') }}\n"
+        "{% endif %}\n"
+        f"select id, d, v from {{{{ upstream_changes(ref('events')) }}}} where {FAULT}\n",
+        ("id", "d", "v"),
+        lambda inputs, _: events_rows(inputs),
+        "events",
+        "changes",
+        kinds={"table": "table"},
     ),
     "customers_mirror": Reader(
         "{{ config(materialized='incremental', unique_key='id', "
@@ -182,6 +226,7 @@ READERS: dict[str, Reader] = {
         lambda inputs, _: keyed(inputs.customers),
         "customers",
         "whole",
+        kind="table",
     ),
     "dim_mirror": Reader(
         "{{ config(materialized='incremental', unique_key='id', "
@@ -205,6 +250,7 @@ READERS: dict[str, Reader] = {
         ),
         "dim",
         "ref",
+        kind="table",
     ),
     "people_mirror": Reader(
         "{{ config(materialized='incremental', unique_key='id', "
@@ -294,8 +340,19 @@ MACROS = """
 {% macro injected_fault() -%}
   {%- if var("fail_model", "") == this.identifier -%}
     exists (select 1 from {{ target.schema }}.injected_failure_of_{{ this.identifier }})
+  {%- elif var("pause_ms", 0) -%}
+    coalesce(reflect('java.lang.Thread', 'sleep', cast({{ var("pause_ms") }} as bigint)), 'x')
+      is not null
   {%- else -%}
     true
+  {%- endif -%}
+{%- endmacro %}
+
+{#-- When `post_fail_model` names the reader: a post-hook that fails, after its data
+     commit. --#}
+{% macro failing_post_hook() -%}
+  {%- if var('post_fail_model', '') == this.identifier -%}
+    select * from {{ target.schema }}.injected_post_hook_failure
   {%- endif -%}
 {%- endmacro %}
 
@@ -336,7 +393,14 @@ def write_project(root: Path, warehouse: Path, schema: str) -> None:
         "version": "1.0",
         "profile": PROJECT,
         "config-version": 2,
-        "models": {PROJECT: {"readers": {"+pre-hook": "{{ committing_hook() }}"}}},
+        "models": {
+            PROJECT: {
+                "readers": {
+                    "+pre-hook": "{{ committing_hook() }}",
+                    "+post-hook": "{{ failing_post_hook() }}",
+                }
+            }
+        },
         "seeds": {PROJECT: {"people": {"+column_types": {"id": "int", "name": "string"}}}},
     }
     (root / "dbt_project.yml").write_text(yaml.safe_dump(project))

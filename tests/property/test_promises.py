@@ -16,7 +16,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from tests.property.machine import KillingPromisesMachine, PromisesMachine
+from tests.property.machine import (
+    KillingPromisesMachine,
+    OverlappingPromisesMachine,
+    PromisesMachine,
+)
 from tests.property.project import READERS
 
 # The bounded run: the first example Hypothesis makes repeats one rule, the second runs
@@ -114,3 +118,64 @@ def test_a_keyed_read_file_by_file_meets_faults_undo_and_compaction(
         machine.teardown()
     assert machine.keyed_reads["file by file"] >= 2, machine.keyed_reads
     assert machine.unchanged_skips >= 1, machine.unchanged_skips
+
+
+def test_two_processes_run_modes_and_a_models_life(warehouse_dir: str, tmp_path: Path) -> None:
+    """A walk through the rule families beyond one dbt process and one kind of run: two
+    runs of the same readers at once, and an upstream's run racing its readers' (each in
+    a process of its own); `--empty`, `show` and `compile`; the watermark merge's run
+    undone; the model whose kind and strategy change (append, table, merge); every
+    table's snapshots expired, upstreams that did not change among them; a post-hook
+    failing after the data commit. Every promise is checked after every step."""
+    OverlappingPromisesMachine.warehouse = Path(warehouse_dir)
+    OverlappingPromisesMachine.workspace = tmp_path
+    machine = OverlappingPromisesMachine()
+    events_readers = {r for r, spec in READERS.items() if spec.upstream == "events"}
+
+    def step(rule: str, **arguments: object) -> None:
+        getattr(machine, rule)(**arguments)
+        machine.every_table_holds_what_the_oracle_says()
+
+    def readers(chosen: set[str], fault: str = "none", victim: str = "events_copy") -> None:
+        step("run_readers", readers=chosen, fault=fault, victim=victim, full_refresh=False)
+
+    try:
+        step("build_everything")
+        step("append_events", rows=[(1, 1), (2, 2)], full_refresh=False)
+        step(
+            "overlapping_runs",
+            readers={"events_copy", "events_by_watermark", "events_by_last_value", "events_life"},
+        )
+        step(
+            "upstream_races_readers",
+            rows=[(3, 3)],
+            readers={"events_copy", "events_daily", "events_by_last_value"},
+        )
+        step("append_events", rows=[(4, 4)], full_refresh=False)
+        step(
+            "run_readers_empty",
+            readers={"events_copy", "events_life", "customers_table", "events_by_last_value"},
+        )
+        step("look_without_running", command="show", reader="events_copy")
+        step("look_without_running", command="compile", reader="events_life")
+        readers(events_readers | {"customers_table"})
+        step("append_events", rows=[(5, 5)], full_refresh=False)
+        readers({"events_by_last_value"})
+        step("rollback_last")
+        readers({"events_by_last_value"})
+        step("change_life", life="table")
+        readers({"events_life"})
+        step("change_life", life="merge")
+        step("append_events", rows=[(1, 6)], full_refresh=False)
+        readers({"events_life"})
+        step("change_life", life="append")
+        step("append_events", rows=[(2, 7)], full_refresh=False)
+        readers(events_readers, fault="post_fail", victim="events_copy")
+        step("append_events", rows=[(3, 8)], full_refresh=False)
+        readers({"events_copy", "events_life"})
+        # The catalog's own expiry of every table: readers whose last read expired are
+        # refused (their fix named); those that read up to the upstream's snapshot are not.
+        step("expire_every_table")
+        readers(events_readers)
+    finally:
+        machine.teardown()

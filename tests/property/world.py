@@ -77,6 +77,8 @@ class World:
     # events_copy's build staged on its audit branch and not published: the state main
     # gets when it publishes (a later `dbt retry` or `dbt test` that passes its test).
     staged: State | None = None
+    # The `life` var: what kind (and strategy) the readers whose kind changes are now.
+    life: str = "append"
 
     def copy(self) -> World:
         return copy.deepcopy(self)
@@ -113,7 +115,8 @@ class World:
         without a key)."""
         spec = READERS[reader]
         state = self.table(reader).state
-        if full_refresh or spec.reading in ("ref", "whole") or state is None:
+        reading = spec.reading_in(self.life)
+        if full_refresh or reading in ("ref", "whole") or state is None:
             return True
         start = state.reads.get(spec.upstream)
         upstream = self.table(spec.upstream)
@@ -121,7 +124,7 @@ class World:
             return start is not None or upstream.current is None
         if start not in upstream.live:
             return False  # expired
-        if spec.reading == "keyed":
+        if reading == "keyed":
             return True  # the difference of two snapshots, wherever they are
         chain = upstream.ancestors()
         if start not in chain:
@@ -136,6 +139,14 @@ class World:
         previous = self.rows(reader)
         rows = spec.expected(self.inputs, previous if previous is not None else Counter())
         return State(rows, APPEND, {spec.upstream: self.table(spec.upstream).current})
+
+    def empty_run_state(self, reader: str) -> State | None:
+        """What a `dbt run --empty` of `reader` leaves: an incremental model as it was
+        (no row written, no read recorded, no state moved); a `table`, and a microbatch
+        model's windows, replaced by no rows (dbt's --empty), having recorded no read."""
+        if READERS[reader].kind_in(self.life) == "incremental":
+            return None
+        return State(Counter(), REPLACE, {})
 
     def upstream_state(self, name: str, kind: str, source: object) -> State:
         """An upstream's state holding `source` (the events, or the rows by id)."""

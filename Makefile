@@ -134,17 +134,20 @@ bench: setup spark41
 # Then the promises' state machine (tests/property/, docs/guarantees.md) long, from a random
 # seed it prints (a failure prints the command that replays it): PROMISES_EXAMPLES examples
 # of PROMISES_STEPS steps in process, then PROMISES_KILL_EXAMPLES with dbt in subprocesses
-# SIGKILLed at random moments.
+# SIGKILLed at random moments, then PROMISES_CONCURRENT_EXAMPLES with two dbt processes at
+# once on the same tables (overlapping runs of the same readers, an upstream racing them).
 # Every kind runs even if one before it found violations; the target fails if any did.
 SOAK_ROUNDS ?= 50
 SOAK_FAULT_ROUNDS ?= 10
 PROMISES_EXAMPLES ?= 40
 PROMISES_STEPS ?= 20
 PROMISES_KILL_EXAMPLES ?= 6
+PROMISES_CONCURRENT_EXAMPLES ?= 6
 soak: setup
 	status=0; \
 	$(PYTHON) bench/promises_soak.py --examples $(PROMISES_EXAMPLES) --steps $(PROMISES_STEPS) || status=1; \
 	$(PYTHON) bench/promises_soak.py --kill --examples $(PROMISES_KILL_EXAMPLES) --steps 10 || status=1; \
+	$(PYTHON) bench/promises_soak.py --concurrent --examples $(PROMISES_CONCURRENT_EXAMPLES) --steps 10 || status=1; \
 	$(PYTHON) bench/soak.py --rounds $(SOAK_ROUNDS) --threads 1 || status=1; \
 	$(PYTHON) bench/soak.py --rounds $(SOAK_ROUNDS) --threads 4 || status=1; \
 	$(PYTHON) bench/soak.py --fault overlap --rounds $(SOAK_FAULT_ROUNDS) || status=1; \

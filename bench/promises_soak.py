@@ -6,6 +6,9 @@ shrunk, as Python code.
     python bench/promises_soak.py --examples 40 --steps 20            # dbt in this process
     python bench/promises_soak.py --examples 10 --steps 10 --kill     # dbt in subprocesses,
                                                                       # SIGKILLed at random
+    python bench/promises_soak.py --examples 6 --steps 10 --concurrent
+                                      # two dbt processes at once: overlapping runs of the
+                                      # same readers, an upstream racing its readers
     python bench/promises_soak.py --seed 1234 ...                     # replay a seed
 """
 
@@ -31,26 +34,33 @@ def main() -> int:
     parser.add_argument("--examples", type=int, default=40)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--seed", type=int, default=None, help="default: a random one")
-    parser.add_argument("--kill", action="store_true", help="dbt in subprocesses, killed")
+    variants = parser.add_mutually_exclusive_group()
+    variants.add_argument("--kill", action="store_true", help="dbt in subprocesses, killed")
+    variants.add_argument(
+        "--concurrent", action="store_true", help="two dbt processes at once on the same tables"
+    )
     options = parser.parse_args()
     seed = options.seed if options.seed is not None else random.SystemRandom().getrandbits(32)
     environment = {
         "PROMISES_EXAMPLES": str(options.examples),
         "PROMISES_STEPS": str(options.steps),
         **({"PROMISES_DBT": "subprocess"} if options.kill else {}),
+        **({"PROMISES_DBT": "concurrent"} if options.concurrent else {}),
     }
     command = [
         sys.executable,
         "-m",
         "pytest",
         TEST,
+        "-k",
+        "test_the_promises_hold_where_features_meet",
         "-p",
         "no:cacheprovider",
         "-q",
         f"--hypothesis-seed={seed}",
     ]
     replay = " ".join([*(f"{k}={v}" for k, v in environment.items()), *map(shlex.quote, command)])
-    variant = "kill" if options.kill else "in process"
+    variant = "kill" if options.kill else "concurrent" if options.concurrent else "in process"
     print(
         f"promises soak ({variant}): seed {seed}, {options.examples} examples of up to "
         f"{options.steps} steps",

@@ -6,7 +6,8 @@ process's warehouse. In `make soak` (bench/promises_soak.py): the same test with
 `PROMISES_EXAMPLES` examples of `PROMISES_STEPS` steps and the seed pytest is given
 (`--hypothesis-seed`), printed with the command that replays it; with
 `PROMISES_DBT=subprocess`, dbt runs in processes of its own that are SIGKILLed at random
-moments (`KillingPromisesMachine`)."""
+moments (`KillingPromisesMachine`); with `PROMISES_DBT=concurrent`, two dbt processes
+run at once on the same tables (`OverlappingPromisesMachine`)."""
 
 from __future__ import annotations
 
@@ -54,8 +55,10 @@ def chosen_settings() -> settings:
 
 
 def test_the_promises_hold_where_features_meet(warehouse_dir: str, tmp_path: Path) -> None:
-    killing = os.environ.get("PROMISES_DBT") == "subprocess"
-    machine = KillingPromisesMachine if killing else PromisesMachine
+    machine = {
+        "subprocess": KillingPromisesMachine,
+        "concurrent": OverlappingPromisesMachine,
+    }.get(os.environ.get("PROMISES_DBT") or "", PromisesMachine)
     machine.warehouse = Path(warehouse_dir)
     machine.workspace = tmp_path
     run_state_machine_as_test(machine, settings=chosen_settings())

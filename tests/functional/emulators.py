@@ -1,7 +1,8 @@
 """Emulators the tests start themselves on 127.0.0.1 (AWS ones with fake credentials):
 
 - ministack: the S3 Tables API, S3, and the S3 Tables Iceberg REST endpoint (`/iceberg`),
-  run from its own virtualenv (`make emulators`) because it pins its own botocore;
+  run from its own virtualenv (`make emulators`) because it pins its own botocore, with
+  its commits' branch updates applied as the Iceberg REST spec says (ministack_refs.py);
 - moto: the boto3 `s3tables` management API, in this process;
 - Apache Iceberg's REST catalog test server (`iceberg_rest_server`), from Maven jars that
   `make emulators` puts in `.emulator-jars/iceberg-rest-fixture`;
@@ -93,7 +94,8 @@ def ministack(log_path: Path) -> Iterator[str]:
     }
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            [str(require(MINISTACK_PYTHON)), "-m", "ministack"],
+            # With its branch updates as the Iceberg REST spec applies them (see there).
+            [str(require(MINISTACK_PYTHON)), str(Path(__file__).with_name("ministack_refs.py"))],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -3,13 +3,13 @@ killed runs, and the loser's sentence (pure parts of incremental/run_branch.py).
 
 from __future__ import annotations
 
-from dbt.adapters.s3tables.catalogs.table_changes import MainMoved
+from dbt.adapters.s3tables.catalogs.table_changes import Commit, MainMoved
 from dbt.adapters.s3tables.incremental.run_branch import (
     ABANDONED_AFTER_SECONDS,
     RUN_BRANCH_PREFIX,
     conflict_error,
     host_mark,
-    only_rewrites,
+    rebasable,
     run_branch_name,
     stale_run_branches,
 )
@@ -39,19 +39,23 @@ def test_only_branches_of_gone_processes_or_a_day_old_elsewhere_are_stale() -> N
     assert stale == [mine_gone, elsewhere_old]
 
 
-def test_only_commits_that_change_no_row_are_no_conflict() -> None:
-    assert only_rewrites(MainMoved(5, ["replace", "replace"], []))
-    assert not only_rewrites(MainMoved(5, ["replace", "append"], []))
-    assert not only_rewrites(MainMoved(5, None, []))
+def test_only_commits_that_change_no_row_or_are_the_runs_own_are_no_conflict() -> None:
+    compaction, own = Commit("replace"), Commit("append", "inv-1", "model.p.m")
+    assert rebasable(MainMoved(5, [compaction, own]), "inv-1", "model.p.m")
+    other_node = Commit("append", "inv-1", "model.p.other")
+    for since in ([compaction, Commit("append")], [other_node], None):
+        assert not rebasable(MainMoved(5, since), "inv-1", "model.p.m")
+    assert not rebasable(
+        MainMoved(5, [Commit("append", "inv-0", "model.p.m")]), "inv-1", "model.p.m"
+    )
 
 
 def test_the_losers_sentence_names_the_model_the_winner_and_the_fix() -> None:
-    text = str(
-        conflict_error("orders", 10, MainMoved(11, ["append"], ["inv-1"]), "is_incremental()")
-    )
+    moved = MainMoved(11, [Commit("append", "inv-1", "model.p.m")])
+    text = str(conflict_error("orders", 10, moved, "is_incremental()"))
     assert "Model `orders`" in text and "snapshot 10" in text and "run inv-1" in text
     assert "nothing was written" in text and "dbt retry" in text
-    outside = str(conflict_error("orders", 10, MainMoved(11, ["overwrite"], []), "x"))
+    outside = str(conflict_error("orders", 10, MainMoved(11, [Commit("overwrite")]), "x"))
     assert "a writer outside this run" in outside
-    rolled_back = str(conflict_error("orders", 10, MainMoved(9, None, []), "x"))
+    rolled_back = str(conflict_error("orders", 10, MainMoved(9, None), "x"))
     assert "rolled back or replaced" in rolled_back

@@ -25,7 +25,7 @@ from dbt.adapters.s3tables.catalogs.metadata_changes import (
     upgrade_sql,
 )
 from dbt.adapters.s3tables.catalogs.relations import ColumnInfo, schema_columns
-from dbt.adapters.s3tables.catalogs.snapshots import INVOCATION_KEY
+from dbt.adapters.s3tables.catalogs.snapshots import INVOCATION_KEY, NODE_KEY
 from dbt.adapters.s3tables.errors import CatalogError
 from dbt.adapters.s3tables.sql.text import procedure_call, table_identifier
 
@@ -39,17 +39,27 @@ if TYPE_CHECKING:
 logger = AdapterLogger("s3tables")
 
 
+@dataclass(frozen=True)
+class Commit:
+    """One commit of a table's history: its Iceberg operation, and the dbt invocation and
+    node that made it (None: untagged, by a writer outside dbt or an engine that cannot
+    tag its commits)."""
+
+    operation: str
+    invocation_id: str | None = None
+    node: str | None = None
+
+
 class MainMoved(Exception):
     """A branch's publish (or creation) found main no longer at the snapshot it was to
-    start from: `current` is main's snapshot now, `since` the operations of the snapshots
-    after the base in main's history, oldest first (None: the base is not in it: the
-    table was rolled back or replaced), `runs` the dbt invocations that made them."""
+    start from: `current` is main's snapshot now, `since` the commits after the base in
+    main's history, oldest first (None: the base is not in it: the table was rolled back
+    or replaced)."""
 
-    def __init__(self, current: int | None, since: list[str] | None, runs: list[str]) -> None:
+    def __init__(self, current: int | None, since: list[Commit] | None) -> None:
         super().__init__(f"main is at snapshot {current}")
         self.current = current
         self.since = since
-        self.runs = runs
 
 
 def check_main_at(table: Table, base: int | None) -> None:
@@ -58,22 +68,16 @@ def check_main_at(table: Table, base: int | None) -> None:
     current_id = current.snapshot_id if current else None
     if current_id == base:
         return
-    since: list[str] | None = []
-    runs: list[str] = []
+    since: list[Commit] = []
     snapshot = current
     while snapshot is not None and snapshot.snapshot_id != base:
         summary = snapshot.summary
+        tags = summary.additional_properties if summary is not None else {}
         operation = summary.operation.value if summary is not None else "unknown"
-        assert since is not None
-        since.insert(0, operation)
-        run = summary.additional_properties.get(INVOCATION_KEY) if summary else None
-        if run and run not in runs:
-            runs.append(run)
+        since.insert(0, Commit(operation, tags.get(INVOCATION_KEY), tags.get(NODE_KEY)))
         parent = snapshot.parent_snapshot_id
         snapshot = table.snapshot_by_id(parent) if parent is not None else None
-    if snapshot is None:
-        since = None
-    raise MainMoved(current_id, since, runs)
+    raise MainMoved(current_id, since if snapshot is not None else None)
 
 
 def property_change(

@@ -34,7 +34,7 @@ from dbt.adapters.s3tables.incremental.key_span import (
 from dbt.adapters.s3tables.incremental.key_uniqueness import CONFIG_KEY as UNIQUENESS_KEY
 from dbt.adapters.s3tables.incremental.key_uniqueness import is_cardinality_violation
 from dbt.adapters.s3tables.incremental.model_state import LAST_PROCESSED_VALUE
-from dbt.adapters.s3tables.incremental.run_branch import REBASES, conflict_error, only_rewrites
+from dbt.adapters.s3tables.incremental.run_branch import REBASES, conflict_error
 from dbt.adapters.s3tables.incremental.state_record import (
     ProcessedRows,
     greatest_processed_sql,
@@ -420,7 +420,7 @@ class Apply:
                 branch.publish(run.read_records(after.snapshot_id))
                 return after
             except MainMoved as moved:
-                if not only_rewrites(moved) or rebase == REBASES:
+                if not branch.can_rebase(moved) or rebase == REBASES:
                     branch.discard()
                     raise conflict_error(run.name, branch.base, moved, branch.read_by) from None
                 branch.rebase(moved)

@@ -25,6 +25,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.invocation import get_invocation_id
 
 from dbt.adapters.s3tables.incremental.config import check_against_columns
 from dbt.adapters.s3tables.incremental.context import (
@@ -36,7 +37,7 @@ from dbt.adapters.s3tables.incremental.context import (
 from dbt.adapters.s3tables.incremental.execute import Executor, executor_for
 from dbt.adapters.s3tables.incremental.plan import Action, Note, plan_run
 from dbt.adapters.s3tables.incremental.run_bases import Base, RunBases, run_key
-from dbt.adapters.s3tables.incremental.run_branch import RunBranch, conflict_error, only_rewrites
+from dbt.adapters.s3tables.incremental.run_branch import RunBranch, conflict_error, rebasable
 from dbt.adapters.s3tables.incremental.strategy_traits import Replaces
 from dbt.adapters.s3tables.incremental.warehouse import AnalysedQuery, RunTable, analyse
 
@@ -106,10 +107,10 @@ class IncrementalRun:
         # The snapshot the run planned its rows from, when they depend on the table's
         # state (run_bases.py): its commit reaches main only while main is there.
         self.planned_from: int | None = None
-        key = run_key(model_node or {})
+        key, node = run_key(model_node or {}), str((model_node or {}).get("unique_id") or "")
         base = None
         if state is not None and bases is not None and self._reads_its_state(bases, key):
-            base = self._check_base(bases, key, table, state)
+            base = self._check_base(bases, key, node, table, state)
             self.planned_from = state.snapshot_id
         # The plan's log lines are said even when the plan is refused.
         notes: list[Note] = []
@@ -136,6 +137,7 @@ class IncrementalRun:
             else:
                 run_branch = RunBranch(
                     self.settings.model_name,
+                    node,
                     target,
                     warehouse.iceberg,
                     self.planned_from,
@@ -167,10 +169,12 @@ class IncrementalRun:
             return False
         return bases.read_state(key)
 
-    def _check_base(self, bases: RunBases, key: str, table: RunTable, state: TableState) -> Base:
+    def _check_base(
+        self, bases: RunBases, key: str, node: str, table: RunTable, state: TableState
+    ) -> Base:
         """The table is still at the snapshot the run's SQL read while rendering (or only
-        compaction committed since): else another run committed in between, and the run is
-        refused, with nothing written."""
+        compaction, or the run's own pre-hooks, committed since): else another run
+        committed in between, and the run is refused, with nothing written."""
         from dbt.adapters.s3tables.catalogs.table_changes import MainMoved, check_main_at
 
         base = bases.noted(key, state.snapshot_id, "the run's plan")
@@ -180,7 +184,7 @@ class IncrementalRun:
             try:
                 check_main_at(loaded, base.snapshot_id)
             except MainMoved as moved:
-                if not only_rewrites(moved):
+                if not rebasable(moved, get_invocation_id(), node):
                     raise conflict_error(
                         self.settings.model_name, base.snapshot_id, moved, base.read_by
                     ) from None

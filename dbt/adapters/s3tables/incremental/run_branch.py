@@ -8,8 +8,10 @@ branch's head in one catalog commit that asserts main is still at the run's base
 what the run records (its state, what it read of its upstreams) in the same commit. When
 main moved, the run is refused as a conflict and its branch removed: nothing of it
 reaches main, and the next run (or `dbt retry`) reads from where the other run left off.
-Commits that change no row (compaction, by this adapter or S3 Tables itself) are no
-conflict: the run's statement is written again on a branch from main's new snapshot.
+Commits that change no row (compaction, by this adapter or S3 Tables itself), and the
+run's own (a pre-hook committing to `{{ this }}`, tagged with the run's invocation and
+node), are no conflict: the run's statement is written again on a branch from main's new
+snapshot.
 
 A branch left by a killed run is removed by the model's next run: its name says which
 process made it and when (`stale_run_branches`).
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
+from dbt_common.invocation import get_invocation_id
 
 from dbt.adapters.s3tables.engines.process_identity import pid_alive
 
@@ -86,8 +89,9 @@ def conflict_error(model: str, base: int | None, moved: MainMoved, read_by: str)
     if moved.since is None:
         what = f"the table was rolled back or replaced (it is at snapshot {moved.current})"
     else:
-        by = f"run {', '.join(moved.runs)}" if moved.runs else "a writer outside this run"
-        operations = ", ".join(moved.since)
+        runs = sorted({c.invocation_id for c in moved.since if c.invocation_id})
+        by = f"run {', '.join(runs)}" if runs else "a writer outside this run"
+        operations = ", ".join(c.operation for c in moved.since)
         what = f"{by} committed to it ({operations}; now at snapshot {moved.current})"
     return DbtRuntimeError(
         f"Model `{model}`: its run planned from its table's snapshot {base} (read by "
@@ -97,9 +101,15 @@ def conflict_error(model: str, base: int | None, moved: MainMoved, read_by: str)
     )
 
 
-def only_rewrites(moved: MainMoved) -> bool:
-    """Whether main moved only by commits that change no row (compaction)."""
-    return moved.since is not None and all(op == REWRITE_OPERATION for op in moved.since)
+def rebasable(moved: MainMoved, invocation_id: str, node: str) -> bool:
+    """Whether the run may write again from main's new snapshot: every commit since its
+    base changed no row (compaction), or is the run's own (its pre-hook's, in this
+    invocation: dbt runs a node's pre-hooks after its SQL rendered)."""
+    return moved.since is not None and all(
+        commit.operation == REWRITE_OPERATION
+        or (commit.invocation_id == invocation_id and commit.node == node)
+        for commit in moved.since
+    )
 
 
 @dataclass
@@ -107,6 +117,8 @@ class RunBranch:
     """The branch one run of `model` writes through (see the module docstring)."""
 
     model: str
+    # The model's node id: its own commits (a pre-hook's) carry it.
+    node: str
     target: BaseRelation
     iceberg: IcebergCatalog
     # The table's snapshot the run planned from, and what read it first.
@@ -191,14 +203,18 @@ class RunBranch:
             return False
         return True
 
+    def can_rebase(self, moved: MainMoved) -> bool:
+        return rebasable(moved, get_invocation_id(), self.node)
+
     def rebase(self, moved: MainMoved) -> None:
-        """After commits that changed no row: the run writes again from main's snapshot."""
+        """After commits that changed no row, or the run's own: the run writes again from
+        main's snapshot."""
         assert moved.current is not None, "a rewrite leaves main on a snapshot"
         self.discard()
+        operations = ", ".join(c.operation for c in moved.since or ())
         logger.info(
-            f"{self.model}: compaction committed to the table while the run wrote "
-            f"({', '.join(moved.since or ())}): its rows are written again from snapshot "
-            f"{moved.current}, which holds the same rows"
+            f"{self.model}: commits that change no row, or its own ({operations}), landed "
+            f"while the run wrote: its rows are written again from snapshot {moved.current}"
         )
         self.base = moved.current
 

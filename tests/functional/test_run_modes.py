@@ -109,3 +109,25 @@ class TestEmptyRuns:
         assert_all_passed(run_dbt(["run", "-s", *READERS]), 3)
         for name in READERS:
             assert ids(project, name) == [1, 2, 3, 4, 5, 6], name
+
+
+FROZEN = """
+{{ config(materialized='incremental', incremental_strategy='append', full_refresh=false) }}
+select id from {{ upstream_changes(ref('events')) }}
+"""
+
+
+class TestAFixDbtWouldIgnore:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"events.sql": EVENTS, "frozen.sql": FROZEN}
+
+    def test_a_refusal_of_a_model_with_full_refresh_false_names_a_fix_that_works(self, project):
+        assert_all_passed(run_dbt(["run"]), 2)
+        # The upstream replaced: a keyless read of it is refused, naming a rebuild.
+        run_dbt(["run", "-s", "events", "--full-refresh", *run_vars(batch=2)])
+        for extra in ([], ["--full-refresh"]):  # dbt ignores the flag for this model
+            _, output = run_dbt_and_capture(["run", "-s", "frozen", *extra], expect_pass=False)
+            assert "`dbt run -s frozen --full-refresh`" in output, output
+            assert "its config sets `full_refresh: false`" in output, output
+            assert ids(project, "frozen") == [1, 2, 3]

@@ -3,9 +3,34 @@ key, the model and its config key, the catalog, the table) and the fix."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
 
 from dbt_common.exceptions import CompilationError, DbtDatabaseError, DbtRuntimeError
+
+# What a fix naming --full-refresh adds for a model whose config sets `full_refresh: false`
+# (dbt then builds it incrementally whatever the flag says).
+FULL_REFRESH_IGNORED = (
+    " (its config sets `full_refresh: false`, for which dbt ignores --full-refresh: set "
+    "`full_refresh: true` for that run, or remove it)"
+)
+
+
+@contextmanager
+def fixes_dbt_honours(node: Mapping[str, Any] | None) -> Iterator[None]:
+    """An error raised inside, for the model `node`, never names a fix dbt will ignore:
+    one naming --full-refresh says how, when the model's config sets `full_refresh:
+    false`."""
+    try:
+        yield
+    except DbtRuntimeError as error:
+        full_refresh = ((node or {}).get("config") or {}).get("full_refresh")
+        ignored = full_refresh is False or str(full_refresh).lower() == "false"
+        if ignored and "--full-refresh" in error.msg and FULL_REFRESH_IGNORED not in error.msg:
+            error.msg += FULL_REFRESH_IGNORED
+        raise
+
 
 # --- Profile and connection ---
 

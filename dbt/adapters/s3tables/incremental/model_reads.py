@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from dbt.adapters.base.relation import BaseRelation
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.s3tables.errors import fixes_dbt_honours
 from dbt.adapters.s3tables.incremental.commit_counts import with_upstream_reads
 from dbt.adapters.s3tables.incremental.run_bases import run_key
 from dbt.adapters.s3tables.incremental.upstream_changes import (
@@ -62,22 +63,25 @@ class ModelReads:
             )
         materialized = str((model.get("config") or {}).get("materialized") or "")
         settings = self._incremental_config(model) if materialized == "incremental" else None
-        return self._changes.read_sql(
-            Reader(
-                model["unique_id"],
-                model["name"],
-                target,
-                materialized,
-                settings.strategy if settings else None,
-                settings.on_schema_change if settings else None,
-                run_key(model),
-            ),
-            self._get_relation(upstream.database, str(upstream.schema), str(upstream.identifier)),
-            upstream,
-            incremental,
-            unique_key,
-            mode,
-        )
+        with fixes_dbt_honours(model):
+            return self._changes.read_sql(
+                Reader(
+                    model["unique_id"],
+                    model["name"],
+                    target,
+                    materialized,
+                    settings.strategy if settings else None,
+                    settings.on_schema_change if settings else None,
+                    run_key(model),
+                ),
+                self._get_relation(
+                    upstream.database, str(upstream.schema), str(upstream.identifier)
+                ),
+                upstream,
+                incremental,
+                unique_key,
+                mode,
+            )
 
     def unit_test_sql(self, upstream: Any, unique_key: object = None) -> str:
         """upstream_changes() in a dbt unit test: the rows the test gives the upstream."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from dbt.adapters.s3tables.errors import fixes_dbt_honours
 from dbt.adapters.s3tables.incremental.model_state import LAST_PROCESSED_VALUE, state_keys
 from dbt.adapters.s3tables.incremental.run import (
     IncrementalRun,
@@ -80,23 +81,24 @@ class IncrementalTable:
         custom strategy's macro, which renders its statement. `records_state`: false in
         dbt's `--empty` and `--sample` runs, which record no state."""
         model_id = str((model_node or {}).get("unique_id") or "")
-        return IncrementalRun(
-            model_config,
-            audit.relation if audit else self.target,
-            model_sql,
-            self.warehouse(),
-            keep_state=audit.keep_properties if audit else None,
-            table_exists=existing is not None and not existing.is_view,
-            full_refresh=bool(full_refresh),
-            batch_start=batch_start,
-            batch_end=batch_end,
-            model_node=model_node,
-            strategy_macro=strategy_macro,
-            reads_upstream_changes=self.reads_upstream_changes(model_id),
-            bases=self.bases,
-            read_records=lambda on: self.read_records(model_id, on),
-            records_state=records_state,
-        )
+        with fixes_dbt_honours(model_node):
+            return IncrementalRun(
+                model_config,
+                audit.relation if audit else self.target,
+                model_sql,
+                self.warehouse(),
+                keep_state=audit.keep_properties if audit else None,
+                table_exists=existing is not None and not existing.is_view,
+                full_refresh=bool(full_refresh),
+                batch_start=batch_start,
+                batch_end=batch_end,
+                model_node=model_node,
+                strategy_macro=strategy_macro,
+                reads_upstream_changes=self.reads_upstream_changes(model_id),
+                bases=self.bases,
+                read_records=lambda on: self.read_records(model_id, on),
+                records_state=records_state,
+            )
 
     def render_as_first_build(self, render: Callable[[str], str], raw_code: str) -> str:
         """The model's SQL rendered with is_incremental() false: its whole-history query."""

@@ -34,7 +34,6 @@ from dbt.adapters.s3tables.incremental.key_span import (
 from dbt.adapters.s3tables.incremental.key_uniqueness import CONFIG_KEY as UNIQUENESS_KEY
 from dbt.adapters.s3tables.incremental.key_uniqueness import is_cardinality_violation
 from dbt.adapters.s3tables.incremental.model_state import LAST_PROCESSED_VALUE
-from dbt.adapters.s3tables.incremental.run_branch import REBASES, conflict_error
 from dbt.adapters.s3tables.incremental.state_record import (
     ProcessedRows,
     greatest_processed_sql,
@@ -403,31 +402,19 @@ class Apply:
         branch published from its base (written again from main's new snapshot after
         commits that changed no row; refused as a conflict after any other). The table's
         state after the commit."""
-        from dbt.adapters.s3tables.catalogs.table_changes import MainMoved
-
         run, branch = self.run, self.run.run_branch
-        if branch is None:
+
+        def write_and_record() -> TableState:
             self._execute(statement, write, reason)
             after = run.table.state()
             record_state(run, run.model.sql, after.properties, processed)
             return after
-        for rebase in range(REBASES + 1):
-            try:
-                branch.open()
-                self._execute(statement, write, reason)
-                after = run.table.state()
-                record_state(run, run.model.sql, after.properties, processed)
-                branch.publish(run.read_records(after.snapshot_id))
-                return after
-            except MainMoved as moved:
-                if not branch.can_rebase(moved) or rebase == REBASES:
-                    branch.discard()
-                    raise conflict_error(run.name, branch.base, moved, branch.read_by) from None
-                branch.rebase(moved)
-            except BaseException:
-                branch.discard()
-                raise
-        raise AssertionError("unreachable")
+
+        if branch is None:
+            return write_and_record()
+        return branch.written_through(
+            write_and_record, lambda after: run.read_records(after.snapshot_id)
+        )
 
     def _execute(self, statement: Statement, write: IncrementalWrite, reason: str) -> None:
         """The statement's SQL, the last one the data write (with the node's read tags)."""

@@ -22,10 +22,12 @@ from dbt.adapters.s3tables.incremental.chunked_refresh import (
 )
 from dbt.adapters.s3tables.incremental.commit_counts import IncrementalResponse
 from dbt.adapters.s3tables.incremental.model_state import REBUILD_PLAN
+from dbt.adapters.s3tables.incremental.run_branch import RunBranch
 from dbt.adapters.s3tables.incremental.statement_parts import IncrementalWrite
 from dbt.adapters.s3tables.incremental.strategies import append_sql
 
 if TYPE_CHECKING:
+    from dbt.adapters.s3tables.catalogs.table_changes import TableState
     from dbt.adapters.s3tables.incremental.context import RunContext
     from dbt.adapters.s3tables.incremental.warehouse import AnalysedQuery
 
@@ -53,24 +55,25 @@ def write_chunks(run: RunContext, whole_history: AnalysedQuery) -> IncrementalRe
     starts = fetch(chunk_starts_sql(whole_history.sql, plan, progress))
     windows = chunk_windows([row[0] for row in starts], progress)
     source_columns = whole_history.columns + run.settings.history_columns
+    branch = chunk_branch(run, state.snapshot_id)
+    target = str(branch.relation) if branch is not None else str(table)
     inserted = 0
     for number, window in enumerate(windows, start=1):
         write = IncrementalWrite(
-            target=str(table),
+            target=target,
             source_sql=run.build_sql(chunk_sql(whole_history.sql, plan.event_time, window)),
             target_columns=table_columns,
             source_columns=source_columns,
         )
         started = time.monotonic()
         try:
-            run.execute_write(append_sql(write))
+            rows = write_chunk(run, branch, append_sql(write))
         except Exception as error:
             raise DbtRuntimeError(
                 f"{run.name}: full_incremental_refresh stopped in chunk {number}/"
                 f"{len(windows)} {window.describe()}; the chunks before it are committed "
                 f"and the next run resumes with this one. Cause: {error}"
             ) from error
-        rows = int(table.state().summary.get("added-records", 0))
         inserted += rows
         logger.info(
             f"{run.name}: chunk {number}/{len(windows)} {window.describe()}: "
@@ -85,3 +88,38 @@ def write_chunks(run: RunContext, whole_history: AnalysedQuery) -> IncrementalRe
         rows_deleted=0,
         snapshot_id=None,
     )
+
+
+def chunk_branch(run: RunContext, base: int | None) -> RunBranch | None:
+    """The branch each chunk is written through: a chunk follows the table's state (the
+    chunks already committed), so two rebuilds at once must not both append it (None: the
+    table has no snapshot to branch from)."""
+    if base is None:
+        return None
+    table = run.table
+    return RunBranch(
+        run.name,
+        run.node,
+        table.relation,
+        table.warehouse.iceberg,
+        base,
+        "the rebuild's progress",
+    )
+
+
+def write_chunk(run: RunContext, branch: RunBranch | None, sql: str) -> int:
+    """One chunk's INSERT, its rows published into main only from the snapshot the chunk
+    followed (run_branch.py); the rows it committed."""
+    table = run.table
+    if branch is None:
+        run.execute_write(sql)
+        return int(table.state().summary.get("added-records", 0))
+
+    def insert() -> TableState:
+        run.execute_write(sql)
+        return table.warehouse.iceberg.table_state(table.namespace, table.name, branch.name)
+
+    written = branch.written_through(insert, lambda _: {})
+    assert written.snapshot_id is not None, "a chunk's INSERT commits"
+    branch.base = written.snapshot_id  # the next chunk follows this one
+    return int(written.summary.get("added-records", 0))

@@ -67,6 +67,8 @@ class RunContext:
     # (run_branch.py), and what the run read of its upstreams, recorded with its publish.
     run_branch: RunBranch | None = None
     read_records: ReadRecords = no_reads
+    # The model's node id (its own commits, a pre-hook's, carry it).
+    node: str = ""
     # False in dbt's `--empty` and `--sample` runs: their rows are not what a run of every
     # row writes, so the run records no state (last_processed_value() stays) and no read.
     records_state: bool = True

@@ -156,6 +156,7 @@ class IncrementalRun:
             strategy_macro=strategy_macro,
             run_branch=run_branch,
             read_records=read_records if records_state else no_reads,
+            node=node,
             records_state=records_state,
         )
         self.whole_history: AnalysedQuery | None = None

@@ -26,7 +26,7 @@ import socket
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from dbt.adapters.s3tables.catalogs.table_changes import MainMoved
 
 logger = AdapterLogger("s3tables")
+
+T = TypeVar("T")
 
 RUN_BRANCH_PREFIX = "dbt_run_"
 # A run branch whose process cannot be checked (another machine) is stale after this.
@@ -179,6 +181,29 @@ class RunBranch:
             tuple(self.removed),
         )
         self.opened = False
+
+    def written_through(self, write: Callable[[], T], records: Callable[[T], dict[str, str]]) -> T:
+        """`write()` (the run's statements, onto the branch) published into main from the
+        run's base with `records(what write() gave)`; written again from main's new
+        snapshot after commits that change no row or are the run's own, refused as a
+        conflict after any other, the branch removed whatever fails."""
+        from dbt.adapters.s3tables.catalogs.table_changes import MainMoved
+
+        for rebase in range(REBASES + 1):
+            try:
+                self.open()
+                written = write()
+                self.publish(records(written))
+                return written
+            except MainMoved as moved:
+                if not self.can_rebase(moved) or rebase == REBASES:
+                    self.discard()
+                    raise conflict_error(self.model, self.base, moved, self.read_by) from None
+                self.rebase(moved)
+            except BaseException:
+                self.discard()
+                raise
+        raise AssertionError("unreachable")
 
     def record_without_commit(self, records: dict[str, str]) -> bool:
         """A run that committed no row: its state and `records` set while main is at its

@@ -131,3 +131,49 @@ class TestAFixDbtWouldIgnore:
             assert "`dbt run -s frozen --full-refresh`" in output, output
             assert "its config sets `full_refresh: false`" in output, output
             assert ids(project, "frozen") == [1, 2, 3]
+
+
+# Events on days 1 to 3n of batch n (event_time: a ref under --sample reads its window).
+TIMED_EVENTS = """
+{{ config(materialized='incremental', incremental_strategy='append', event_time='ts') }}
+{% set batch = var('batch', 1) | int %}
+select cast(id as bigint) as id, timestamp_seconds(1704067200 + (id - 1) * 86400) as ts
+from range({{ batch * 3 - 2 }}, {{ batch * 3 + 1 }}) as r(id)
+"""
+TIMED_COPY = """
+{{ config(materialized='incremental', incremental_strategy='append') }}
+select id from {{ upstream_changes(ref('timed_events')) }}
+"""
+# Days 2 and 3 of January 2024.
+SAMPLE = ["--sample", "{'start': '2024-01-02', 'end': '2024-01-04'}"]
+
+
+class TestSampledRuns:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"timed_events.sql": TIMED_EVENTS, "timed_copy.sql": TIMED_COPY}
+
+    def test_a_sampled_read_is_refused_incrementally_and_records_nothing(self, project):
+        assert_all_passed(run_dbt(["run"]), 2)
+        assert_all_passed(run_dbt(["run", "-s", "timed_events", *run_vars(batch=2)]), 1)
+        copy = relation(project, "timed_copy")
+        before = table_state(project, "timed_copy")
+        _, output = run_dbt_and_capture(["run", "-s", "timed_copy", *SAMPLE], expect_pass=False)
+        assert ids(project, "timed_copy") == [1, 2, 3] and table_state(project, "timed_copy") == (
+            before
+        )
+        assert "under --sample would write a sample" in output, output
+        # Rebuilt from a sample: its days' rows, and no record of a read.
+        assert_all_passed(run_dbt(["run", "-s", "timed_copy", "--full-refresh", *SAMPLE]), 1)
+        assert ids(project, "timed_copy") == [2, 3]
+        assert not [k for k in dbt_state(project, "timed_copy") if k.startswith("dbt.read.")]
+        summary = project.run_sql(
+            f"select summary from {copy}.snapshots order by committed_at desc limit 1",
+            fetch="one",
+        )[0]
+        assert not [k for k in summary if k.startswith("dbt.read.")], summary
+        # The next run of every row is refused until the model is rebuilt whole.
+        _, output = run_dbt_and_capture(["run", "-s", "timed_copy"], expect_pass=False)
+        assert "holds no record of what it last read" in output, output
+        assert_all_passed(run_dbt(["run", "-s", "timed_copy", "--full-refresh"]), 1)
+        assert ids(project, "timed_copy") == [1, 2, 3, 4, 5, 6]

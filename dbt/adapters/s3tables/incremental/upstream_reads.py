@@ -297,7 +297,8 @@ def plan_range(
             model,
             upstream,
             "the model's table holds no record of what it last read of this upstream (it "
-            "was built without upstream_changes(), or by a build whose record is gone)",
+            "was built without upstream_changes(), copied by `dbt clone`, built from a "
+            "sample, or by a build whose record is gone)",
         )
     if mark.table_uuid != lineage.table_uuid:
         raise refusal(

@@ -50,6 +50,7 @@ from tests.property.project import (
     READERS,
     REFUSAL_SENTENCES,
     REFUSED,
+    SNAPSHOT_NAME,
     UPSTREAM_COLUMNS,
     UPSTREAMS,
     people_csv,
@@ -58,6 +59,9 @@ from tests.property.project import (
 from tests.property.world import APPEND, CHANGE, REPLACE, Observed, State, World
 
 AUDIT_TEST = "events_copy_audit"
+# events_copy's test with two parents (events too): it gates the audit, and dbt does not
+# make events_copy's children (its snapshot) wait for it.
+TWO_PARENT_TEST = "events_copy_in_events"
 # How a keyed upstream_changes() read a range of other commits than appends, by the
 # adapter's log line: counted per example, so a soak shows that it took both paths.
 READ_LINES = {
@@ -336,7 +340,7 @@ class PromisesMachine(RuleBasedStateMachine):
             assert status == "success", (reader, status, result.messages.get(reader))
         new = self.world.read_state(reader) if status == "success" else None
         if new is not None and plan.audited and reader == "events_copy":
-            passed = result.statuses.get(AUDIT_TEST) == "pass"
+            passed = all(result.statuses.get(t) == "pass" for t in (AUDIT_TEST, TWO_PARENT_TEST))
             self.world.staged = None if passed else new
             new = new if passed else None
         if result.killed:
@@ -489,18 +493,27 @@ class PromisesMachine(RuleBasedStateMachine):
             args.append("--full-refresh")
         self.run(Plan(args, readers=chosen, vars=extra, full_refresh=full_refresh))
 
-    @rule(outcome=st.sampled_from(["pass", "fail", "error"]))
+    @rule(outcome=st.sampled_from(["pass", "fail", "error", "fail_two_parent"]))
     def build_audited(self, outcome: str) -> None:
-        """`dbt build -s events_copy`: the audited reader and its test, which passes,
-        fails (`fail_audit`) or errors (the table it reads is dropped first)."""
+        """`dbt build -s events_copy events_copy_history`: the audited reader, its tests and
+        its snapshot; its one-parent test passes, fails (`fail_audit`) or errors (the table
+        it reads is dropped first), or its two-parent test fails (the snapshot does not
+        wait for that one)."""
         if outcome == "error" and self.probe:
             self.sql(f"drop table {self.schema}.audit_probe")
             self.probe = False
         elif outcome != "error" and not self.probe:
             self.create_probe()
         extra = {"fail_audit": True} if outcome == "fail" else {}
+        if outcome == "fail_two_parent":
+            extra["fail_two_parent"] = True
         self.run(
-            Plan(["build", "-s", "events_copy"], readers=["events_copy"], vars=extra, audited=True)
+            Plan(
+                ["build", "-s", "events_copy", SNAPSHOT_NAME],
+                readers=["events_copy"],
+                vars=extra,
+                audited=True,
+            )
         )
 
     @precondition(lambda self: self.retryable is not None)
@@ -524,9 +537,11 @@ class PromisesMachine(RuleBasedStateMachine):
         )
         staged = self.world.staged
         result = self.run(plan)
-        if previous.audited and AUDIT_TEST in rerun and "events_copy" not in rerun:
-            # Only the test ran again: when it passes, the staged build publishes.
-            if result.statuses.get(AUDIT_TEST) == "pass" and staged is not None:
+        gating = rerun & {AUDIT_TEST, TWO_PARENT_TEST}
+        if previous.audited and gating and "events_copy" not in rerun:
+            # Only its tests ran again: when they pass, the staged build publishes.
+            passed = all(result.statuses.get(test) == "pass" for test in gating)
+            if passed and staged is not None:
                 self.world.staged = None
                 problems = self.world.settle("events_copy", self.observe("events_copy"), staged)
                 assert not problems, problems
@@ -678,6 +693,23 @@ class PromisesMachine(RuleBasedStateMachine):
                 f"{name} after {self.steps[-3:]}: holds {sorted(actual)}, "
                 f"expected {sorted(expected)}"
             )
+
+    @invariant()
+    def no_snapshot_holds_unpublished_rows(self) -> None:
+        """The snapshot of the audited reader holds, as its current rows, what the
+        reader's main held at some point: never rows only its audit branch had."""
+        if not self.exists(SNAPSHOT_NAME):
+            return
+        table = self.catalog.catalog.load_table((self.schema, SNAPSHOT_NAME))
+        current = table.scan(
+            row_filter="dbt_valid_to IS NULL", selected_fields=("id", "d", "v")
+        ).to_arrow()
+        held = Counter((row["id"], row["d"], row["v"]) for row in current.to_pylist())
+        published = [state.rows for state in self.world.table("events_copy").states.values()]
+        assert held in published or not held, (
+            f"{SNAPSHOT_NAME} after {self.steps[-3:]}: holds {sorted(held)}, which "
+            "events_copy's main never held"
+        )
 
     def assert_nothing_unpublished(self) -> None:
         """A green build or retry leaves no audit branch of events_copy."""

@@ -19,7 +19,9 @@ macro, dbt's `get_incremental_<name>_sql` hook), a watermark copy through `ref()
 `skip_when_unchanged`; a watermark merge through `last_processed_value()`; a model whose
 kind and strategy change over its life (`life`: append, merge, table). `events_copy` is
 audited (`audit_before_publish`), gated by a test
-that fails on `fail_audit` and errors while the table `audit_probe` is missing. Refused
+that fails on `fail_audit` and errors while the table `audit_probe` is missing, and by a
+test with two parents that fails on `fail_two_parent`; the snapshot
+`events_copy_history` of it is built with it. Refused
 readers (tag `refused`): upstream_changes() in an ephemeral model, a view and a
 microbatch model.
 
@@ -379,6 +381,24 @@ where {{ 'true' if var('fail_audit', false) else 'false' }}
 """
 
 
+# A second test of events_copy, with two parents (dbt does not make events_copy's
+# children wait for it): fails on `fail_two_parent`, gating the audit all the same.
+TWO_PARENT_TEST = """
+select c.id from {{ ref('events_copy') }} as c
+left join {{ ref('events') }} as e on c.id = e.id
+where e.id is null or {{ 'true' if var('fail_two_parent', false) else 'false' }}
+"""
+# A snapshot of the audited reader, built in the same `dbt build`: it must never record
+# rows an audit has not published.
+SNAPSHOT = """
+{% snapshot events_copy_history %}
+{{ config(unique_key='id', strategy='check', check_cols='all') }}
+select id, d, v from {{ ref('events_copy') }}
+{% endsnapshot %}
+"""
+SNAPSHOT_NAME = "events_copy_history"
+
+
 def people_csv(people: Mapping[int, str]) -> str:
     return "id,name\n" + "".join(f"{i},{n}\n" for i, n in sorted(people.items()))
 
@@ -424,4 +444,7 @@ def write_project(root: Path, warehouse: Path, schema: str) -> None:
     (root / "macros" / "faults.sql").write_text(MACROS)
     (root / "tests").mkdir(exist_ok=True)
     (root / "tests" / "events_copy_audit.sql").write_text(AUDIT_TEST)
+    (root / "tests" / "events_copy_in_events.sql").write_text(TWO_PARENT_TEST)
+    (root / "snapshots").mkdir(exist_ok=True)
+    (root / "snapshots" / f"{SNAPSHOT_NAME}.sql").write_text(SNAPSHOT)
     (root / "seeds" / "people.csv").write_text(people_csv({}))

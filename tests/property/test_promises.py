@@ -129,7 +129,8 @@ def test_two_processes_run_modes_and_a_models_life(warehouse_dir: str, tmp_path:
     a process of its own); `--empty`, `show` and `compile`; the watermark merge's run
     undone; the model whose kind and strategy change (append, table, merge); every
     table's snapshots expired, upstreams that did not change among them; a post-hook
-    failing after the data commit. Every promise is checked after every step."""
+    failing after the data commit; the audited reader's two-parent test failing, with its
+    snapshot built beside it. Every promise is checked after every step."""
     OverlappingPromisesMachine.warehouse = Path(warehouse_dir)
     OverlappingPromisesMachine.workspace = tmp_path
     machine = OverlappingPromisesMachine()
@@ -155,6 +156,10 @@ def test_two_processes_run_modes_and_a_models_life(warehouse_dir: str, tmp_path:
             readers={"events_copy", "events_daily", "events_by_last_value"},
         )
         step("append_events", rows=[(4, 4)], full_refresh=False)
+        # The audited reader's two-parent test fails: main, and its snapshot (which does
+        # not wait for that test), hold nothing it staged; then it passes and publishes.
+        step("build_audited", outcome="fail_two_parent")
+        step("build_audited", outcome="pass")
         step(
             "run_readers_empty",
             readers={"events_copy", "events_life", "customers_table", "events_by_last_value"},

@@ -71,7 +71,8 @@
      a sample), or '' (a run of every row). A run in either mode records no read and no
      incremental state: what it wrote is not what a run of every row would. --#}
 {% macro s3tables_run_mode() -%}
-  {{ return('empty' if flags.EMPTY else ('sample' if flags.SAMPLE else '')) }}
+  {#-- dbt's `flags` holds no SAMPLE; the invocation's arguments do. --#}
+  {{ return('empty' if flags.EMPTY else ('sample' if invocation_args_dict.get('sample') else '')) }}
 {%- endmacro %}
 
 {#-- The model's SQL as on a first build (is_incremental() false). --#}

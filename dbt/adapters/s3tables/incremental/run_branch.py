@@ -33,6 +33,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt_common.invocation import get_invocation_id
 
 from dbt.adapters.s3tables.engines.process_identity import pid_alive
+from dbt.adapters.s3tables.incremental.warehouse import on_branch
 
 if TYPE_CHECKING:
     from dbt.adapters.base.relation import BaseRelation
@@ -137,8 +138,7 @@ class RunBranch:
     @property
     def relation(self) -> BaseRelation:
         """The branch, as a relation: what the run's statements write."""
-        branch: BaseRelation = self.target.incorporate(audit_branch=self.name)  # type: ignore[no-untyped-call]  # dbt's incorporate is untyped
-        return branch
+        return on_branch(self.target, self.name)
 
     @property
     def _namespace(self) -> str:

@@ -19,6 +19,13 @@ if TYPE_CHECKING:
     from dbt.adapters.s3tables.engines.base import Engine
 
 
+def on_branch(relation: BaseRelation, branch: str) -> BaseRelation:
+    """`relation` on its table's Iceberg branch `branch` (what its SQL then reads and
+    writes, see relation.py)."""
+    branched: BaseRelation = relation.incorporate(audit_branch=branch)  # type: ignore[no-untyped-call]  # dbt's incorporate is untyped
+    return branched
+
+
 @dataclass(frozen=True)
 class Warehouse:
     """What a run reads and writes through: the engine (analysis, scoped settings), dbt's

@@ -27,6 +27,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.incremental.model_state import state_keys
 from dbt.adapters.s3tables.incremental.schema_evolution import SchemaDiff, schema_diff
+from dbt.adapters.s3tables.incremental.warehouse import on_branch
 from dbt.adapters.s3tables.lifecycle.audit import (
     LEDGER,
     AuditRecord,
@@ -98,8 +99,7 @@ class AuditedBuild:
     @property
     def relation(self) -> BaseRelation:
         """The branch, as a relation: what the build writes and its tests read."""
-        branch: BaseRelation = self.target.incorporate(audit_branch=self.branch)  # type: ignore[no-untyped-call]  # dbt's incorporate is untyped
-        return branch
+        return on_branch(self.target, self.branch)
 
     @property
     def _namespace(self) -> str:

@@ -205,28 +205,32 @@ class RunBranch:
                 raise
         raise AssertionError("unreachable")
 
-    def record_without_commit(self, records: dict[str, str]) -> bool:
+    def record_without_commit(self, records: dict[str, str]) -> None:
         """A run that committed no row: its state and `records` set while main is at its
-        base (False: another run committed meanwhile; nothing is recorded, said in one
-        line, and the next run reads again what this one found empty)."""
+        base, or moved only by commits that change no row or are the run's own. When
+        another run committed meanwhile, nothing is recorded, said in one line: the next
+        run reads again what this one found empty."""
         from dbt.adapters.s3tables.catalogs.table_changes import MainMoved
 
-        try:
-            self.iceberg.set_properties_at(
-                self._namespace,
-                self._table,
-                self.base,
-                {**self.properties, **records},
-                tuple(self.removed),
-            )
-        except MainMoved:
-            logger.warning(
-                f"{self.model}: another run committed to the table while this one ran, "
-                "which returned no rows: nothing is recorded, and the next run reads again "
-                "from where that run left off"
-            )
-            return False
-        return True
+        for _ in range(REBASES + 1):
+            try:
+                self.iceberg.set_properties_at(
+                    self._namespace,
+                    self._table,
+                    self.base,
+                    {**self.properties, **records},
+                    tuple(self.removed),
+                )
+                return
+            except MainMoved as moved:
+                if not self.can_rebase(moved) or moved.current is None:
+                    break
+                self.base = moved.current
+        logger.warning(
+            f"{self.model}: another run committed to the table while this one ran, which "
+            "returned no rows: nothing is recorded, and the next run reads again from where "
+            "that run left off"
+        )
 
     def can_rebase(self, moved: MainMoved) -> bool:
         return rebasable(moved, get_invocation_id(), self.node)

@@ -149,3 +149,27 @@ class TestWriteMode:
         result = run_dbt(["run", "--vars", "{mode: sometimes}"], expect_pass=False)
         assert "write_mode" in result.results[0].message
         assert "merge_on_read, copy_on_write" in result.results[0].message
+
+
+# A watermark merge first built with no rows: its table holds no value to record yet.
+LATE_WATERMARK_SQL = """
+{{ config(materialized='incremental', unique_key='id', watermark_column='id') }}
+select id from range(1, 4) as r(id) where {{ var('rows', false) }}
+{% set last = last_processed_value() %}
+{% if is_incremental() and last is not none %} and id > {{ last }} {% endif %}
+"""
+
+
+class TestAWatermarkWithNoValueYet:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"late.sql": LATE_WATERMARK_SQL}
+
+    def test_runs_with_no_rows_then_with_rows_record_the_greatest_value(self, project):
+        key = "dbt.s3tables.last_processed_value"
+        run_dbt(["run"])
+        # No rows, and no value recorded before: the table's own greatest is none.
+        run_dbt(["run"])
+        assert table_property(project, "late", key) is None
+        run_dbt(["run", "--vars", "{rows: true}"])
+        assert table_property(project, "late", key) == "3"

@@ -65,6 +65,15 @@ def greatest_processed_sql(run: RunContext, name: str, recorded: str | None) -> 
     return f"CAST(GREATEST(MAX({quote(name)}), {floor}) AS STRING)"
 
 
+def written_table(run: RunContext) -> str:
+    """The table as the run leaves it: its run's branch once written (before its publish),
+    else main (a run that committed nothing never opened its branch)."""
+    branch = run.run_branch
+    if branch is not None and not branch.opened:
+        return str(branch.target)
+    return str(run.table)
+
+
 def last_processed_value(run: RunContext, name: str, processed: ProcessedRows | None) -> str | None:
     """The greatest `watermark_column` (`name`) value the model has processed: the one
     recorded before this run, raised by this run's rows (a scan of those rows, not of the
@@ -74,7 +83,7 @@ def last_processed_value(run: RunContext, name: str, processed: ProcessedRows | 
         return processed.greatest
     aggregate = greatest_processed_sql(run, name, processed.recorded if processed else None)
     if processed is None or aggregate is None:
-        sql = f"SELECT CAST(MAX({quote(name)}) AS STRING) FROM {run.table}"
+        sql = f"SELECT CAST(MAX({quote(name)}) AS STRING) FROM {written_table(run)}"
     else:
         sql = f"SELECT {aggregate} FROM ({processed.sql})"
     value: str | None = run.table.warehouse.fetch(sql)[0][0]

@@ -27,6 +27,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST = "tests/property/test_promises.py"
+# How the machine's two-process steps begin in its log of commands.
+TWO_PROCESS_STEPS = ("two runs at once", "events appended while")
 
 
 def main() -> int:
@@ -74,11 +76,13 @@ def main() -> int:
     minutes = (time.monotonic() - started) / 60
     commands = sum(len(e["commands"]) for e in examples)
     killed = sum(c.endswith("(killed)") for e in examples for c in e["commands"])
+    together = sum(c.startswith(TWO_PROCESS_STEPS) for e in examples for c in e["commands"])
     outcome = "held" if result.returncode == 0 else "BROKEN"
+    extra = f", {killed} of them killed" if options.kill else ""
+    extra += f", {together} steps of two processes at once" if options.concurrent else ""
     print(
         f"promises soak ({variant}): the promises {outcome} over {len(examples)} examples "
-        f"and {commands} dbt commands{f', {killed} of them killed' if options.kill else ''} "
-        f"({minutes:.1f} min); seed {seed}"
+        f"and {commands} dbt commands{extra} ({minutes:.1f} min); seed {seed}"
     )
     if result.returncode != 0:
         print(f"replay: {replay}")

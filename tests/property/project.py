@@ -28,7 +28,8 @@ microbatch model.
 Faults, by var: `fail_model` (a reader whose query fails: it reads a table that does not
 exist), `hook_model` (a reader whose pre-hook commits on its own table, changing no row,
 before its write), `post_fail_model` (a reader whose post-hook fails after its data
-commit); `pause_ms` holds every reader's query that long (two runs overlap).
+commit); `pause_ms` holds every reader's query that long (two runs overlap), but the
+`skip_when_unchanged` one's (a sleep is a function whose rows its check cannot know).
 """
 
 from __future__ import annotations
@@ -342,7 +343,7 @@ MACROS = """
 {% macro injected_fault() -%}
   {%- if var("fail_model", "") == this.identifier -%}
     exists (select 1 from {{ target.schema }}.injected_failure_of_{{ this.identifier }})
-  {%- elif var("pause_ms", 0) -%}
+  {%- elif var("pause_ms", 0) and not config.get("skip_when_unchanged") -%}
     coalesce(reflect('java.lang.Thread', 'sleep', cast({{ var("pause_ms") }} as bigint)), 'x')
       is not null
   {%- else -%}

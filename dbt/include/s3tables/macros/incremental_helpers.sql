@@ -42,7 +42,9 @@
             and relation.type == 'table'
             and model.config.materialized == 'incremental'
             and not should_full_refresh() %}
-  {% if incremental %}
+  {#-- Only a command that writes needs the base (`compile`, `show`, `docs generate`
+       render without writing: no catalog read for them). --#}
+  {% if incremental and invocation_args_dict.get('which') in ('run', 'build', 'retry') %}
     {% do adapter.incremental(this).reads_its_state(model) %}
   {% endif %}
   {{ return(incremental) }}

@@ -5,7 +5,7 @@ STAMP   := $(VENV)/.installed
 DBT     := $(abspath $(VENV)/bin/dbt)
 
 .PHONY: setup system-deps jars emulators demo test unit functional lint bench soak clean \
-	spark41 test-spark41 dist
+	spark41 test-spark41 dbt111 dist
 
 setup: system-deps $(STAMP) jars
 
@@ -28,15 +28,12 @@ emulators:
 # `dbt init`), and reinstalled whenever a file under dbt/ changes.
 SOURCES := $(shell find dbt -type f ! -path '*/__pycache__/*')
 
-# `.[spark35]` is what `pip install dbt-s3tables` gets (packaging/dbt-s3tables/). The code's
-# distribution was named dbt-s3tables before that split: an old install of it goes first (it
-# owns the same files).
-$(STAMP): pyproject.toml setup.cfg $(SOURCES)
-	test -x $(PYTHON) || python3 -m venv $(VENV)
-	$(PYTHON) -m pip install --quiet --upgrade pip
-	$(PYTHON) -m pip uninstall --quiet --quiet --yes dbt-s3tables
-	$(PYTHON) -m pip install --quiet '.[dev,spark35]'
-	$(PYTHON) -m pip install --quiet --no-deps --force-reinstall .
+# `.[spark35]` is what `pip install dbt-s3tables` gets (packaging/dbt-s3tables/), on dbt-core
+# 1.12, what a new user's pip gives: the line the whole suite runs on. 1.12's install goes
+# a way of its own on this network (scripts/install-python-env says why); users' pip is the
+# ordinary one.
+$(STAMP): pyproject.toml setup.cfg scripts/install-python-env $(SOURCES)
+	scripts/install-python-env $(VENV) 1.12 dev,spark35
 	rm -rf build
 	touch $(STAMP)
 
@@ -46,16 +43,26 @@ $(STAMP): pyproject.toml setup.cfg $(SOURCES)
 VENV41  := .venv-spark41
 STAMP41 := $(VENV41)/.installed
 
-$(STAMP41): pyproject.toml setup.cfg $(SOURCES)
-	test -x $(VENV41)/bin/python || python3 -m venv $(VENV41)
-	$(VENV41)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV41)/bin/python -m pip install --quiet '.[dev,spark41]' 'pyspark==4.1.4'
-	$(VENV41)/bin/python -m pip install --quiet --no-deps --force-reinstall .
+$(STAMP41): pyproject.toml setup.cfg scripts/install-python-env $(SOURCES)
+	scripts/install-python-env $(VENV41) 1.12 dev,spark41 'pyspark==4.1.4'
 	rm -rf build
 	touch $(STAMP41)
 
 spark41: system-deps $(STAMP41)
 	@$(VENV41)/bin/dbt-s3tables-jars >/dev/null
+
+# The other dbt line, dbt-core 1.11 (with dbt-spark 1.11, Spark 3.5), beside 1.12: `make test`
+# builds integration_tests/ on it and compares it with the 1.12 build table by table
+# (tests/dbt111/), then runs the conformance classes and the dbt Cloud package's tests on it.
+VENV111  := .venv-dbt111
+STAMP111 := $(VENV111)/.installed
+
+$(STAMP111): pyproject.toml setup.cfg scripts/install-python-env $(SOURCES)
+	scripts/install-python-env $(VENV111) 1.11 dev,spark35
+	rm -rf build
+	touch $(STAMP111)
+
+dbt111: system-deps $(STAMP111)
 
 # integration_tests/ built twice on Spark 4.1 and on Spark 3.5: the same tables (pytest runs
 # in .venv, the Spark 4.1 builds are .venv-spark41's dbt). `make test` runs it with the rest.

@@ -69,6 +69,7 @@ from tests.functional.harness import (
     CATALOG_OPERATIONS_ONLY,
     INTEGRATION_PROJECT,
     dbt_in,
+    local_catalog,
     node_statuses,
     passed_run_results,
     write_profiles,
@@ -551,4 +552,95 @@ def test_catalogs_yml_puts_marts_in_an_s3tables_bucket(
         "events_local": None,
         "events_daily": "bucket",
         "events_latest": "bucket",
+    }
+
+
+# ── catalogs.yml v2 (dbt 1.12): an S3 Tables bucket and an embedded catalog declared ──
+
+V2_MODELS = {
+    **MULTI_MODELS,
+    # In the declared embedded catalog, addressed by its `catalog_database`.
+    "events_archive.sql": (
+        "{{ config(materialized='table', catalog_name='archive') }}\n"
+        "select id, day from {{ ref('events_latest') }}"
+    ),
+}
+
+
+def test_catalogs_v2_puts_marts_in_a_bucket_and_an_embedded_catalog(
+    tmp_path: Path, endpoint: str, bucket_arn: str, management
+) -> None:
+    """The same marts as above from a catalogs.yml in dbt 1.12's v2 spec
+    (`use_catalogs_v2`): an `s3_tables` catalog on ministack and a `local` one whose
+    relations' database is its `catalog_database`."""
+    files = {f"models/{name}": sql for name, sql in V2_MODELS.items()}
+    files["seeds/events.csv"] = (
+        "id,day,kind\n1,2024-01-01,click\n2,2024-01-01,view\n3,2024-01-02,click\n"
+    )
+    project = write_project(
+        tmp_path / "project", "multi", files=files, settings={"flags": {"use_catalogs_v2": True}}
+    )
+    namespace = "multi_v2"
+    bucket = {
+        "table_bucket_arn": bucket_arn,
+        "catalog_uri": f"{endpoint}/iceberg",
+        "catalog_properties": {"s3.endpoint": endpoint, "s3.path-style-access": "true"},
+        "emulator_table_location": f"s3://{BUCKET}",
+    }
+    archive_folder = tmp_path / "archive"
+    catalogs = {
+        "catalogs": [
+            {
+                "name": "bucket",
+                "type": "s3_tables",
+                "table_format": "iceberg",
+                "config": {"s3tables": bucket},
+            },
+            {
+                "name": "archive",
+                "type": "local",
+                "table_format": "iceberg",
+                "config": {
+                    "s3tables": {
+                        "external_volume": str(archive_folder),
+                        "catalog_database": "cold",
+                    }
+                },
+            },
+        ]
+    }
+    (project / "catalogs.yml").write_text(json.dumps(catalogs))
+    local = {
+        "type": "s3tables",
+        "master": "local[2]",
+        "schema": namespace,
+        "warehouse": str(tmp_path / "warehouse"),
+        "threads": 2,
+    }
+    write_profiles(tmp_path, "multi", local, target="laptop")
+
+    first = _dbt(tmp_path, endpoint, "build", project=project)
+    _dbt(tmp_path, endpoint, "run", "--vars", "{phase: 2}", project=project)
+    _dbt(tmp_path, endpoint, "docs", "generate", project=project)
+
+    statuses = {r["unique_id"].split(".")[-1]: r["status"] for r in first["results"]}
+    assert statuses == dict.fromkeys(
+        ["events", "events_local", "events_daily", "events_latest", "events_archive"], "success"
+    )
+    tables = management.list_tables(tableBucketARN=bucket_arn, namespace=namespace)
+    assert sorted(t["name"] for t in tables["tables"]) == ["events_daily", "events_latest"]
+    archive = local_catalog(archive_folder, "cold")
+    assert [r.name for r in archive.list_relations(namespace)] == ["events_archive"]
+    rows = archive.load_table(namespace, "events_archive").scan().to_arrow()
+    assert sorted(rows.column("id").to_pylist()) == [1, 2, 3]
+    docs = json.loads((tmp_path / "target" / "catalog.json").read_text())
+    databases = {
+        key.split(".")[-1]: node["metadata"].get("database") for key, node in docs["nodes"].items()
+    }
+    assert databases == {
+        "events": None,
+        "events_local": None,
+        "events_daily": "bucket",
+        "events_latest": "bucket",
+        "events_archive": "cold",
     }

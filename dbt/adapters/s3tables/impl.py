@@ -11,7 +11,7 @@ from dbt.adapters.base import available
 from dbt.adapters.base.impl import AdapterConfig, BaseAdapter, ConstraintSupport, FreshnessResponse
 from dbt.adapters.base.relation import BaseRelation, InformationSchema
 from dbt.adapters.capability import Capability, CapabilityDict, CapabilitySupport, Support
-from dbt.adapters.catalogs import CatalogIntegration, CatalogIntegrationConfig
+from dbt.adapters.catalogs import CatalogIntegration, CatalogIntegrationConfig, CatalogV2
 from dbt.adapters.contracts.connection import AdapterResponse, Connection
 from dbt.adapters.contracts.relation import RelationType
 from dbt.adapters.events.logging import AdapterLogger
@@ -34,8 +34,10 @@ from dbt.adapters.s3tables.catalogs.docs_catalog import relation_table, schema_r
 from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog, iceberg_catalog_for
 from dbt.adapters.s3tables.catalogs.integrations import (
     CATALOG_INTEGRATIONS,
+    V2_PLATFORM,
     active_catalog_integrations,
     catalog_config_from_integration,
+    check_v2_catalog,
 )
 from dbt.adapters.s3tables.catalogs.node_catalog import node_label, requested_catalog
 from dbt.adapters.s3tables.catalogs.relations import CatalogRelation
@@ -121,10 +123,16 @@ class S3TablesAdapter(SparkAdapter):
                 self.get_macro_resolver(), self.config.project_name, self.type(), name
             )
         )
-        # dbt 1.11 reads catalogs.yml only for build, compile, parse, run, seed, snapshot
-        # and test; `docs generate`, `show`, `source freshness`, `clone`, `run-operation`
-        # and `retry` must know the same catalogs.
-        for integration in active_catalog_integrations(config):
+        # dbt reads catalogs.yml only for build, compile, parse, run, seed, snapshot and
+        # test; `docs generate`, `show`, `source freshness`, `clone`, `run-operation` and
+        # `retry` must know the same catalogs.
+        flags: Any = get_flags()  # type: ignore[no-untyped-call]  # dbt.flags is untyped
+        self._catalogs_v2 = bool(getattr(flags, "USE_CATALOGS_V2", False))
+        # Each catalogs.yml catalog's name -> its Spark catalog (its `catalog_database`).
+        self._spark_catalogs: dict[str, str] = {}
+        for integration in active_catalog_integrations(
+            config, self._catalogs_v2, self.bridge_v2_catalog
+        ):
             self.add_catalog_integration(integration)
         self._run_bases = RunBases()
         self._upstream_changes = UpstreamChanges(
@@ -158,17 +166,36 @@ class S3TablesAdapter(SparkAdapter):
         self, catalog_integration: CatalogIntegrationConfig
     ) -> CatalogIntegration:
         """A catalog of catalogs.yml: checked now, and known to Spark and PyIceberg by its
-        name from the first connection on (dbt adding one read already changes nothing)."""
-        if any(c.name == catalog_integration.name for c in self.catalogs.declared):
+        name (or its `catalog_database`) from the first connection on (dbt adding one read
+        already changes nothing)."""
+        if catalog_integration.name in self._spark_catalogs:
             known: CatalogIntegration = self.get_catalog_integration(catalog_integration.name)
             return known
         catalog = catalog_config_from_integration(
-            catalog_integration, getattr(self.config, "project_root", None)
+            catalog_integration,
+            getattr(self.config, "project_root", None),
+            properties_key=f"config.{V2_PLATFORM}" if self._catalogs_v2 else "adapter_properties",
         )
         integration = super().add_catalog_integration(catalog_integration)
         self.catalogs.declare(catalog)
         self.connections.attach(catalog)
+        self._spark_catalogs[catalog_integration.name] = catalog.name
         return integration
+
+    def bridge_v2_catalog(self, catalog: CatalogV2) -> CatalogIntegrationConfig:
+        """A catalog of a v2 catalogs.yml (dbt 1.12's `use_catalogs_v2`) as an integration,
+        once what dbt's bridge would pass over unread is checked."""
+        check_v2_catalog(catalog)
+        return super().bridge_v2_catalog(catalog)
+
+    def _v2_table_format(self, catalog: CatalogV2) -> str:
+        # Every table here is an Iceberg table: the v2 spec's `default` is Iceberg.
+        return "iceberg"
+
+    def _translate_v2_properties(self, catalog_type: str, props: dict[str, Any]) -> dict[str, Any]:
+        # dbt's bridge keeps `catalog_database` among the properties as well as on the
+        # integration, which reads it from there.
+        return {key: value for key, value in props.items() if key != "catalog_database"}
 
     @property
     def catalogs(self) -> CatalogSet:
@@ -190,6 +217,8 @@ class S3TablesAdapter(SparkAdapter):
             Capability.TableLastModifiedMetadata: CapabilitySupport(support=Support.Full),
             Capability.TableLastModifiedMetadataBatch: CapabilitySupport(support=Support.Full),
             Capability.GetCatalogForSingleRelation: CapabilitySupport(support=Support.Full),
+            # catalogs.yml v2 (dbt 1.12, `flags: {use_catalogs_v2: true}`).
+            Capability.CatalogsV2: CapabilitySupport(support=Support.Full),
         }
     )
 
@@ -237,7 +266,8 @@ class S3TablesAdapter(SparkAdapter):
         name = requested_catalog(node, custom_database_name)
         if self.catalogs.is_default(name):
             return None
-        return self.catalogs.named(name, relation=node_label(node)).name
+        spark_name = self._spark_catalogs.get(str(name), name)
+        return self.catalogs.named(spark_name, relation=node_label(node)).name
 
     @property
     def engine(self) -> Engine:

@@ -4,6 +4,7 @@ run uses, found by the database relations carry."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from dbt.adapters.catalogs import CatalogWriteIntegrationConfig
@@ -19,6 +20,7 @@ from dbt.adapters.s3tables.catalogs.jars import ICEBERG_AWS_BUNDLE, JarSources
 from dbt.adapters.s3tables.engines import spark_session
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
 from dbt.adapters.s3tables.errors import CatalogsYmlError, UnknownCatalogError
+from dbt.adapters.s3tables.impl import S3TablesAdapter
 
 ARN = "arn:aws:s3tables:eu-west-1:111122223333:bucket/marts"
 
@@ -104,6 +106,102 @@ def test_bad_integrations_name_the_catalog_the_key_and_the_fix(config, key, word
     message = str(error.value)
     assert f"catalogs.yml catalog `{config.name}`, key `{key}`" in message
     assert words in message and "Fix:" in message
+
+
+# ── catalogs.yml v2 (dbt 1.12, `flags: {use_catalogs_v2: true}`) ──
+
+
+def v2_catalog(
+    catalog_type: str, block: dict | None = None, table_format: str = "iceberg", **blocks: dict
+) -> SimpleNamespace:
+    """A catalog as dbt 1.12's `load_catalogs_v2` gives it (dbt-adapters types it by shape)."""
+    return SimpleNamespace(
+        name="marts",
+        catalog_type=catalog_type,
+        table_format=SimpleNamespace(value=table_format),
+        config={"s3tables": block or {}, **blocks},
+    )
+
+
+def bridged(catalog: SimpleNamespace, project_root: str | None = None) -> CatalogConfig:
+    adapter = object.__new__(S3TablesAdapter)
+    integration = adapter.bridge_v2_catalog(catalog)
+    return catalog_config_from_integration(integration, project_root, "config.s3tables")
+
+
+@pytest.mark.parametrize(
+    ("catalog_type", "block", "spark_type", "warehouse"),
+    [
+        ("s3_tables", {"table_bucket_arn": ARN}, "s3tables", ARN),
+        ("glue", {"region": "eu-west-1", "warehouse": "111122223333"}, "glue", "111122223333"),
+        ("iceberg_rest", {"catalog_uri": "http://rest", "warehouse": "w"}, "rest", "w"),
+        ("local", {"external_volume": "/tmp/lake"}, "local", "/tmp/lake"),
+    ],
+)
+def test_every_catalog_type_in_the_v2_spec(catalog_type, block, spark_type, warehouse) -> None:
+    config = bridged(v2_catalog(catalog_type, block))
+    assert (config.name, config.catalog_type, config.warehouse) == ("marts", spark_type, warehouse)
+
+
+def test_a_v2_catalog_database_names_the_spark_catalog() -> None:
+    catalog = v2_catalog("local", {"warehouse": "/tmp/lake", "catalog_database": "lake"})
+    adapter = object.__new__(S3TablesAdapter)
+    integration = adapter.bridge_v2_catalog(catalog)
+    assert (integration.name, integration.catalog_database) == ("marts", "lake")
+    assert "catalog_database" not in integration.adapter_properties
+    assert catalog_config_from_integration(integration, None).name == "lake"
+    relation = CATALOG_INTEGRATIONS[0](integration).build_relation(None)
+    assert (relation.catalog_name, relation.catalog_database) == ("marts", "lake")
+
+
+def test_the_v2_default_table_format_is_iceberg() -> None:
+    config = bridged(v2_catalog("local", {"warehouse": "/tmp/lake"}, table_format="default"))
+    assert config.catalog_type == "local"
+
+
+@pytest.mark.parametrize(
+    ("catalog", "key", "words"),
+    [
+        (v2_catalog("s3tables"), "type", "did you mean `s3_tables`?"),
+        (v2_catalog("unity"), "type", "use one of: local, s3_tables, glue, iceberg_rest"),
+        (
+            v2_catalog("s3_tables", s3table={"table_bucket_arn": ARN}),
+            "config.s3table",
+            "did you mean `s3tables`?",
+        ),
+        (
+            v2_catalog("s3_tables", {"table_bucket_ar": ARN}),
+            "config.s3tables.table_bucket_ar",
+            "did you mean `table_bucket_arn`?",
+        ),
+        (
+            v2_catalog("s3_tables", {"table_bucket_arn": ARN, "file_format": "orc"}),
+            "file_format",
+            "as Parquet",
+        ),
+        (
+            v2_catalog("s3_tables", {}),
+            "config.s3tables.table_bucket_arn",
+            "is required",
+        ),
+        (
+            v2_catalog("local", {"warehouse": "/tmp/w", "catalog_database": "my-lake"}),
+            "catalog_database",
+            "plain identifier",
+        ),
+    ],
+)
+def test_bad_v2_catalogs_name_the_catalog_the_key_and_the_fix(catalog, key, words) -> None:
+    with pytest.raises(CatalogsYmlError) as error:
+        bridged(catalog)
+    message = str(error.value)
+    assert f"catalogs.yml catalog `marts`, key `{key}`" in message
+    assert words in message and "Fix:" in message
+
+
+def test_other_adapters_blocks_may_sit_beside_this_ones() -> None:
+    catalog = v2_catalog("s3_tables", {"table_bucket_arn": ARN}, snowflake={"external_volume": "v"})
+    assert bridged(catalog).warehouse == ARN
 
 
 def local(name: str) -> CatalogConfig:

@@ -754,6 +754,63 @@ class IntegrationBuilds:
         )
 
 
+# Values that depend on the moment of the build, not on the engine or the dbt line: the
+# events of `recent_events` (and `orders_microbatch`) are dated relative to the build's day,
+# and a snapshot and the `scd2` strategy stamp their rows with the build's time (a snapshot
+# hashes it into `dbt_scd_id`). Only whether they are set is compared.
+BUILD_TIME_COLUMNS = frozenset(
+    {
+        "event_ts",
+        "dbt_valid_from",
+        "dbt_valid_to",
+        "dbt_updated_at",
+        "dbt_scd_id",
+        "valid_from",
+        "valid_to",
+    }
+)
+# The builds of `IntegrationBuilds` as another install repeats them: their dbt arguments and
+# S3 Tables rules. The first build's data tests are left out (every table they read is
+# compared after it); the second build runs them.
+INTEGRATION_BUILD_STEPS = {
+    "build": (("--exclude-resource-type", "test"), False),
+    "incremental build": (PHASE_2, True),
+}
+
+
+def comparable_tables(
+    tables: dict[str, tuple[str, list[dict[str, Any]]]],
+) -> dict[str, tuple[str, list[tuple]]]:
+    """Each table (`warehouse_tables`): its schema and its rows, sorted, with the
+    `BUILD_TIME_COLUMNS` only as set or not."""
+
+    def comparable(value: object, column: str) -> object:
+        return value is not None if column in BUILD_TIME_COLUMNS else repr(value)
+
+    return {
+        name: (schema, sorted(tuple(comparable(row[c], c) for c in sorted(row)) for row in rows))
+        for name, (schema, rows) in tables.items()
+    }
+
+
+def assert_integration_tables_match(
+    folder: Path, dbt: Path, reference: IntegrationBuilds, other: str, ours: str
+) -> None:
+    """integration_tests/ built by `dbt` (another install: `other`) into `folder` as
+    `reference` was built by this virtualenv's (`ours`): after each build, every table's
+    schema and rows, read with PyIceberg, the same."""
+    for (step, (extra, s3tables_rules)), expected in zip(
+        INTEGRATION_BUILD_STEPS.items(), reference.tables, strict=True
+    ):
+        build_integration_project(folder, *extra, s3tables_rules=s3tables_rules, dbt=dbt)
+        theirs = comparable_tables(warehouse_tables(folder / "warehouse"))
+        mine = comparable_tables(expected)
+        assert theirs, f"{step}: no tables"
+        assert sorted(theirs) == sorted(mine), step
+        differing = [name for name in theirs if theirs[name] != mine[name]]
+        assert not differing, f"{step}: tables differ between {other} and {ours}: {differing}"
+
+
 # --- once per pytest run -----------------------------------------------------------------------
 
 Made = TypeVar("Made")

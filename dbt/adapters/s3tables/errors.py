@@ -54,6 +54,10 @@ class CatalogsYmlError(DbtRuntimeError):
         super().__init__(f"catalogs.yml catalog `{catalog}`, key `{key}`: {problem}. Fix: {fix}")
 
 
+class FunctionNodeError(DbtRuntimeError):
+    """A dbt function node (UDF) `dbt build` selected that Spark cannot keep here."""
+
+
 class UnknownCatalogError(CompilationError):
     """A relation names a catalog that is neither the profile's nor declared."""
 

@@ -9,10 +9,20 @@ from typing import Any
 from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.contracts.relation import ComponentName, Policy
 from dbt.adapters.spark.relation import SparkRelation
+from dbt.flags import get_flags
 from dbt_common.invocation import get_invocation_id
 
-from dbt.adapters.s3tables.lifecycle.audit import LEDGER
+from dbt.adapters.s3tables.lifecycle.audit import LEDGER, runs_before_nodes
+from dbt.adapters.s3tables.lifecycle.function_nodes import is_sql_scalar_function, refuse_function
 from dbt.adapters.s3tables.sql.text import quote
+
+
+def _building_function() -> bool:
+    """Whether `dbt build` (the command that builds function nodes) asks a function's
+    relation to build it: it asks each selected one's on its `master` connection, for the
+    schemas to create, before any node runs (parsing and compiling ask too, elsewhere)."""
+    flags: Any = get_flags()  # type: ignore[no-untyped-call]  # dbt.flags is untyped
+    return getattr(flags, "WHICH", None) == "build" and runs_before_nodes()
 
 
 @dataclass
@@ -60,6 +70,11 @@ class S3TablesRelation(SparkRelation):
         models built from it, see the staged data). A ref resolved at run time (dbt passes
         `limit` then, never while parsing) may also take up a build an earlier invocation
         staged and did not publish (see audit.py)."""
+        if is_sql_scalar_function(relation_config) and _building_function():
+            # The refusal comes before anything runs (function_nodes.py says why).
+            import pyspark
+
+            raise refuse_function(relation_config, ".".join(pyspark.__version__.split(".")[:2]))
         relation = super().create_from(quoting, relation_config, **kwargs)
         unique_id = getattr(relation_config, "unique_id", None)
         if not unique_id:

@@ -307,6 +307,12 @@ def running_node(node_id: str) -> None:
     _RUNNING.node = node_id
 
 
+def runs_before_nodes() -> bool:
+    """Whether this thread runs dbt's own steps around the nodes (its `master` connection:
+    schemas, the relation cache, on-run-start hooks), not a node."""
+    return getattr(_RUNNING, "node", "") == "master"
+
+
 def reads_main() -> bool:
     """Whether the node this thread runs reads main, never a staged parent's branch."""
     return str(getattr(_RUNNING, "node", "")).startswith(READS_MAIN)

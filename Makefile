@@ -112,8 +112,12 @@ functional: setup emulators
 # would send the files of many quick tests first and leave the slow ones for the end).
 # The dbt processes the tests start run Spark's JVM with C1 only, the tests' own JVMs
 # without generated code (tests/functional/harness.py).
-test: lint emulators spark41
+# Then, on dbt-core 1.11 (the whole suite ran on 1.12; tests/dbt111 compared the integration
+# builds of the two): the conformance classes and the dbt Cloud package's tests.
+DBT111_TESTS := tests/functional/adapter tests/functional/test_spark_package.py
+test: lint emulators spark41 dbt111
 	$(VENV)/bin/pytest tests -n 2 --dist loadfile --no-loadscope-reorder --durations=30
+	$(VENV111)/bin/pytest $(DBT111_TESTS) -n 2 --dist loadfile --no-loadscope-reorder --durations=10
 
 # spark_lines.py runs format_versions.py (v2 vs v3 vs copy-on-write vs dbt-spark) and the
 # edit-run loop on Spark 3.5, then on 4.1, and prints the two lines side by side.

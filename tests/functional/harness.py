@@ -737,7 +737,9 @@ CATALOG_OPERATIONS_ONLY = ("--select", CATALOG_OPERATIONS, "--indirect-selection
 class IntegrationBuilds:
     """integration_tests/ built twice in process (`local[2]`, the embedded catalog) by this
     virtualenv's dbt: from an empty warehouse, then with `PHASE_2` and the S3 Tables rules
-    on. The run results of each build and every table (`warehouse_tables`) after each."""
+    on. The run results of each build and every table (`warehouse_tables`) after each.
+    The first build runs under `--warn-error`: it warns of nothing (the second does, of
+    the columns its schema changes keep)."""
 
     results: tuple[dict[str, Any], dict[str, Any]]
     tables: tuple[
@@ -746,7 +748,7 @@ class IntegrationBuilds:
 
     @staticmethod
     def make(folder: Path) -> IntegrationBuilds:
-        first = build_integration_project(folder)
+        first = build_integration_project(folder, "--warn-error")
         after_first = warehouse_tables(folder / "warehouse")
         second = build_integration_project(folder, *PHASE_2, s3tables_rules=True)
         return IntegrationBuilds(

@@ -468,6 +468,17 @@ class PromisesMachine(RuleBasedStateMachine):
             Plan(["seed"], upstreams={"people": self.world.upstream_state("people", REPLACE, rows)})
         )
 
+    @rule()
+    def seed_people_empty(self) -> None:
+        """`dbt seed --empty` (dbt 1.12): the seed replaced by its columns and no rows, as
+        a reload of no rows would; its readers take it as a replaced upstream."""
+        self.run(
+            Plan(
+                ["seed", "--empty"],
+                upstreams={"people": self.world.upstream_state("people", REPLACE, {})},
+            )
+        )
+
     # --- the readers run ----------------------------------------------------------------
 
     @rule(

@@ -11,8 +11,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.factory import get_adapter_package_names
+from dbt.flags import get_flags
 
-from dbt.adapters.s3tables.catalogs.s3tables.rules import check_target
+from dbt.adapters.s3tables.catalogs.s3tables.rules import (
+    check_latest_version_pointer,
+    check_target,
+)
 from dbt.adapters.s3tables.engines.python_models import python_model_view_sql
 from dbt.adapters.s3tables.incremental.strategy_traits import macro_name
 from dbt.adapters.s3tables.lifecycle.required_columns import (
@@ -34,6 +38,18 @@ if TYPE_CHECKING:
     from dbt.adapters.s3tables.engines.base import Engine
     from dbt.adapters.s3tables.incremental.warehouse import Warehouse
     from dbt.adapters.s3tables.model_config import ModelConfig, ParsedModelConfigs
+
+
+def asks_latest_version_pointer(node: Mapping[str, Any], enabled_by_default: bool) -> bool:
+    """Whether dbt 1.12 creates a latest version pointer (a view named for the model) once
+    this node is built: the latest version of a versioned model, with the pointer enabled
+    in its config or, unset there, by the project's flag."""
+    version = node.get("version")
+    if version is None or str(version) != str(node.get("latest_version")):
+        return False
+    pointer = (node.get("config") or {}).get("latest_version_pointer") or {}
+    enabled = pointer.get("enabled") if isinstance(pointer, Mapping) else None
+    return bool(enabled_by_default if enabled is None else enabled)
 
 
 def is_custom_strategy(
@@ -76,7 +92,17 @@ class ModelBuild:
         columns: list[str] | None = None,
     ) -> None:
         """What the target's catalog would refuse, refused before any call (the columns are
-        `columns`, or the output of `sql`, which Spark analyses without running it)."""
+        `columns`, or the output of `sql`, which Spark analyses without running it), and the
+        view dbt 1.12 would create after it (a latest version pointer)."""
+        flags: Any = get_flags()  # type: ignore[no-untyped-call]  # dbt.flags is untyped
+        if materialized in ("table", "incremental") and asks_latest_version_pointer(
+            # As dbt 1.12's run task reads the flag.
+            self.node,
+            bool(getattr(flags, "latest_version_pointer_enabled_by_default", False)),
+        ):
+            check_latest_version_pointer(
+                self.name, str(self.node.get("version")), self.iceberg_for(relation).config
+            )
         check_target(
             self.name,
             self.iceberg_for(relation).config,

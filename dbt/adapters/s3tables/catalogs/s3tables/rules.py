@@ -151,6 +151,20 @@ def check_target(
     check_names(model_name, schema, identifier, columns())
 
 
+def check_latest_version_pointer(model_name: str, version: str, catalog: TargetCatalog) -> None:
+    """dbt 1.12's latest version pointer is a view over a versioned model's latest version,
+    created after the model is built: refused before, where S3 Tables' rules hold."""
+    if catalog.s3tables_rules:
+        raise NamingRuleError(
+            f"Model `{model_name}` v{version}",
+            "its `latest_version_pointer` is a view dbt would create over this latest "
+            "version once it is built, and S3 Tables has no views",
+            "set `latest_version_pointer: {enabled: false}` on the model (or leave the flag "
+            "`latest_version_pointer_enabled_by_default` off) and read the version by its "
+            "own name",
+        )
+
+
 def check_materialization(model_name: str, materialized: str) -> None:
     if materialized == "view":
         raise NamingRuleError(

@@ -88,7 +88,11 @@ class OnDbtSpark:
 def install_package(project_root: Path) -> None:
     """The shim in the project's macros/, and the package where `dbt deps` puts a local
     one (without running it: in a test process it unregisters the adapter the tests' first
-    queries need)."""
+    queries need), named in packages.yml when the project has none (dbt 1.12 refuses
+    installed packages that packages.yml does not list)."""
+    packages = project_root / "packages.yml"
+    if not packages.exists():
+        packages.write_text(f"packages:\n  - local: {PACKAGE}\n")
     shim = project_root / "macros" / "s3tables_spark_shim.sql"
     shim.parent.mkdir(exist_ok=True)
     shim.write_text(SHIM)

@@ -95,10 +95,10 @@ DEVIATIONS: dict[str, Deviation] = {
         'for Postgres\' `syntax error at or near "limit"`',
     ),
     "empty.test_empty.BaseTestEmptySeedFlag": deviation(
-        "test_seed_empty_creates_table_with_zero_rows",
-        "test_seed_empty_preserves_column_types",
-        reason="skipped: `dbt seed --empty` is an option of dbt-core 1.12, and this adapter "
-        "runs on dbt-core 1.11",
+        "pytestmark",
+        reason="a skip mark for the dbt-core 1.11 line (`.venv-dbt111`), which has no "
+        "`dbt seed --empty` (dbt-core 1.12's option); on 1.12 the suite's two tests run "
+        "unchanged",
     ),
     "ephemeral.test_ephemeral.BaseEphemeralMulti": deviation(
         "test_ephemeral_multi", reason=_COMPILED_VIEW

@@ -474,6 +474,38 @@ MULTI_MODELS = {
 }
 
 
+def _bucket_keys(endpoint: str, bucket_arn: str) -> dict:
+    """A catalogs.yml catalog's keys for the emulated bucket."""
+    return {
+        "table_bucket_arn": bucket_arn,
+        "catalog_uri": f"{endpoint}/iceberg",
+        "catalog_properties": {"s3.endpoint": endpoint, "s3.path-style-access": "true"},
+        # Workaround (module docstring): ministack answers `location: null`.
+        "emulator_table_location": f"s3://{BUCKET}",
+    }
+
+
+def _laptop_profile(tmp_path: Path, namespace: str) -> dict:
+    """The embedded catalog as the profile's (written to `tmp_path`); the output."""
+    local = {
+        "type": "s3tables",
+        "master": "local[2]",
+        "schema": namespace,
+        "warehouse": str(tmp_path / "warehouse"),
+        "threads": 2,
+    }
+    write_profiles(tmp_path, "multi", local, target="laptop")
+    return local
+
+
+def _build_evolve_and_document(tmp_path: Path, endpoint: str, project: Path) -> dict:
+    """`dbt build`, a run with `phase: 2`, `dbt docs generate`; the build's run results."""
+    first = _dbt(tmp_path, endpoint, "build", project=project)
+    _dbt(tmp_path, endpoint, "run", "--vars", "{phase: 2}", project=project)
+    _dbt(tmp_path, endpoint, "docs", "generate", project=project)
+    return first
+
+
 def test_catalogs_yml_puts_marts_in_an_s3tables_bucket(
     tmp_path: Path, endpoint: str, bucket_arn: str, management
 ) -> None:
@@ -482,13 +514,7 @@ def test_catalogs_yml_puts_marts_in_an_s3tables_bucket(
         "id,day,kind\n1,2024-01-01,click\n2,2024-01-01,view\n3,2024-01-02,click\n"
     )
     project = write_project(tmp_path / "project", "multi", files=files)
-    bucket = {
-        "table_bucket_arn": bucket_arn,
-        "catalog_uri": f"{endpoint}/iceberg",
-        "catalog_properties": {"s3.endpoint": endpoint, "s3.path-style-access": "true"},
-        # Workaround (module docstring): ministack answers `location: null`.
-        "emulator_table_location": f"s3://{BUCKET}",
-    }
+    bucket = _bucket_keys(endpoint, bucket_arn)
     catalogs = {
         "catalogs": [
             {
@@ -505,19 +531,8 @@ def test_catalogs_yml_puts_marts_in_an_s3tables_bucket(
         ]
     }
     (project / "catalogs.yml").write_text(json.dumps(catalogs))
-    warehouse = tmp_path / "warehouse"
-    local = {
-        "type": "s3tables",
-        "master": "local[2]",
-        "schema": MULTI_NAMESPACE,
-        "warehouse": str(warehouse),
-        "threads": 2,
-    }
-    write_profiles(tmp_path, "multi", local, target="laptop")
-
-    first = _dbt(tmp_path, endpoint, "build", project=project)
-    _dbt(tmp_path, endpoint, "run", "--vars", "{phase: 2}", project=project)
-    _dbt(tmp_path, endpoint, "docs", "generate", project=project)
+    local = _laptop_profile(tmp_path, MULTI_NAMESPACE)
+    first = _build_evolve_and_document(tmp_path, endpoint, project)
 
     statuses = {r["unique_id"].split(".")[-1]: r["status"] for r in first["results"]}
     assert statuses == dict.fromkeys(
@@ -581,12 +596,7 @@ def test_catalogs_v2_puts_marts_in_a_bucket_and_an_embedded_catalog(
         tmp_path / "project", "multi", files=files, settings={"flags": {"use_catalogs_v2": True}}
     )
     namespace = "multi_v2"
-    bucket = {
-        "table_bucket_arn": bucket_arn,
-        "catalog_uri": f"{endpoint}/iceberg",
-        "catalog_properties": {"s3.endpoint": endpoint, "s3.path-style-access": "true"},
-        "emulator_table_location": f"s3://{BUCKET}",
-    }
+    bucket = _bucket_keys(endpoint, bucket_arn)
     archive_folder = tmp_path / "archive"
     catalogs = {
         "catalogs": [
@@ -610,18 +620,8 @@ def test_catalogs_v2_puts_marts_in_a_bucket_and_an_embedded_catalog(
         ]
     }
     (project / "catalogs.yml").write_text(json.dumps(catalogs))
-    local = {
-        "type": "s3tables",
-        "master": "local[2]",
-        "schema": namespace,
-        "warehouse": str(tmp_path / "warehouse"),
-        "threads": 2,
-    }
-    write_profiles(tmp_path, "multi", local, target="laptop")
-
-    first = _dbt(tmp_path, endpoint, "build", project=project)
-    _dbt(tmp_path, endpoint, "run", "--vars", "{phase: 2}", project=project)
-    _dbt(tmp_path, endpoint, "docs", "generate", project=project)
+    _laptop_profile(tmp_path, namespace)
+    first = _build_evolve_and_document(tmp_path, endpoint, project)
 
     statuses = {r["unique_id"].split(".")[-1]: r["status"] for r in first["results"]}
     assert statuses == dict.fromkeys(

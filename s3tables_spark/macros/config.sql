@@ -116,6 +116,30 @@
   {%- endfor -%}
 {%- endmacro %}
 
+{#-- Why `text` might not stay one expression inside the statement's parentheses (none
+     when it will), as the adapter's sql/text.py expression_problem: a parenthesis closed
+     without opening or left open, a `;`, a comment, an unterminated quote. --#}
+{% macro expression_problem(text) -%}
+  {%- if not text | trim -%}{{ return('is empty') }}{%- endif -%}
+  {%- set state = namespace(depth=0) -%}
+  {%- for match in modules.re.compile('\'(?:[^\'\\\\]|\\\\.)*\'|"(?:[^"\\\\]|\\\\.)*"|`(?:[^`]|``)*`|[\'"`]|--|/\\*|;|[()]', modules.re.DOTALL).finditer(text) -%}
+    {%- set token = match.group() -%}
+    {%- if token == '(' -%}
+      {%- set state.depth = state.depth + 1 -%}
+    {%- elif token == ')' -%}
+      {%- set state.depth = state.depth - 1 -%}
+      {%- if state.depth < 0 -%}{{ return('closes a parenthesis it did not open') }}{%- endif -%}
+    {%- elif token == ';' -%}
+      {{ return('contains `;`') }}
+    {%- elif token in ['--', '/*'] -%}
+      {{ return('contains a comment') }}
+    {%- elif token in ["'", '"', '`'] -%}
+      {{ return('has an unterminated ' ~ token ~ ' quote') }}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return('leaves a parenthesis open' if state.depth else none) }}
+{%- endmacro %}
+
 {#-- A column or a list of columns, as a list (none stays none). --#}
 {% macro column_names(value) -%}
   {%- if value is none -%}{{ return(none) }}{%- endif -%}
@@ -181,6 +205,13 @@
     {%- set uniqueness = (uniqueness | string | lower) == 'true' -%}
   {%- endif -%}
   {%- set predicates = config.get('incremental_predicates') or config.get('predicates') or [] -%}
+  {%- set predicates = [predicates] if predicates is string else predicates | map('string') | list -%}
+  {%- for predicate in predicates -%}
+    {%- set problem = s3tables_spark.expression_problem(predicate) -%}
+    {%- if problem -%}
+      {{ s3tables_spark.config_error('incremental_predicates', '`' ~ predicate ~ '` ' ~ problem ~ '; each predicate must be one boolean expression', 'write each condition as its own list item, with balanced parentheses') }}
+    {%- endif -%}
+  {%- endfor -%}
   {{ return({
     'strategy': strategy,
     'unique_key': unique_key,
@@ -194,7 +225,7 @@
     'event_time': config.get('event_time'),
     'on_schema_change': mode,
     'write_mode': write_mode,
-    'predicates': [predicates] if predicates is string else predicates,
+    'predicates': predicates,
     'unique_key_is_unique': uniqueness,
     'chunk_plan': s3tables_spark.chunk_plan() if mode == 'full_incremental_refresh' else none,
   }) }}

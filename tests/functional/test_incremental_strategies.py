@@ -744,6 +744,9 @@ BAD_CONFIG_SQL = """
     materialized='incremental',
     incremental_strategy=var('strategy', 'merge'),
     unique_key=var('key', 'id'),
+    merge_update_columns=var('update_columns', none),
+    merge_exclude_columns=var('exclude_columns', none),
+    incremental_predicates=var('predicates', none),
 ) }}
 select * from values (1, 'a'), (2, 'b') as t(id, label)
 """
@@ -783,6 +786,25 @@ class TestBadConfigWritesNothing:
         message = self.failing_run(project, key="no_such_column")
         assert "no_such_column" in message
         assert "bad_config_model" in message
+
+        # A misspelt column to update (or to keep) is refused, never dropped: a merge
+        # without it would keep every matched row's old values.
+        for key, value in (("update_columns", "labl"), ("exclude_columns", "lable")):
+            message = self.failing_run(project, **{key: [value]})
+            assert (
+                f"Model `bad_config_model`, config `merge_{key}`: column(s) {value} not in "
+                "the model's output (id, label)"
+            ) in message, message
+
+        # A predicate breaking out of the statement's parentheses would match rows it
+        # should not (delete+insert would delete them).
+        message = self.failing_run(
+            project, strategy="delete+insert", predicates=["id > 1) OR (id > 0"]
+        )
+        assert (
+            "Model `bad_config_model`, config `incremental_predicates`: `id > 1) OR (id > 0` "
+            "closes a parenthesis it did not open"
+        ) in message, message
 
         # The model still works with its good config.
         assert_all_passed(run_dbt(["run"]), 1)

@@ -24,6 +24,7 @@ from dbt.artifacts.resources.v1.model import ModelConfig
 from dbt.adapters.s3tables.catalogs.s3tables.rules import name_problem, suggested_name
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.incremental import chunked_refresh
+from dbt.adapters.s3tables.incremental.config import normalize_predicates
 from dbt.adapters.s3tables.incremental.statement_parts import IncrementalWrite
 from dbt.adapters.s3tables.incremental.strategies import STRATEGIES
 from dbt.adapters.s3tables.keys.config_keys import (
@@ -32,6 +33,7 @@ from dbt.adapters.s3tables.keys.config_keys import (
     config_fields,
 )
 from dbt.adapters.s3tables.keys.spelling import nearest_key
+from dbt.adapters.s3tables.sql.text import expression_problem
 
 PACKAGE = Path(__file__).resolve().parents[2] / "s3tables_spark"
 
@@ -424,3 +426,39 @@ def test_dbts_own_strategy_macro_is_no_override() -> None:
         macros.context_macros.clear()
         macros.model_config.clear()
     assert settings["strategy"] == "merge"
+
+
+PREDICATES = [
+    "id > 0",
+    "a in (1, (2))",
+    "name = 'x) or (1=1'",
+    "`odd)name` = 1",
+    "name = 'it\\'s'",
+    "1=1) OR (1=1",
+    "(a = 1",
+    "a = 1; drop table t",
+    "a = 1 --",
+    "a = 1 /* x */",
+    "a = 'open",
+    "a = `open",
+    "  ",
+]
+
+
+@pytest.mark.parametrize("predicate", PREDICATES)
+def test_an_incremental_predicate_is_checked_as_the_adapter_checks_it(predicate: str) -> None:
+    """A predicate that could break out of the statement's parentheses (under
+    delete+insert, `x) OR (y` would delete rows it should not) is refused in the adapter's
+    sentence; one expression passes, as on the adapter."""
+    macros = load_macros("config.sql", "chunked_refresh.sql", "state.sql")
+    assert macros.expression_problem(predicate) == expression_problem(predicate)
+    macros.model_config.clear()
+    macros.model_config.update({"unique_key": "id", "incremental_predicates": [predicate]})
+    try:
+        expected = normalize_predicates("m", [predicate])
+    except ModelConfigError as error:
+        with pytest.raises(ConfigError) as refused:
+            macros.incremental_settings()
+        assert str(refused.value) == error.msg
+        return
+    assert macros.incremental_settings()["predicates"] == expected

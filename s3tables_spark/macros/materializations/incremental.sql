@@ -121,6 +121,8 @@
   {%- for key, columns in [
         ('unique_key', settings.unique_key),
         ('watermark_column', [settings.watermark_column] if settings.watermark_column else []),
+        ('merge_update_columns', settings.update_columns or []),
+        ('merge_exclude_columns', settings.exclude_columns or []),
         ('scd_check_cols', settings.check_columns or []),
         ('event_time', [settings.event_time] if settings.event_time else []),
         ('full_incremental_refresh', [settings.chunk_plan.event_time] if settings.chunk_plan else []),

@@ -323,6 +323,8 @@ def check_against_columns(settings: IncrementalConfig, source_columns: Sequence[
         check_columns_exist(name, "watermark_column", [settings.watermark_column], source_columns)
     if settings.update_columns:
         check_columns_exist(name, "merge_update_columns", settings.update_columns, source_columns)
+    if settings.exclude_columns:
+        check_columns_exist(name, "merge_exclude_columns", settings.exclude_columns, source_columns)
     if settings.check_columns:
         check_columns_exist(name, "scd_check_cols", settings.check_columns, source_columns)
     if settings.event_time:

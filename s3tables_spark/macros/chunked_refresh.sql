@@ -90,8 +90,9 @@
 
 {#-- Write the model's whole history (the temporary view `history`, whose columns are
      `history_columns`) into `target`, one INSERT per chunk still missing, following the
-     plan the table keeps. The number of chunks written. --#}
-{% macro write_chunks(target, plan, history, history_columns) -%}
+     plan the table keeps; an scd2 model's rows as open versions (its build_sql), as on
+     a first build. The number of chunks written. --#}
+{% macro write_chunks(target, settings, plan, history, history_columns) -%}
   {%- set table_columns = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
   {%- set column = s3tables_spark.quote(s3tables_spark.column_named(table_columns, plan.event_time) or plan.event_time) -%}
   {%- set unit = plan.chunk | upper -%}
@@ -113,9 +114,9 @@
     {%- set predicate = s3tables_spark.window_predicate(source_column, window) -%}
     {%- set w = {
           'target': target,
-          'source_sql': 'SELECT * FROM ' ~ history ~ ((' WHERE ' ~ predicate) if predicate else ''),
+          'source_sql': s3tables_spark.build_sql(settings, 'SELECT * FROM ' ~ history ~ ((' WHERE ' ~ predicate) if predicate else '')),
           'target_columns': table_columns,
-          'source_columns': history_columns,
+          'source_columns': history_columns + ([settings.valid_from, settings.valid_to] if settings.strategy == 'scd2' else []),
     } -%}
     {{ log('s3tables_spark: ' ~ model.name ~ ': chunk ' ~ loop.index ~ '/' ~ windows | length ~ ' [' ~ (window[0] or 'start') ~ ', ' ~ (window[1] or 'end') ~ ')', info=true) }}
     {% call statement('s3tables_chunk') -%}
@@ -136,7 +137,7 @@
     {%- do s3tables_spark.replace_table(target, settings, 'SELECT * FROM ' ~ history ~ ' WHERE false', diff, s3tables_spark.plan_property(plan)) -%}
   {%- endif -%}
   {%- set history_columns = adapter.get_columns_in_relation(history) | map(attribute='name') | list -%}
-  {%- set chunks = s3tables_spark.write_chunks(target, plan, history, history_columns) -%}
+  {%- set chunks = s3tables_spark.write_chunks(target, settings, plan, history, history_columns) -%}
   {% call statement('s3tables_history_dropped') -%}
     DROP VIEW IF EXISTS {{ history }}
   {%- endcall %}

@@ -93,6 +93,61 @@ class TestFullIncrementalRefreshResumes:
         assert project.run_sql(f"select count(*) from {table}", fetch="one")[0] == 7
 
 
+class TestFullRefreshAfterAStoppedRebuild:
+    """`--full-refresh` of a table whose chunked rebuild stopped part-way rebuilds it whole
+    and ends that rebuild: the replace keeps the table's properties, so a plan left on it
+    would make the next incremental run "resume" (append history after its newest chunk,
+    without the strategy's statement)."""
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"source.sql": SOURCE, "events.sql": EVENTS}
+
+    def test_the_next_run_is_incremental_again(self, project) -> None:
+        table = f"{project.test_schema}.events"
+        run_dbt(["run"])
+        run_dbt(["run", *run_vars(phase=2, poison=True)], expect_pass=False)
+        assert PLAN_PROPERTY in table_properties(project, table)
+
+        run_dbt(["run", "--full-refresh", *run_vars(phase=2)])
+        assert PLAN_PROPERTY not in table_properties(project, table)
+        snapshots = snapshot_count(project, table)
+
+        _, log = run_dbt_and_capture(["run", *run_vars(phase=2)])
+        assert "resuming" not in log and "FULL INCREMENTAL REFRESH" not in log, log
+        assert "nothing committed" in log
+        assert snapshot_count(project, table) == snapshots
+        assert project.run_sql(f"select count(*) from {table}", fetch="one")[0] == 7
+
+
+SCD2_EVENTS = """{{ config(materialized='incremental', incremental_strategy='scd2',
+    unique_key='id', on_schema_change='full_incremental_refresh',
+    full_incremental_refresh={'event_time': 'ts', 'begin': '2024-01-01', 'chunk': 'day'}) }}
+select id, ts, v{% if var('phase', 1) >= 2 %}, v * 10 as w{% endif %}
+from {{ ref('source') }}
+{% if is_incremental() %} where id > 100 {% endif %}
+"""
+
+
+class TestChunkedRebuildOfScd2:
+    """A chunked rebuild of an scd2 model writes each row as an open version, as its first
+    build does: `valid_from` set, `valid_to` NULL (never a row with neither)."""
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"source.sql": SOURCE, "history.sql": SCD2_EVENTS}
+
+    def test_every_rebuilt_row_is_an_open_version(self, project) -> None:
+        table = f"{project.test_schema}.history"
+        run_dbt(["run"])
+        run_dbt(["run", *run_vars(phase=2)])  # `w` added: the chunked rebuild
+        rows = query_rows(
+            project,
+            f"select id, w, valid_from is not null, valid_to is null from {table}",
+        )
+        assert rows == [(i, i * 100, True, True) for i in range(1, 8)], rows
+
+
 def evolving_model(index: int) -> str:
     """Model `index` adds a column of its own in phase 2, through one of the evolving
     modes and strategies."""

@@ -27,6 +27,7 @@ from dbt_common.exceptions import DbtDatabaseError
 import tests.functional.test_incremental_strategies as strategies
 import tests.functional.test_model_state as model_state
 import tests.functional.test_schema_change_modes as replacing_modes
+import tests.functional.test_schema_evolution_runs as evolution_runs
 from tests.functional.emulators import services, services_alive
 from tests.functional.harness import (
     INTEGRATION_PROJECT,
@@ -232,6 +233,16 @@ class TestReplacingModes(OnDbtSparkWithThePackage, replacing_modes.TestReplacing
 class TestModesRefusedOnFirstRun(
     OnDbtSparkWithThePackage, replacing_modes.TestModesRefusedOnFirstRun
 ):
+    pass
+
+
+class TestFullRefreshAfterAStoppedRebuild(
+    OnDbtSparkWithThePackage, evolution_runs.TestFullRefreshAfterAStoppedRebuild
+):
+    pass
+
+
+class TestChunkedRebuildOfScd2(OnDbtSparkWithThePackage, evolution_runs.TestChunkedRebuildOfScd2):
     pass
 
 

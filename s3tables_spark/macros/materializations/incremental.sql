@@ -32,6 +32,10 @@
       {{ s3tables_spark.create_table_as(target, s3tables_spark.build_sql(settings, 'SELECT * FROM ' ~ rows_view), existing is not none and not existing.is_view, true) }}
     {%- endcall -%}
     {%- set previous = {} -%}
+    {#-- The replace keeps the table's properties: a plan left by a stopped chunked
+         rebuild is removed with this one, or the next run would resume it. --#}
+    {%- set chunked.rebuild = existing is not none and not existing.is_view
+          and s3tables_spark.rebuild_plan_key() in s3tables_spark.table_properties(existing) -%}
   {%- else -%}
     {%- set previous = s3tables_spark.table_properties(existing) -%}
     {%- do s3tables_spark.compare_state(settings, previous) -%}

@@ -111,6 +111,8 @@
         'clustered_by': 'Iceberg has no Hive bucketing; partition by `bucket(<n>, <column>)`',
         'buckets': 'Iceberg has no Hive bucketing; partition by `bucket(<n>, <column>)`',
         'options': 'Iceberg tables take `tblproperties`, not data source options',
+        'catalog_name': "the package builds every model in the Thrift server's own catalog; a catalog integration (catalogs.yml) needs the adapter",
+        'catalog': "the package builds every model in the Thrift server's own catalog; a catalog integration (catalogs.yml) needs the adapter",
   }.items() if config.get(key) is not none -%}
     {{ s3tables_spark.config_error(key, 'not applicable: ' ~ reason, 'remove `' ~ key ~ '`') }}
   {%- endfor -%}

@@ -55,6 +55,15 @@
   {{ return("'" ~ (value | string | replace('\\', '\\\\') | replace("'", "\\'")) ~ "'") }}
 {%- endmacro %}
 
+{#-- The entries of `wanted` whose value `previous` (the table's properties) does not hold. --#}
+{% macro changed_properties(wanted, previous) -%}
+  {%- set changed = {} -%}
+  {%- for key, value in wanted.items() if previous.get(key) != (value | string) -%}
+    {%- do changed.update({key: value}) -%}
+  {%- endfor -%}
+  {{ return(changed) }}
+{%- endmacro %}
+
 {% macro set_properties(relation, properties) -%}
   {%- if not properties -%}{{ return(none) }}{%- endif -%}
   {%- set pairs = [] -%}

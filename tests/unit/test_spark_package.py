@@ -462,3 +462,29 @@ def test_an_incremental_predicate_is_checked_as_the_adapter_checks_it(predicate:
         assert str(refused.value) == error.msg
         return
     assert macros.incremental_settings()["predicates"] == expected
+
+
+@pytest.mark.parametrize("key", ["catalog_name", "catalog"])
+def test_a_catalog_integration_is_refused_not_ignored(key: str) -> None:
+    """The package builds in the server's catalog: a model naming another is refused in
+    one sentence (it landed in the server's default catalog)."""
+    macros = load_macros("config.sql")
+    macros.model_config.clear()
+    macros.model_config[key] = "marts"
+    with pytest.raises(ConfigError) as refused:
+        macros.check_config_keys()
+    assert str(refused.value) == (
+        f"Model `m`, config `{key}`: not applicable: the package builds every model in the "
+        "Thrift server's own catalog; a catalog integration (catalogs.yml) needs the "
+        f"adapter. Fix: remove `{key}`"
+    )
+
+
+def test_only_changed_state_is_set() -> None:
+    """A run whose state is the table's already sets no property (no metadata commit)."""
+    macros = load_macros("state.sql")
+    kept = {"dbt.s3tables.incremental_strategy": "merge", "dbt.s3tables.last_processed_value": "3"}
+    assert macros.changed_properties(dict(kept), dict(kept)) == {}
+    moved = {**kept, "dbt.s3tables.last_processed_value": "4"}
+    assert macros.changed_properties(moved, kept) == {"dbt.s3tables.last_processed_value": "4"}
+    assert macros.changed_properties(moved, {}) == moved

@@ -80,7 +80,10 @@
     {%- endif -%}
   {%- endif -%}
 
-  {%- do s3tables_spark.set_properties(target, s3tables_spark.state_properties(settings, s3tables_spark.next_processed_value(settings, rows_view, model_columns, previous))) -%}
+  {#-- Only the state that changed: a run with no rows and the same config commits no
+       metadata (an hourly job would otherwise add a metadata version every hour). --#}
+  {%- set state = s3tables_spark.state_properties(settings, s3tables_spark.next_processed_value(settings, rows_view, model_columns, previous)) -%}
+  {%- do s3tables_spark.set_properties(target, s3tables_spark.changed_properties(state, previous)) -%}
   {%- if chunked.rebuild -%}
     {%- do s3tables_spark.remove_rebuild_plan(target) -%}
   {%- endif -%}

@@ -106,13 +106,14 @@
   {%- if config.get('grants') -%}
     {{ s3tables_spark.config_error('grants', 'Iceberg catalogs (S3 Tables, Glue, REST, the embedded one) have no SQL grants; access to their tables is governed by IAM policies and Lake Formation', 'remove `grants` from this model\'s config (or set it only for other targets)') }}
   {%- endif -%}
+  {%- set catalog_reason = "the package builds every model in the Thrift server's own catalog; a catalog integration (catalogs.yml) needs the adapter" -%}
   {%- for key, reason in {
         'location_root': 'S3 Tables and the Iceberg catalogs choose table locations themselves',
         'clustered_by': 'Iceberg has no Hive bucketing; partition by `bucket(<n>, <column>)`',
         'buckets': 'Iceberg has no Hive bucketing; partition by `bucket(<n>, <column>)`',
         'options': 'Iceberg tables take `tblproperties`, not data source options',
-        'catalog_name': "the package builds every model in the Thrift server's own catalog; a catalog integration (catalogs.yml) needs the adapter",
-        'catalog': "the package builds every model in the Thrift server's own catalog; a catalog integration (catalogs.yml) needs the adapter",
+        'catalog_name': catalog_reason,
+        'catalog': catalog_reason,
   }.items() if config.get(key) is not none -%}
     {{ s3tables_spark.config_error(key, 'not applicable: ' ~ reason, 'remove `' ~ key ~ '`') }}
   {%- endfor -%}

@@ -219,6 +219,7 @@
     'strategy': strategy,
     'unique_key': unique_key,
     'partition_by': partition_by,
+    'partitioning': s3tables_spark.partition_terms(partition_by),
     'update_columns': update_columns,
     'exclude_columns': exclude_columns,
     'watermark_column': config.get('watermark_column'),

@@ -17,6 +17,23 @@
   {{ return(config.get('contract') is not none and config.get('contract').enforced) }}
 {%- endmacro %}
 
+{#-- dbt's contract check (assert_columns_equivalent: the same names, count, types and
+     error), on the types Spark gives the model's query and the contract's columns
+     (`DESCRIBE QUERY`), as the adapter reads them. dbt-spark's over thrift compares
+     PyHive's type codes, which hold no decimal precision and one code for `timestamp` and
+     `timestamp_ntz`. --#}
+{% macro assert_contract_columns(sql) -%}
+  {%- if not model['columns'] -%}{{ exceptions.raise_contract_error([], []) }}{%- endif -%}
+  {%- set sql_columns = format_columns(s3tables_spark.columns_with_types(sql=sql)) -%}
+  {%- set yaml_columns = format_columns(s3tables_spark.columns_with_types(sql=get_empty_schema_sql(model['columns']))) -%}
+  {%- set by_name = {} -%}
+  {%- for c in yaml_columns -%}{%- do by_name.setdefault(c['name'], c) -%}{%- endfor -%}
+  {%- if sql_columns | length != yaml_columns | length -%}{{ exceptions.raise_contract_error(yaml_columns, sql_columns) }}{%- endif -%}
+  {%- for c in sql_columns if by_name.get(c['name'], {}).get('formatted') != c['formatted'] -%}
+    {{ exceptions.raise_contract_error(yaml_columns, sql_columns) }}
+  {%- endfor -%}
+{%- endmacro %}
+
 {#-- The contract's `not_null` columns (on the column or the model), in lower case. --#}
 {% macro not_null_columns() -%}
   {%- set named = [] -%}
@@ -91,7 +108,7 @@
   {%- endfor -%}
   {%- for name, type, required in wanted if name | lower in found -%}
     {%- set existing = found[name | lower] -%}
-    {%- if existing[0] != type | lower -%}
+    {%- if s3tables_spark.stored_type(existing[0]) != s3tables_spark.stored_type(type) -%}
       {%- do differences.append('column `' ~ name ~ '` changes type to ' ~ type) -%}
     {%- endif -%}
     {%- if existing[1] != required -%}
@@ -110,6 +127,8 @@
      `row_columns` (see the top of this file). --#}
 {% macro build_with_contract(target, existing, rows_view, row_columns) -%}
   {%- set not_null = s3tables_spark.not_null_columns() -%}
+  {%- set partition_by = s3tables_spark.column_names(config.get('partition_by')) or [] -%}
+  {%- set wanted_partitioning = s3tables_spark.partition_terms(partition_by) -%}
   {%- set wanted = [] -%}
   {%- for column in row_columns -%}
     {%- do wanted.append((column.name, column.data_type, column.name | lower in not_null)) -%}
@@ -119,7 +138,6 @@
     {%- for name, type, required in wanted -%}
       {%- do declared.append(s3tables_spark.quote(name) ~ ' ' ~ type ~ (' NOT NULL' if required else '')) -%}
     {%- endfor -%}
-    {%- set partition_by = s3tables_spark.column_names(config.get('partition_by')) or [] -%}
     {% call statement('s3tables_declared') -%}
       CREATE TABLE {{ target }} ({{ declared | join(', ') }})
       USING iceberg
@@ -131,9 +149,8 @@
     {%- endcall -%}
   {%- else -%}
     {%- set differences = s3tables_spark.declared_differences(s3tables_spark.declared_columns(existing), wanted) -%}
-    {%- set wanted_partitioning = s3tables_spark.partition_fields(s3tables_spark.column_names(config.get('partition_by')) or []) -%}
     {%- set partitioning = s3tables_spark.table_partitioning(existing) -%}
-    {%- if partitioning != wanted_partitioning -%}
+    {%- if not s3tables_spark.same_partitioning(partitioning, wanted_partitioning) -%}
       {%- do differences.append('the partitioning changes ([' ~ partitioning | join(', ') ~ '] to [' ~ wanted_partitioning | join(', ') ~ '])') -%}
     {%- endif -%}
     {%- if differences -%}

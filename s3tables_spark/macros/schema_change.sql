@@ -3,35 +3,65 @@
      case-insensitively and struct fields recursively; never drop a column; widen types in
      place; one sentence naming every difference when the mode refuses them. --#}
 
-{#-- A Spark type as Iceberg keeps it: tinyint and smallint are int, varchar and char are
-     string, spacing removed. --#}
+{#-- A Spark type as Iceberg keeps it, as the adapter's spark_type_name(iceberg_type(...))
+     prints it (dbt/adapters/s3tables/sql/types.py), at every depth: tinyint and smallint
+     are int, long is bigint, real is float, varchar and char are string, timestamp_ltz is
+     timestamp, decimal without a scale gets Spark's default; array, map and struct types
+     hold their element, key, value and field types so normalised; no spaces (but in
+     quoted field names), struct field names unquoted. --#}
 {% macro stored_type(data_type) -%}
-  {%- set t = data_type | lower | replace(' ', '') -%}
-  {%- if t in ['tinyint', 'smallint', 'byte', 'short', 'integer'] -%}{{ return('int') }}{%- endif -%}
-  {%- if t == 'long' -%}{{ return('bigint') }}{%- endif -%}
-  {%- if t.startswith('varchar') or t.startswith('char') -%}{{ return('string') }}{%- endif -%}
-  {{ return(t) }}
+  {%- set t = modules.re.sub('\\s+(?=(?:[^`]*`[^`]*`)*[^`]*$)', '', data_type | trim) -%}
+  {%- set lowered = t | lower -%}
+  {%- if lowered.startswith('array<') and lowered.endswith('>') -%}
+    {{ return('array<' ~ s3tables_spark.stored_type(t[6:-1]) ~ '>') }}
+  {%- endif -%}
+  {%- if lowered.startswith('map<') and lowered.endswith('>') -%}
+    {%- set parts = s3tables_spark.top_level_parts(t[4:-1]) -%}
+    {{ return('map<' ~ s3tables_spark.stored_type(parts[0]) ~ ',' ~ s3tables_spark.stored_type(parts[1:] | join(',')) ~ '>') }}
+  {%- endif -%}
+  {%- if lowered.startswith('struct<') and lowered.endswith('>') -%}
+    {%- set fields = [] -%}
+    {%- for name, kind in s3tables_spark.struct_fields(t) -%}
+      {%- do fields.append(name ~ ':' ~ s3tables_spark.stored_type(kind)) -%}
+    {%- endfor -%}
+    {{ return('struct<' ~ fields | join(',') ~ '>') }}
+  {%- endif -%}
+  {%- set decimal = modules.re.fullmatch('(?:decimal|dec|numeric)(?:\\((\\d+)(?:,(\\d+))?\\))?', lowered) -%}
+  {%- if decimal is not none -%}
+    {{ return('decimal(' ~ (decimal.group(1) or '10') | int ~ ',' ~ (decimal.group(2) or '0') | int ~ ')') }}
+  {%- endif -%}
+  {%- set aliases = {'tinyint': 'int', 'smallint': 'int', 'byte': 'int', 'short': 'int', 'integer': 'int',
+        'long': 'bigint', 'real': 'float', 'timestamp_ltz': 'timestamp'} -%}
+  {%- if lowered in aliases -%}{{ return(aliases[lowered]) }}{%- endif -%}
+  {%- if modules.re.fullmatch('(?:var)?char\\(\\d+\\)', lowered) -%}{{ return('string') }}{%- endif -%}
+  {{ return(lowered) }}
 {%- endmacro %}
 
-{#-- The fields of a `struct<a:int,b:decimal(10,2)>` type: [(name, type)], splitting at
-     top-level commas only. --#}
-{% macro struct_fields(data_type) -%}
-  {%- set body = data_type[7:-1] -%}
-  {%- set state = namespace(depth=0, start=0, parts=[]) -%}
-  {%- for i in range(body | length) -%}
-    {%- set ch = body[i] -%}
-    {%- if ch in '<(' -%}{%- set state.depth = state.depth + 1 -%}
+{#-- `text` split at its commas outside <...>, (...) and quoted names. --#}
+{% macro top_level_parts(text) -%}
+  {%- set state = namespace(depth=0, start=0, quoted=false, parts=[]) -%}
+  {%- for i in range(text | length) -%}
+    {%- set ch = text[i] -%}
+    {%- if ch == '`' -%}{%- set state.quoted = not state.quoted -%}
+    {%- elif state.quoted -%}
+    {%- elif ch in '<(' -%}{%- set state.depth = state.depth + 1 -%}
     {%- elif ch in '>)' -%}{%- set state.depth = state.depth - 1 -%}
     {%- elif ch == ',' and state.depth == 0 -%}
-      {%- do state.parts.append(body[state.start:i]) -%}
+      {%- do state.parts.append(text[state.start:i]) -%}
       {%- set state.start = i + 1 -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- do state.parts.append(body[state.start:]) -%}
+  {%- do state.parts.append(text[state.start:]) -%}
+  {{ return(state.parts) }}
+{%- endmacro %}
+
+{#-- The fields of a `struct<a:int,b:decimal(10,2)>` type: [(name, type)], names unquoted. --#}
+{% macro struct_fields(data_type) -%}
   {%- set found = [] -%}
-  {%- for part in state.parts if part -%}
-    {%- set name, kind = part.split(':', 1) -%}
-    {%- do found.append((name.strip('`'), kind)) -%}
+  {%- for part in s3tables_spark.top_level_parts(data_type[7:-1]) if part -%}
+    {%- set name = modules.re.match('(`(?:[^`]|``)*`|[^:]*):?(.*)', part, modules.re.DOTALL) -%}
+    {%- set quoted = name.group(1) -%}
+    {%- do found.append((quoted[1:-1] | replace('``', '`') if quoted.startswith('`') else quoted, name.group(2))) -%}
   {%- endfor -%}
   {{ return(found) }}
 {%- endmacro %}

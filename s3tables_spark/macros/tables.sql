@@ -43,20 +43,68 @@
 {%- endmacro %}
 
 {#-- A temporary view of `sql` (the model's rows), cached so the statement and the checks
-     read the rows once: `CACHE TABLE` computes them now. The model's `sql_header` goes
-     before it, as dbt-spark puts it before its CREATE TABLE. --#}
+     read the rows once: `CACHE TABLE` computes them now. --#}
 {% macro cache_rows(view, sql) -%}
-  {%- set sql_header = config.get('sql_header') -%}
   {% call statement('s3tables_rows') -%}
-    {{ sql_header if sql_header is not none }}
     CACHE TABLE {{ view }} AS {{ sql }}
   {%- endcall %}
+{%- endmacro %}
+
+{#-- The model's `sql_header`, each of its statements on its own before anything reads the
+     model's SQL (the session keeps what it sets): the Thrift server runs one statement a
+     call, and a `SET` would take the rest of the text as its value. --#}
+{% macro run_sql_header() -%}
+  {%- for header_statement in s3tables_spark.split_statements(config.get('sql_header') or '') -%}
+    {% call statement('s3tables_sql_header') %}{{ header_statement }}{% endcall %}
+  {%- endfor -%}
+{%- endmacro %}
+
+{#-- The statements of a script, split at semicolons outside literals, quoted names and
+     comments, as the adapter's sql/text.py split_statements: parts holding only comments
+     or blanks are dropped. --#}
+{% macro split_statements(script) -%}
+  {%- set state = namespace(start=0, parts=[]) -%}
+  {%- for match in modules.re.compile('\'(?:[^\'\\\\]|\\\\.)*\'|"(?:[^"\\\\]|\\\\.)*"|`(?:[^`]|``)*`|--[^\\n]*|/\\*.*?\\*/|;', modules.re.DOTALL).finditer(script) if match.group() == ';' -%}
+    {%- do state.parts.append(script[state.start:match.start()]) -%}
+    {%- set state.start = match.end() -%}
+  {%- endfor -%}
+  {%- do state.parts.append(script[state.start:]) -%}
+  {%- set statements = [] -%}
+  {%- for part in state.parts if modules.re.sub('--[^\\n]*|/\\*.*?\\*/', '', part, flags=modules.re.DOTALL) | trim -%}
+    {%- do statements.append(part | trim) -%}
+  {%- endfor -%}
+  {{ return(statements) }}
 {%- endmacro %}
 
 {% macro uncache_rows(view) -%}
   {% call statement('s3tables_uncache') -%}
     UNCACHE TABLE IF EXISTS {{ view }}
   {%- endcall %}
+{%- endmacro %}
+
+{#-- The columns of `relation`, or of the query `sql` (`DESCRIBE QUERY`: Spark analyses it
+     without running it), as dbt's column objects with their whole types. DESCRIBE cuts a
+     struct of more than `spark.sql.debug.maxToStringFields` (25) fields short (`... 6 more
+     fields`), which no statement can use: when a type comes back cut, the setting is
+     raised for the session (once) and the columns are read again. --#}
+{% macro columns_with_types(relation=none, sql=none) -%}
+  {%- set columns = s3tables_spark.described_columns(relation, sql) -%}
+  {%- for c in columns if ' more field' in c.data_type -%}
+    {%- if loop.first -%}
+      {% call statement('s3tables_whole_types') %}SET spark.sql.debug.maxToStringFields = 100000{% endcall %}
+      {{ return(s3tables_spark.described_columns(relation, sql)) }}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return(columns) }}
+{%- endmacro %}
+
+{% macro described_columns(relation, sql) -%}
+  {%- if relation is not none -%}{{ return(adapter.get_columns_in_relation(relation)) }}{%- endif -%}
+  {%- set columns = [] -%}
+  {%- for row in run_query('DESCRIBE QUERY ' ~ sql) if row[0] and not row[0].startswith('#') -%}
+    {%- do columns.append(api.Column.create(row[0], row[1])) -%}
+  {%- endfor -%}
+  {{ return(columns) }}
 {%- endmacro %}
 
 {#-- The view's rows hold none: a run with no rows commits nothing, as the adapter's. --#}

@@ -25,6 +25,7 @@ from dbt.adapters.s3tables.catalogs.s3tables.rules import name_problem, suggeste
 from dbt.adapters.s3tables.errors import ModelConfigError
 from dbt.adapters.s3tables.incremental import chunked_refresh
 from dbt.adapters.s3tables.incremental.config import normalize_predicates
+from dbt.adapters.s3tables.incremental.partition_evolution import parse_partition_by
 from dbt.adapters.s3tables.incremental.statement_parts import IncrementalWrite
 from dbt.adapters.s3tables.incremental.strategies import STRATEGIES
 from dbt.adapters.s3tables.keys.config_keys import (
@@ -33,7 +34,8 @@ from dbt.adapters.s3tables.keys.config_keys import (
     config_fields,
 )
 from dbt.adapters.s3tables.keys.spelling import nearest_key
-from dbt.adapters.s3tables.sql.text import expression_problem
+from dbt.adapters.s3tables.sql.text import expression_problem, split_statements
+from dbt.adapters.s3tables.sql.types import iceberg_type, parse_spark_type, spark_type_name
 
 PACKAGE = Path(__file__).resolve().parents[2] / "s3tables_spark"
 
@@ -213,7 +215,7 @@ TYPOS = [
 
 @pytest.mark.parametrize("typo", TYPOS)
 def test_did_you_mean_names_the_adapters_key(typo: str) -> None:
-    macros = load_macros("config.sql")
+    macros = load_macros("config.sql", "partitioning.sql")
     known = macros.known_config_keys()
     assert macros.nearest_key(typo, known) == nearest_key(typo, known)
 
@@ -365,7 +367,7 @@ TBLPROPERTIES (
 
 
 def test_the_declared_columns_are_read_from_show_create_table() -> None:
-    macros = load_macros("contracts.sql", "config.sql", "state.sql", "strategies.sql")
+    macros = load_macros("contracts.sql", "config.sql", "state.sql", "strategies.sql", "schema_change.sql")
     macros.query_answers["SHOW CREATE TABLE analytics.summary"] = [[SHOW_CREATE_TABLE]]
     assert macros.declared_columns("analytics.summary") == [
         ("customer_id", "int", True),
@@ -376,7 +378,7 @@ def test_the_declared_columns_are_read_from_show_create_table() -> None:
 
 
 def test_a_contracted_rebuild_names_every_difference() -> None:
-    macros = load_macros("contracts.sql", "config.sql", "state.sql", "strategies.sql")
+    macros = load_macros("contracts.sql", "config.sql", "state.sql", "strategies.sql", "schema_change.sql")
     table = [("id", "int", True), ("name", "string", False), ("gone", "int", False)]
     assert (
         macros.declared_differences(
@@ -399,7 +401,7 @@ def test_a_contracted_rebuild_names_every_difference() -> None:
 
 @pytest.mark.parametrize("owner", ["my_project", "some_package"])
 def test_an_override_of_a_strategys_macro_is_refused_not_ignored(owner: str) -> None:
-    macros = load_macros("config.sql")
+    macros = load_macros("config.sql", "partitioning.sql")
     macros.model_config.clear()
     macros.model_config.update({"unique_key": "id", "incremental_strategy": "delete+insert"})
     generator = SimpleNamespace(macro=SimpleNamespace(package_name=owner))
@@ -416,7 +418,7 @@ def test_an_override_of_a_strategys_macro_is_refused_not_ignored(owner: str) -> 
 
 
 def test_dbts_own_strategy_macro_is_no_override() -> None:
-    macros = load_macros("config.sql")
+    macros = load_macros("config.sql", "partitioning.sql")
     macros.model_config.update({"unique_key": "id", "incremental_strategy": "merge"})
     generator = SimpleNamespace(macro=SimpleNamespace(package_name="dbt"))
     macros.context_macros["get_incremental_merge_sql"] = generator
@@ -450,7 +452,7 @@ def test_an_incremental_predicate_is_checked_as_the_adapter_checks_it(predicate:
     """A predicate that could break out of the statement's parentheses (under
     delete+insert, `x) OR (y` would delete rows it should not) is refused in the adapter's
     sentence; one expression passes, as on the adapter."""
-    macros = load_macros("config.sql", "chunked_refresh.sql", "state.sql")
+    macros = load_macros("config.sql", "chunked_refresh.sql", "state.sql", "partitioning.sql")
     assert macros.expression_problem(predicate) == expression_problem(predicate)
     macros.model_config.clear()
     macros.model_config.update({"unique_key": "id", "incremental_predicates": [predicate]})
@@ -468,7 +470,7 @@ def test_an_incremental_predicate_is_checked_as_the_adapter_checks_it(predicate:
 def test_a_catalog_integration_is_refused_not_ignored(key: str) -> None:
     """The package builds in the server's catalog: a model naming another is refused in
     one sentence (it landed in the server's default catalog)."""
-    macros = load_macros("config.sql")
+    macros = load_macros("config.sql", "partitioning.sql")
     macros.model_config.clear()
     macros.model_config[key] = "marts"
     with pytest.raises(ConfigError) as refused:
@@ -488,3 +490,108 @@ def test_only_changed_state_is_set() -> None:
     moved = {**kept, "dbt.s3tables.last_processed_value": "4"}
     assert macros.changed_properties(moved, kept) == {"dbt.s3tables.last_processed_value": "4"}
     assert macros.changed_properties(moved, {}) == moved
+
+
+SPARK_TYPES = [
+    "array<smallint>",
+    "map<string,tinyint>",
+    "array<struct<a:smallint>>",
+    "MAP<STRING, INT>",
+    "STRUCT<a: INT, `b c`: DECIMAL(10, 2)>",
+    "struct<a:map<int,array<short>>,b:string>",
+    "decimal",
+    "dec(5)",
+    "numeric(7,3)",
+    "varchar(10)",
+    "char(3)",
+    "timestamp",
+    "timestamp_ltz",
+    "timestamp_ntz",
+    "real",
+    "long",
+    "integer",
+    "binary",
+    "boolean",
+    "date",
+]
+
+
+@pytest.mark.parametrize("spark_type", SPARK_TYPES)
+def test_a_type_is_stored_as_the_adapter_stores_it(spark_type: str) -> None:
+    """Nested types compare as the adapter compares them: `array<smallint>` is the
+    `array<int>` Iceberg keeps, so a model returning it is no schema change (each run
+    was one: `recreate_empty` replaced the table every run, `fail` refused every run)."""
+    macros = load_macros("schema_change.sql")
+    expected = spark_type_name(iceberg_type(parse_spark_type(spark_type), "c"))
+    assert macros.stored_type(spark_type) == expected
+
+
+def test_a_nested_type_the_table_stores_is_no_change() -> None:
+    table = [column("a", "array<int>"), column("m", "map<string,int>")]
+    model = [column("a", "array<smallint>"), column("m", "map<string,tinyint>")]
+    assert evolution("fail", table, model)[0] == {"added": [], "removed": [], "changed": []}
+
+
+PARTITION_ENTRIES = [
+    ["grp"],
+    ["day(ts)", "identity(c)", "truncate(s, 4)", "hour(t2)"],
+    ["days(ts), bucket(16, id)"],
+    ["DATE(ts)", "months(m)", "years(y)", "truncate(4, s)", "bucket(id, 8)"],
+    ["`odd name`", "day(`ts`)"],
+    ["day(ts)", "hours(ts)"],
+    ["day(ts)", "days(TS)"],
+    ["sum(x)"],
+    ["bucket(0, id)"],
+    ["bucket(id)"],
+    ["a, b)"],
+]
+
+
+@pytest.mark.parametrize("entries", PARTITION_ENTRIES, ids=str)
+def test_partition_by_is_read_as_the_adapter_reads_it(entries: list[str]) -> None:
+    """Every alias the adapter accepts is one field (the table's `days(ts)` is the model's
+    `day(ts)`), and an entry it refuses is refused in its sentence, before anything is
+    written."""
+    macros = load_macros("partitioning.sql", "config.sql")
+    try:
+        expected = [term.describe() for term in parse_partition_by("m", entries)]
+    except ModelConfigError as error:
+        with pytest.raises(ConfigError) as refused:
+            macros.partition_terms(entries)
+        assert str(refused.value) == error.msg
+        return
+    assert macros.partition_terms(entries) == expected
+
+
+def test_the_tables_partition_fields_are_the_models() -> None:
+    macros = load_macros("partitioning.sql", "config.sql")
+    # What DESCRIBE TABLE lists for PARTITIONED BY (day(ts), identity(c), truncate(s, 4)).
+    described = [
+        ("id", "int", None),
+        ("", "", ""),
+        ("# Partitioning", "", ""),
+        ("Part 0", "days(ts)", ""),
+        ("Part 1", "c", ""),
+        ("Part 2", "truncate(4, s)", ""),
+    ]
+    macros.query_answers["DESCRIBE TABLE analytics.t"] = described
+    table = macros.table_partitioning("analytics.t")
+    model = macros.partition_terms(["identity(C)", "truncate(s, 4)", "day(ts)"])
+    assert macros.same_partitioning(table, model)
+    assert not macros.same_partitioning(table, macros.partition_terms(["hour(ts)", "c", "s"]))
+
+
+SCRIPTS = [
+    "SET spark.sql.shuffle.partitions = 3; SET spark.sql.session.timeZone = UTC;",
+    "SET a = 1",
+    "-- a comment\nSET a = 1;\n/* only a comment */;",
+    "create temporary function f as 'x;y'; select ';' as `a;b`",
+    "",
+]
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_a_sql_header_is_split_as_the_adapter_splits_it(script: str) -> None:
+    """The Thrift server runs one statement a call: a `SET` header sent with the
+    statement after it took the rest of the text as its value."""
+    assert load_macros("tables.sql").split_statements(script) == split_statements(script)

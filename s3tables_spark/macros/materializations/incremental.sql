@@ -17,8 +17,9 @@
 
   {{ run_hooks(pre_hooks) }}
 
+  {%- do s3tables_spark.run_sql_header() -%}
   {%- do s3tables_spark.cache_rows(rows_view, compiled_code) -%}
-  {%- set model_columns = adapter.get_columns_in_relation(rows_view) -%}
+  {%- set model_columns = s3tables_spark.columns_with_types(rows_view) -%}
   {%- set column_names = model_columns | map(attribute='name') | list -%}
   {%- do s3tables_spark.check_names(target, column_names) -%}
   {%- do s3tables_spark.check_columns_exist(settings, column_names) -%}
@@ -40,8 +41,8 @@
     {%- set previous = s3tables_spark.table_properties(existing) -%}
     {%- do s3tables_spark.compare_state(settings, previous) -%}
     {%- do s3tables_spark.align_write_mode(target, previous) -%}
-    {%- do s3tables_spark.check_partitioning(existing, settings) -%}
-    {%- set existing_columns = adapter.get_columns_in_relation(existing) -%}
+    {%- do s3tables_spark.check_partitioning(existing, settings.partitioning) -%}
+    {%- set existing_columns = s3tables_spark.columns_with_types(existing) -%}
     {%- set diff = s3tables_spark.schema_diff(existing_columns, model_columns, history_columns) -%}
     {%- set chunked.rebuild = s3tables_spark.rebuild_plan_key() in previous or (settings.on_schema_change == 'full_incremental_refresh' and (diff.added or diff.changed)) -%}
     {%- if s3tables_spark.rebuild_plan_key() in previous -%}
@@ -158,7 +159,7 @@
      commit. --#}
 {% macro replace_table(target, settings, sql, diff, extra_properties={}) -%}
   {%- set kept = [] -%}
-  {%- for column in adapter.get_columns_in_relation(target) if column.name in diff.removed -%}
+  {%- for column in s3tables_spark.columns_with_types(target) if column.name in diff.removed -%}
     {%- do kept.append(', CAST(NULL AS ' ~ column.data_type ~ ') AS ' ~ s3tables_spark.quote(column.name)) -%}
   {%- endfor -%}
   {%- set rows = 'SELECT *' ~ kept | join('') ~ ' FROM (\n' ~ s3tables_spark.build_sql(settings, sql) ~ '\n) AS dbt_replacement_rows' -%}
@@ -184,42 +185,4 @@
   {%- set sql = render(model.raw_code) -%}
   {%- do adapter.cache_added(existing) -%}
   {{ return(sql) }}
-{%- endmacro %}
-
-{#-- A table's partition fields as `DESCRIBE TABLE` lists them, without spaces, in lower
-     case: under `# Partition Information` (after its `# col_name` header) when every field
-     is a column, else under `# Partitioning` as `Part 0`: `days(ts)`. --#}
-{% macro table_partitioning(relation) -%}
-  {%- set state = namespace(section=none, fields=[]) -%}
-  {%- for row in run_query('DESCRIBE TABLE ' ~ relation) -%}
-    {%- set name = (row[0] or '') | trim -%}
-    {%- if name in ['# Partition Information', '# Partitioning'] -%}
-      {%- set state.section = name -%}
-    {%- elif name == '' or (name.startswith('#') and name != '# col_name') -%}
-      {%- set state.section = none -%}
-    {%- elif state.section == '# Partition Information' and name != '# col_name' -%}
-      {%- do state.fields.append(name | lower | replace('`', '')) -%}
-    {%- elif state.section == '# Partitioning' and name.startswith('Part ') -%}
-      {%- do state.fields.append(row[1] | lower | replace(' ', '') | replace('`', '')) -%}
-    {%- endif -%}
-  {%- endfor -%}
-  {{ return(state.fields) }}
-{%- endmacro %}
-
-{#-- `partition_by` entries as table_partitioning lists them: no spaces or backquotes,
-     lower case. --#}
-{% macro partition_fields(partition_by) -%}
-  {%- set fields = [] -%}
-  {%- for field in partition_by -%}{%- do fields.append(field | lower | replace(' ', '') | replace('`', '')) -%}{%- endfor -%}
-  {{ return(fields) }}
-{%- endmacro %}
-
-{#-- The package cannot evolve a table's partition spec (the adapter does): a changed
-     `partition_by` is refused, never ignored. --#}
-{% macro check_partitioning(existing, settings) -%}
-  {%- set wanted = s3tables_spark.partition_fields(settings.partition_by) -%}
-  {%- set current = s3tables_spark.table_partitioning(existing) -%}
-  {%- if current != wanted -%}
-    {{ s3tables_spark.config_error('partition_by', 'the table is partitioned by [' ~ current | join(', ') ~ '] and the model says [' ~ wanted | join(', ') ~ ']; this package cannot evolve a table\'s partitioning (the adapter does, in place)', 'rebuild the table with `dbt run -s ' ~ model.name ~ ' --full-refresh` (its history is kept), or run the model with the dbt-s3tables adapter') }}
-  {%- endif -%}
 {%- endmacro %}

@@ -14,21 +14,20 @@
 
   {{ run_hooks(pre_hooks) }}
 
+  {%- do s3tables_spark.run_sql_header() -%}
   {%- set contracted = s3tables_spark.contract_enforced() -%}
   {%- if contracted -%}
     {#-- Names and types checked, then the rows computed and each `not_null` column checked
          (cached: a NULL fails here), before anything is written. --#}
-    {{ get_assert_columns_equivalent(compiled_code) }}
+    {%- do s3tables_spark.assert_contract_columns(compiled_code) -%}
     {%- do s3tables_spark.cache_rows(rows_view, s3tables_spark.contract_select(compiled_code, s3tables_spark.not_null_columns())) -%}
   {%- else -%}
     {#-- A view computes nothing: its columns are the model's, read before anything is written. --#}
-    {%- set sql_header = config.get('sql_header') -%}
     {% call statement('s3tables_rows') -%}
-      {{ sql_header if sql_header is not none }}
       CREATE OR REPLACE TEMPORARY VIEW {{ rows_view }} AS {{ compiled_code }}
     {%- endcall %}
   {%- endif -%}
-  {%- set row_columns = adapter.get_columns_in_relation(rows_view) -%}
+  {%- set row_columns = s3tables_spark.columns_with_types(rows_view) -%}
   {%- do s3tables_spark.check_names(target, row_columns | map(attribute='name') | list) -%}
   {%- if existing is not none and existing.is_view -%}
     {% do adapter.drop_relation(existing) %}

@@ -367,7 +367,9 @@ TBLPROPERTIES (
 
 
 def test_the_declared_columns_are_read_from_show_create_table() -> None:
-    macros = load_macros("contracts.sql", "config.sql", "state.sql", "strategies.sql", "schema_change.sql")
+    macros = load_macros(
+        "contracts.sql", "config.sql", "state.sql", "strategies.sql", "schema_change.sql"
+    )
     macros.query_answers["SHOW CREATE TABLE analytics.summary"] = [[SHOW_CREATE_TABLE]]
     assert macros.declared_columns("analytics.summary") == [
         ("customer_id", "int", True),
@@ -378,7 +380,9 @@ def test_the_declared_columns_are_read_from_show_create_table() -> None:
 
 
 def test_a_contracted_rebuild_names_every_difference() -> None:
-    macros = load_macros("contracts.sql", "config.sql", "state.sql", "strategies.sql", "schema_change.sql")
+    macros = load_macros(
+        "contracts.sql", "config.sql", "state.sql", "strategies.sql", "schema_change.sql"
+    )
     table = [("id", "int", True), ("name", "string", False), ("gone", "int", False)]
     assert (
         macros.declared_differences(

@@ -24,6 +24,7 @@ from dbt.tests.fixtures.project import TestProjInfo
 from dbt.tests.util import get_connection, run_dbt, run_dbt_and_capture
 from dbt_common.exceptions import DbtDatabaseError
 
+import tests.functional.test_column_shapes as shapes
 import tests.functional.test_incremental_strategies as strategies
 import tests.functional.test_model_state as model_state
 import tests.functional.test_schema_change_modes as replacing_modes
@@ -257,6 +258,37 @@ class TestLastProcessedValueNeverGoesBack(
 
 
 class TestWriteMode(OnDbtSparkWithThePackage, model_state.TestWriteMode):
+    pass
+
+
+# --- columns of every shape, run after run ---------------------------------------------
+
+
+class TestNestedTypesAreNoChange(OnDbtSparkWithThePackage, shapes.TestNestedTypesAreNoChange):
+    pass
+
+
+class TestAStructOfMoreThan25Fields(OnDbtSparkWithThePackage, shapes.TestAStructOfMoreThan25Fields):
+    pass
+
+
+class TestPartitionByAliases(OnDbtSparkWithThePackage, shapes.TestPartitionByAliases):
+    pass
+
+
+class TestASqlHeaderOfSeveralStatements(
+    OnDbtSparkWithThePackage, shapes.TestASqlHeaderOfSeveralStatements
+):
+    pass
+
+
+class TestAContractedTableOfNestedColumnsIsRebuilt(
+    OnDbtSparkWithThePackage, shapes.TestAContractedTableOfNestedColumnsIsRebuilt
+):
+    pass
+
+
+class TestContractTypesAreExact(OnDbtSparkWithThePackage, shapes.TestContractTypesAreExact):
     pass
 
 

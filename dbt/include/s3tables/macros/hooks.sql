@@ -20,6 +20,16 @@
   {{ run_hooks(pre_hooks, inside_transaction=True) }}
 {% endmacro %}
 
+{#-- A model's `sql_header`, run before anything reads the model's SQL (the connection's
+     session keeps what it sets, as dbt-spark's, which sends it with its CREATE): the
+     statements this adapter writes with are its own, and carried none of it. --#}
+{% macro s3tables_sql_header() %}
+  {%- set sql_header = config.get('sql_header') -%}
+  {%- if sql_header -%}
+    {% call statement('sql_header') %}{{ sql_header }}{% endcall %}
+  {%- endif -%}
+{% endmacro %}
+
 {% macro s3tables_post_hooks() %}
   {{ run_hooks(post_hooks, inside_transaction=True) }}
   {{ run_hooks(post_hooks, inside_transaction=False) }}

@@ -12,6 +12,7 @@
   {%- set full_refresh = should_full_refresh() -%}
 
   {{ s3tables_pre_hooks() }}
+  {{ s3tables_sql_header() }}
 
   {#-- A Python model's DataFrame becomes a temporary view the SQL path selects from. --#}
   {%- if model['language'] == 'python' -%}

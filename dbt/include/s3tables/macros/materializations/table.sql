@@ -9,6 +9,7 @@
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
 
   {{ s3tables_pre_hooks() }}
+  {{ s3tables_sql_header() }}
 
   {#-- A Python model's DataFrame becomes a temporary view the SQL path selects from. --#}
   {%- if model['language'] == 'python' -%}

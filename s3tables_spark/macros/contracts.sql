@@ -6,6 +6,7 @@
      - the rows are checked first (names and types by dbt's contract check, then each
        `not_null` column row by row inside the statement that caches them): a NULL fails
        the build before anything is written;
+     - no `not_null` column: one `CREATE [OR REPLACE] TABLE ... AS`, as any table;
      - no table yet: `CREATE TABLE` with the typed column list, `not_null` columns NOT NULL
        (a metadata commit, no snapshot), then one `INSERT INTO`;
      - a table with exactly these columns (names, order, types, which are required) and this
@@ -133,7 +134,12 @@
   {%- for column in row_columns -%}
     {%- do wanted.append((column.name, column.data_type, column.name | lower in not_null)) -%}
   {%- endfor -%}
-  {%- if existing is none -%}
+  {%- if not not_null -%}
+    {#-- Nothing to declare: one CREATE [OR REPLACE] TABLE ... AS, as any table. --#}
+    {%- call statement('main') -%}
+      {{ s3tables_spark.create_table_as(target, 'SELECT * FROM ' ~ rows_view, existing is not none, false) }}
+    {%- endcall -%}
+  {%- elif existing is none -%}
     {%- set declared = [] -%}
     {%- for name, type, required in wanted -%}
       {%- do declared.append(s3tables_spark.quote(name) ~ ' ' ~ type ~ (' NOT NULL' if required else '')) -%}

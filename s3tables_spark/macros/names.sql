@@ -53,3 +53,21 @@
     {{ exceptions.raise_compiler_error('Model `' ~ model.name ~ '`: column name(s) ' ~ quoted | join(', ') ~ ' break the S3 Tables rules (' ~ s3tables_spark.name_rule() ~ '). Fix: alias them in the model\'s select: ' ~ renames | join(', ')) }}
   {%- endif -%}
 {%- endmacro %}
+
+{#-- dbt 1.12's latest version pointer is a view dbt creates over a versioned model's latest
+     version once that is built (pointer enabled in its config or, unset there, by the
+     project flag `latest_version_pointer_enabled_by_default`): refused before the version
+     is built where S3 Tables' rules hold, in the adapter's sentence. --#}
+{% macro check_latest_version_pointer() -%}
+  {%- if not var('s3tables_rules', true) or model.version is none or (model.version | string) != (model.latest_version | string) -%}
+    {{ return(none) }}
+  {%- endif -%}
+  {%- set pointer = config.get('latest_version_pointer') -%}
+  {%- set enabled = none if pointer is none else (pointer.get('enabled') if pointer is mapping else pointer.enabled) -%}
+  {%- if enabled is none -%}
+    {%- set enabled = invocation_args_dict.get('latest_version_pointer_enabled_by_default') -%}
+  {%- endif -%}
+  {%- if enabled -%}
+    {{ exceptions.raise_compiler_error('Model `' ~ model.name ~ '` v' ~ model.version ~ ': its `latest_version_pointer` is a view dbt would create over this latest version once it is built, and S3 Tables has no views. Fix: set `latest_version_pointer: {enabled: false}` on the model (or leave the flag `latest_version_pointer_enabled_by_default` off) and read the version by its own name') }}
+  {%- endif -%}
+{%- endmacro %}

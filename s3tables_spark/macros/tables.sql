@@ -122,17 +122,26 @@
 
 {#-- `persist_docs`: the model's description as the table's comment, each documented column's
      as its comment (dbt-spark writes column comments only when `file_format` is set, and
-     the table comment only in its own CREATE TABLE). Metadata commits: no snapshot. --#}
-{% macro persist_docs(relation) -%}
+     the table comment only in its own CREATE TABLE), each set only when the table does
+     not hold it already: a metadata commit each, and a run that changes nothing commits
+     none. `properties` are the table's, when the caller has just read them. --#}
+{% macro persist_docs(relation, properties=none) -%}
   {%- if config.persist_relation_docs() and model.description -%}
-    {%- do s3tables_spark.set_properties(relation, {'comment': model.description}) -%}
+    {%- set properties = s3tables_spark.table_properties(relation) if properties is none else properties -%}
+    {%- do s3tables_spark.set_properties(relation, s3tables_spark.changed_properties({'comment': model.description}, properties)) -%}
   {%- endif -%}
-  {%- if config.persist_column_docs() and model.columns -%}
-    {%- set existing = adapter.get_columns_in_relation(relation) | map(attribute='name') | map('lower') | list -%}
-    {%- for key, column in model.columns.items() if column.get('description') and column.get('name', key) | lower in existing -%}
-      {% call statement('s3tables_column_comment') -%}
-        ALTER TABLE {{ relation }} ALTER COLUMN {{ s3tables_spark.quote(column.get('name', key)) }} COMMENT {{ s3tables_spark.sql_string(column.description) }}
-      {%- endcall %}
+  {%- set documented = {} -%}
+  {%- for key, column in (model.columns if config.persist_column_docs() else {}).items() if column.get('description') -%}
+    {%- do documented.update({column.get('name', key) | lower: column}) -%}
+  {%- endfor -%}
+  {%- if documented -%}
+    {%- for row in run_query('DESCRIBE TABLE ' ~ relation) if row[0] and not row[0].startswith('#') -%}
+      {%- set column = documented.get(row[0] | lower) -%}
+      {%- if column is not none and row[2] != column.description -%}
+        {% call statement('s3tables_column_comment') -%}
+          ALTER TABLE {{ relation }} ALTER COLUMN {{ s3tables_spark.quote(row[0]) }} COMMENT {{ s3tables_spark.sql_string(column.description) }}
+        {%- endcall %}
+      {%- endif -%}
     {%- endfor -%}
   {%- endif -%}
 {%- endmacro %}

@@ -5,11 +5,12 @@ exception by design: an empty batch replaces its window with nothing."""
 from __future__ import annotations
 
 import pytest
-from dbt.tests.util import run_dbt
+from dbt.tests.util import run_dbt, write_file
 
 from tests.functional.harness import (
     adapter_responses,
     batch_model,
+    described_columns,
     query_rows,
     relation,
     results_by_model,
@@ -73,3 +74,59 @@ class TestEmptyRunsCommitNothing:
         assert query_rows(project, f"select id from {table}") == [(1,)]
         run_dbt(["run", "--select", "batched", "--vars", "batch: 2", *window])
         assert query_rows(project, f"select id from {table}") == []
+
+
+DOCUMENTED = """
+version: 2
+models:
+  - name: documented
+    description: Orders, one row per id.
+    config:
+      persist_docs: {relation: true, columns: true}
+    columns:
+      - name: id
+        description: The order's id.
+      - name: v
+        description: Its value.
+"""
+
+
+def metadata_versions(project, table: str) -> int:
+    """How many metadata files the table has had (Iceberg's metadata log, and its current
+    one): each commit, data or metadata, adds one."""
+    return project.run_sql(f"select count(*) from {table}.metadata_log_entries", fetch="one")[0]
+
+
+class TestAnUnchangedRunCommitsNoMetadata:
+    """A run with no rows, whose state and docs the table already holds, commits no
+    metadata either (properties and comments set again would add a metadata version each
+    run: thousands a year for an hourly job); a changed description is one commit."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        config = (
+            "materialized='incremental', unique_key='id', watermark_column='id', "
+            "persist_docs={'relation': true, 'columns': true}"
+        )
+        return {
+            "documented.sql": batch_model(config, {1: ROWS, 2: NO_ROWS}),
+            "schema.yml": DOCUMENTED,
+        }
+
+    def test_no_metadata_version(self, project):
+        table = relation(project, "documented")
+        run_dbt(["run"])
+        run_dbt(["run", "--vars", "batch: 2"])
+        before = metadata_versions(project, table)
+        run_dbt(["run", "--vars", "batch: 2"])
+        assert metadata_versions(project, table) == before
+        write_file(
+            DOCUMENTED.replace("Its value.", "Its value, in cents."),
+            project.project_root,
+            "models",
+            "schema.yml",
+        )
+        run_dbt(["run", "--vars", "batch: 2"])
+        assert metadata_versions(project, table) == before + 1
+        comments = {name: comment for name, _, comment in described_columns(project, table)}
+        assert comments == {"id": "The order's id.", "v": "Its value, in cents.", "day": None}

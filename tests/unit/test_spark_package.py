@@ -9,6 +9,7 @@ value, `do` runs an expression, `modules.re` is Python's `re`.
 from __future__ import annotations
 
 import datetime
+import decimal
 import functools
 import json
 import re
@@ -34,6 +35,12 @@ from dbt.adapters.s3tables.keys.config_keys import (
     config_fields,
 )
 from dbt.adapters.s3tables.keys.spelling import nearest_key
+from dbt.adapters.s3tables.seeds.values import (
+    SeedColumn,
+    seed_select_sql,
+    seed_value_as_text,
+    text_rows_view_sql,
+)
 from dbt.adapters.s3tables.sql.text import expression_problem, split_statements
 from dbt.adapters.s3tables.sql.types import iceberg_type, parse_spark_type, spark_type_name
 
@@ -599,3 +606,53 @@ def test_a_sql_header_is_split_as_the_adapter_splits_it(script: str) -> None:
     """The Thrift server runs one statement a call: a `SET` header sent with the
     statement after it took the rest of the text as its value."""
     assert load_macros("tables.sql").split_statements(script) == split_statements(script)
+
+
+SEED_VALUES = [
+    None,
+    True,
+    False,
+    decimal.Decimal("12345678.1234"),
+    decimal.Decimal("1E+2"),
+    decimal.Decimal("-0.5"),
+    7,
+    datetime.datetime(2024, 1, 15, 10, 30),
+    datetime.datetime(2024, 1, 15, 10, 30, 0, 1500),
+    datetime.date(2024, 2, 29),
+    datetime.timedelta(hours=1, minutes=2),
+    'Zoë "Zed" O\'Brien \\ x',
+]
+
+
+@pytest.mark.parametrize("value", SEED_VALUES, ids=repr)
+def test_a_seed_cell_is_the_adapters_text(value: Any) -> None:
+    """Every cell travels as the text the adapter sends (a decimal in plain notation,
+    never through a float as dbt-spark's seeds send it)."""
+    assert load_macros("seeds.sql", "state.sql").seed_text(value) == seed_value_as_text(value)
+
+
+SEED_COLUMNS = [
+    SeedColumn("id", "id", "bigint"),
+    SeedColumn("note", "`note`", "string"),
+    SeedColumn("code", "code", "varchar(3)"),
+    SeedColumn("amount", "amount", "decimal(12,4)"),
+    SeedColumn("odd's", "`odd's`", "date"),
+]
+
+
+@pytest.mark.parametrize(
+    "rows", [[], [["1", None, "a", "1.5", "2024-01-01"], ["2", "x'y"] * 2 + ["z"]]]
+)
+@pytest.mark.parametrize("empty", [False, True])
+def test_a_seed_loads_with_the_adapters_statements(rows: list, empty: bool) -> None:
+    """The text view and the checked load query are the adapter's, character for
+    character: a value that does not fit its type fails the load, naming the row."""
+    macros = load_macros("seeds.sql", "state.sql", "strategies.sql")
+    width = len(SEED_COLUMNS)
+    assert macros.seed_text_view_sql("v", rows, width) == text_rows_view_sql(
+        "v", [tuple(r) for r in rows], width
+    )
+    columns = [(c.name, c.sql_name, c.data_type) for c in SEED_COLUMNS]
+    assert macros.seed_select_sql("v", columns, "seeds/s.csv", empty) == seed_select_sql(
+        "v", SEED_COLUMNS, "seeds/s.csv", empty
+    )

@@ -7,6 +7,7 @@
 
 {% materialization incremental, adapter='spark', supported_languages=['sql'] -%}
   {%- do s3tables_spark.check_config_keys() -%}
+  {%- do s3tables_spark.check_latest_version_pointer() -%}
   {%- do s3tables_spark.refuse_contract() -%}
   {%- set settings = s3tables_spark.incremental_settings() -%}
   {%- set target = this.incorporate(type='table') -%}
@@ -89,7 +90,7 @@
     {%- do s3tables_spark.remove_rebuild_plan(target) -%}
   {%- endif -%}
   {%- do s3tables_spark.uncache_rows(rows_view) -%}
-  {%- do s3tables_spark.persist_docs(target) -%}
+  {%- do s3tables_spark.persist_docs(target, previous) -%}
 
   {{ run_hooks(post_hooks) }}
 

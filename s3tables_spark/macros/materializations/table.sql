@@ -7,6 +7,7 @@
 
 {% materialization table, adapter='spark', supported_languages=['sql'] -%}
   {%- do s3tables_spark.check_config_keys() -%}
+  {%- do s3tables_spark.check_latest_version_pointer() -%}
   {%- set target = this.incorporate(type='table') -%}
   {%- do s3tables_spark.check_names(target) -%}
   {%- set existing = load_relation(this) -%}

@@ -15,7 +15,7 @@
      {begin (YYYY-MM-DD HH:MM:SS, or none), chunk, event_time}. --#}
 {% macro chunk_plan() -%}
   {%- set key = 'full_incremental_refresh' -%}
-  {%- set raw = config.get(key) -%}
+  {%- set raw = config.get('full_incremental_refresh') -%}
   {%- if raw is not mapping -%}
     {{ s3tables_spark.config_error(key, 'on_schema_change `full_incremental_refresh` needs this config as a mapping', "set `full_incremental_refresh: {event_time: <column>, begin: '2024-01-01', chunk: day}`") }}
   {%- endif -%}

@@ -112,8 +112,10 @@
         'clustered_by': 'Iceberg has no Hive bucketing; partition by `bucket(<n>, <column>)`',
         'buckets': 'Iceberg has no Hive bucketing; partition by `bucket(<n>, <column>)`',
         'options': 'Iceberg tables take `tblproperties`, not data source options',
+        'indexes': 'Iceberg tables have no indexes; `partition_by` (with transforms) prunes files',
         'catalog_name': catalog_reason,
         'catalog': catalog_reason,
+        'database': "dbt-spark's relations have no database part (dbt-spark built the model in the server's catalog, ignoring it)",
   }.items() if config.get(key) is not none -%}
     {{ s3tables_spark.config_error(key, 'not applicable: ' ~ reason, 'remove `' ~ key ~ '`') }}
   {%- endfor -%}

@@ -35,6 +35,7 @@ from dbt.adapters.s3tables.keys.config_keys import (
     config_fields,
 )
 from dbt.adapters.s3tables.keys.spelling import nearest_key
+from dbt.adapters.s3tables.model_config import INAPPLICABLE_CONFIGS
 from dbt.adapters.s3tables.seeds.values import (
     SeedColumn,
     seed_select_sql,
@@ -656,3 +657,68 @@ def test_a_seed_loads_with_the_adapters_statements(rows: list, empty: bool) -> N
     assert macros.seed_select_sql("v", columns, "seeds/s.csv", empty) == seed_select_sql(
         "v", SEED_COLUMNS, "seeds/s.csv", empty
     )
+
+
+# --- the contract between the two targets: docs/dbt-cloud.md's table of every key -----
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "dbt-cloud.md"
+# Where the package reads a key it honours other than as `config.get('<key>')`.
+PACKAGE_READERS = {
+    "persist_docs": "config.persist_relation_docs()",
+    "materialized": "{% materialization table, adapter='spark'",
+    "delimiter": "load_agate_table()",
+}
+
+
+def contract_rows() -> dict[str, tuple[str, str]]:
+    """docs/dbt-cloud.md's `Every config key` table: {key: (adapter, package)}, each the
+    first word of its cell (`honoured`, `dbt's`, `refused`)."""
+    section = DOCS.read_text().split("## Every config key", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("`"):
+            rows[cells[0].strip("`")] = (cells[1].split()[0], cells[2].split()[0])
+    return rows
+
+
+def package_source() -> str:
+    return "\n".join(path.read_text() for path in sorted(PACKAGE.rglob("*.sql")))
+
+
+def test_the_contract_lists_every_key_either_target_accepts() -> None:
+    assert sorted(contract_rows()) == sorted(load_macros("config.sql").known_config_keys())
+
+
+def test_the_contracts_adapter_column_is_the_adapters() -> None:
+    refused = set(INAPPLICABLE_CONFIGS) | {"file_format", "grants"}
+    for key, (adapter, _) in contract_rows().items():
+        expected = (
+            "refused" if key in refused else "honoured" if key in ADAPTER_CONFIG_KEYS else "dbt's"
+        )
+        assert adapter == expected, key
+
+
+@pytest.mark.parametrize("key", sorted(contract_rows()))
+def test_the_package_honours_or_refuses_every_key_the_adapter_acts_on(key: str) -> None:
+    """A key the package says it refuses is refused (one sentence naming the model and
+    the key) when set; one it honours is read by the package and not refused; the
+    package leaves to dbt only what the adapter leaves to dbt: nothing is accepted and
+    ignored."""
+    adapter, package = contract_rows()[key]
+    macros = load_macros("config.sql", "partitioning.sql")
+    macros.model_config.clear()
+    macros.model_config[key] = "parquet" if key == "file_format" else "x"
+    try:
+        if package == "refused":
+            with pytest.raises(ConfigError) as refused:
+                macros.check_config_keys()
+            assert str(refused.value).startswith(f"Model `m`, config `{key}`: "), key
+        elif package == "honoured":
+            reader = PACKAGE_READERS.get(key, f"config.get('{key}')")
+            assert reader in package_source(), key
+            macros.check_config_keys()
+        else:
+            assert package == "dbt's" and adapter == "dbt's", key
+    finally:
+        macros.model_config.clear()

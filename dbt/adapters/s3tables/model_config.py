@@ -31,13 +31,14 @@ from dbt.adapters.s3tables.lifecycle.maintenance_config import (
 )
 from dbt.adapters.s3tables.lifecycle.unchanged_inputs import CONFIG_KEY as SKIP_KEY
 
-# dbt-spark configs that mean something for other table formats or Hive tables only; a
-# model that sets one would otherwise be built as if it had not.
+# dbt-spark configs that mean something for other table formats or Hive tables only (and
+# dbt's Postgres `indexes`); a model that sets one would otherwise be built as if it had not.
 INAPPLICABLE_CONFIGS = {
     "location_root": "S3 Tables and the Iceberg catalogs choose table locations themselves",
     "clustered_by": "Iceberg has no Hive bucketing; partition by `bucket(<n>, <column>)`",
     "buckets": "Iceberg has no Hive bucketing; partition by `bucket(<n>, <column>)`",
     "options": "Iceberg tables take `tblproperties`, not data source options",
+    "indexes": "Iceberg tables have no indexes; `partition_by` (with transforms) prunes files",
 }
 
 

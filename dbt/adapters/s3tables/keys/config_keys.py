@@ -42,6 +42,7 @@ ADAPTER_CONFIG_KEYS = frozenset(
         "materialized",
         "contract",
         "persist_docs",
+        "sql_header",
         "catalog_name",
         "tblproperties",
         "format_version",
@@ -79,6 +80,7 @@ ADAPTER_CONFIG_KEYS = frozenset(
         "clustered_by",
         "buckets",
         "options",
+        "indexes",
     }
 )
 

@@ -96,7 +96,13 @@
   {%- set table_columns = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
   {%- set column = s3tables_spark.quote(s3tables_spark.column_named(table_columns, plan.event_time) or plan.event_time) -%}
   {%- set unit = plan.chunk | upper -%}
-  {%- set progress = run_query("SELECT COUNT(*), CAST(date_trunc('" ~ unit ~ "', MAX(" ~ column ~ ")) AS STRING) FROM " ~ target)[0] -%}
+  {#-- Each chunk follows the chunks already committed: it is written on a branch of the
+       table's snapshot the progress is read at, and published only from there
+       (run_branch.sql), so two rebuilds at once never both append it. --#}
+  {%- set run = namespace(base=s3tables_spark.main_snapshot(target)) -%}
+  {%- set branch = s3tables_spark.begin_run_branch(target, run.base) if run.base is not none else none -%}
+  {%- set written = branch.relation if branch is not none else target -%}
+  {%- set progress = run_query("SELECT COUNT(*), CAST(date_trunc('" ~ unit ~ "', MAX(" ~ column ~ ")) AS STRING) FROM " ~ written)[0] -%}
   {%- set started = progress[0] | int > 0 -%}
   {%- set resume_from = s3tables_spark.next_chunk_start(progress[1], plan.chunk) if started and progress[1] is not none else none -%}
   {%- if started -%}
@@ -113,7 +119,7 @@
   {%- for window in windows -%}
     {%- set predicate = s3tables_spark.window_predicate(source_column, window) -%}
     {%- set w = {
-          'target': target,
+          'target': written,
           'source_sql': s3tables_spark.build_sql(settings, 'SELECT * FROM ' ~ history ~ ((' WHERE ' ~ predicate) if predicate else '')),
           'target_columns': table_columns,
           'source_columns': history_columns + ([settings.valid_from, settings.valid_to] if settings.strategy == 'scd2' else []),
@@ -122,7 +128,11 @@
     {% call statement('s3tables_chunk') -%}
       {{ s3tables_spark.append_sql(w) }}
     {%- endcall %}
+    {%- if branch is not none -%}
+      {%- set run.base = s3tables_spark.publish_run_branch(target, branch, run.base) -%}
+    {%- endif -%}
   {%- endfor -%}
+  {%- if branch is not none -%}{%- do s3tables_spark.drop_branch(target, branch.name) -%}{%- endif -%}
   {{ return(windows | length) }}
 {%- endmacro %}
 

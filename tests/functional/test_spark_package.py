@@ -15,6 +15,8 @@ from __future__ import annotations
 import datetime
 import decimal
 import shutil
+import subprocess
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,7 @@ import tests.functional.test_column_shapes as shapes
 import tests.functional.test_incremental_strategies as strategies
 import tests.functional.test_model_state as model_state
 import tests.functional.test_no_op_runs as no_op_runs
+import tests.functional.test_overlapping_runs as overlapping
 import tests.functional.test_schema_change_modes as replacing_modes
 import tests.functional.test_schema_evolution_runs as evolution_runs
 import tests.functional.test_seeds as seeds
@@ -43,15 +46,20 @@ from tests.functional.harness import (
     PYTHON_MODEL,
     WITHOUT_PYTHON_MODEL,
     IntegrationBuilds,
+    dbt_command,
+    dbt_env,
     dbt_in,
     latest_snapshot_id,
+    local_catalog,
     node_statuses,
     passed_run_results,
+    read_run_results,
     relation,
     snapshot_count,
     table_contents,
     warehouse_tables,
     write_profiles,
+    write_project,
 )
 
 PACKAGE = Path(__file__).resolve().parents[2] / "s3tables_spark"
@@ -475,6 +483,108 @@ class TestAChangedPartitioningIsRefused(OnDbtSparkWithThePackage):
         run_dbt(["run", "--full-refresh", *changed])
         run_dbt(["run", *changed])
         assert snapshot_count(project, table) == 3
+
+
+# --- two dbt Cloud jobs running one model at once -----------------------------------------
+
+# The upstream: batch n appends ids 3n-2 to 3n.
+OVERLAP_EVENTS = overlapping.EVENTS
+OVERLAP_READERS = {
+    name: overlapping.READERS[name].replace("4000", "2000") for name in ("by_max", "by_watermark")
+}
+# A chunked rebuild both jobs run at once (batch 2 adds a column: every row rebuilt, in
+# one chunk per day).
+OVERLAP_REBUILT = f"""
+{{{{ config(materialized='incremental', unique_key='id',
+    on_schema_change='full_incremental_refresh',
+    full_incremental_refresh={{'event_time': 'ts', 'chunk': 'day'}}) }}}}
+select id, timestamp'2024-01-01 00:00:00' + make_interval(0, 0, 0, cast(id as int)) as ts
+{{% if var('batch', 1) | int >= 2 %}}, id * 10 as w{{% endif %}}
+from {{{{ ref('events') }}}} where {overlapping.PAUSE.replace("4000", "2000")}
+{{% if is_incremental() %}} and id > (select max(id) from {{{{ this }}}}) {{% endif %}}
+"""
+
+
+COMMIT_REFUSED = "CommitFailedException: Table metadata refresh is required"
+
+
+def test_overlapping_jobs_write_each_row_once(tmp_path: Path, thrift_server: dict) -> None:
+    """Two jobs running the same models at once, each planning from the same table state
+    (the models' queries sleep): every row is written once, one job of each pair fails in
+    one sentence saying nothing was written, and the next run completes it, as on the
+    adapter (test_overlapping_runs.py). Before the run branch, both jobs appended the
+    same rows, and both rebuilds appended the same chunks."""
+    schema = "overlap"
+    project = write_project(
+        tmp_path / "project",
+        "overlap",
+        output={**spark_output(thrift_server), "schema": schema},
+        files={
+            "models/events.sql": OVERLAP_EVENTS,
+            "models/rebuilt.sql": OVERLAP_REBUILT,
+            **{f"models/{name}.sql": sql for name, sql in OVERLAP_READERS.items()},
+        },
+        settings={"vars": {"s3tables_rules": False}},
+    )
+    install_package(project)
+
+    def dbt(*args: str, log: str = "logs") -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            dbt_command(
+                args,
+                project_dir=project,
+                profiles_dir=project,
+                target_path=project / f"target-{log}",
+                log_path=project / log,
+            ),
+            env=dbt_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    def waited(*args: str) -> str:
+        job = dbt(*args)
+        output = job.communicate(timeout=600)[0]
+        assert job.returncode == 0, output[-4000:]
+        return output
+
+    waited("run")
+    models = [*OVERLAP_READERS, "rebuilt"]
+    losers = Counter[str]()
+    for batch in (2, 3):
+        waited("run", "-s", "events", "--vars", f"{{batch: {batch}}}")
+        jobs = [
+            dbt(
+                "run",
+                "--exclude",
+                "events",
+                "--vars",
+                f"{{batch: {batch}}}",
+                log=f"logs-{batch}-{n}",
+            )
+            for n in (1, 2)
+        ]
+        for n, job in enumerate(jobs, start=1):
+            output = job.communicate(timeout=600)[0]
+            assert "Traceback" not in output, output
+            for result in read_run_results(project / f"target-logs-{batch}-{n}")["results"]:
+                if result["status"] == "success":
+                    continue
+                # A loser's sentence, or Iceberg refusing a change of the table's refs
+                # (the run's branch, or main taking it) made while the other job's commit
+                # changed them: Iceberg does not retry those. Either way nothing was
+                # published.
+                message = result["message"]
+                assert "nothing was written" in message or COMMIT_REFUSED in message, message
+                losers[result["unique_id"].split(".")[-1]] += 1
+    waited("run", "--exclude", "events", "--vars", "{batch: 3}")
+    catalog = local_catalog(thrift_server["warehouse"])
+    for name in models:
+        ids = catalog.load_table(schema, name).scan().to_arrow().column("id").to_pylist()
+        assert sorted(ids) == list(range(1, 10)), f"{name}: {sorted(ids)} ({dict(losers)})"
+    # The jobs overlapped: each batch had a loser (else this test shows nothing).
+    assert sum(losers.values()) >= 2, losers
 
 
 # --- integration_tests/ through the package -----------------------------------------------

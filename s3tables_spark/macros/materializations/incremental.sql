@@ -19,6 +19,11 @@
   {{ run_hooks(pre_hooks) }}
 
   {%- do s3tables_spark.run_sql_header() -%}
+  {%- set incremental_run = existing is not none and not existing.is_view and not should_full_refresh() -%}
+  {%- set previous = s3tables_spark.table_properties(existing) if incremental_run else {} -%}
+  {#-- The snapshot the model's SQL reads its table at, noted before it runs (see
+       run_branch.sql). --#}
+  {%- set base = s3tables_spark.base_snapshot(previous) if incremental_run and s3tables_spark.reads_own_table() else none -%}
   {%- do s3tables_spark.cache_rows(rows_view, compiled_code) -%}
   {%- set model_columns = s3tables_spark.columns_with_types(rows_view) -%}
   {%- set column_names = model_columns | map(attribute='name') | list -%}
@@ -26,20 +31,18 @@
   {%- do s3tables_spark.check_columns_exist(settings, column_names) -%}
 
   {%- set chunked = namespace(rebuild=false) -%}
-  {%- if existing is none or existing.is_view or should_full_refresh() -%}
+  {%- if not incremental_run -%}
     {%- if existing is not none and existing.is_view -%}
       {% do adapter.drop_relation(existing) %}
     {%- endif -%}
     {%- call statement('main') -%}
       {{ s3tables_spark.create_table_as(target, s3tables_spark.build_sql(settings, 'SELECT * FROM ' ~ rows_view), existing is not none and not existing.is_view, true) }}
     {%- endcall -%}
-    {%- set previous = {} -%}
     {#-- The replace keeps the table's properties: a plan left by a stopped chunked
          rebuild is removed with this one, or the next run would resume it. --#}
     {%- set chunked.rebuild = existing is not none and not existing.is_view
           and s3tables_spark.rebuild_plan_key() in s3tables_spark.table_properties(existing) -%}
   {%- else -%}
-    {%- set previous = s3tables_spark.table_properties(existing) -%}
     {%- do s3tables_spark.compare_state(settings, previous) -%}
     {%- do s3tables_spark.align_write_mode(target, previous) -%}
     {%- do s3tables_spark.check_partitioning(existing, settings.partitioning) -%}
@@ -69,6 +72,8 @@
         {{ log('s3tables_spark: ' ~ model.name ~ ': no rows, nothing committed', info=true) }}
         {%- call noop_statement('main', 'OK (no rows, nothing committed)') -%}{%- endcall -%}
       {%- else -%}
+        {%- set branch = s3tables_spark.begin_run_branch(target, base) if base is not none else none -%}
+        {%- if branch is not none -%}{%- do w.update({'target': branch.relation}) -%}{%- endif -%}
         {%- if settings.strategy == 'insert_overwrite' -%}
           {% call statement('s3tables_overwrite_mode') %}SET spark.sql.sources.partitionOverwriteMode = DYNAMIC{% endcall %}
         {%- endif -%}
@@ -77,6 +82,10 @@
         {%- endcall -%}
         {%- if settings.strategy == 'insert_overwrite' -%}
           {% call statement('s3tables_overwrite_mode') %}SET spark.sql.sources.partitionOverwriteMode = STATIC{% endcall %}
+        {%- endif -%}
+        {%- if branch is not none -%}
+          {%- do s3tables_spark.publish_run_branch(target, branch, base) -%}
+          {%- do s3tables_spark.drop_branch(target, branch.name) -%}
         {%- endif -%}
       {%- endif -%}
     {%- endif -%}

@@ -25,6 +25,7 @@ import pytest
 import yaml
 from dbt.tests.fixtures.project import TestProjInfo
 from dbt.tests.util import get_connection, run_dbt, run_dbt_and_capture
+from dbt.version import __version__ as dbt_version
 from dbt_common.exceptions import DbtDatabaseError
 
 import tests.functional.adapter.test_constraints as constraints
@@ -100,6 +101,10 @@ class OnDbtSpark:
     @pytest.fixture(scope="class")
     def packages(self) -> dict:
         return {"packages": [{"local": str(PACKAGE)}]}
+
+
+def dbt_version_tuple() -> tuple[int, int]:
+    return tuple(int(part) for part in dbt_version.split(".")[:2])  # type: ignore[return-value]  # two parts
 
 
 def install_package(project_root: Path) -> None:
@@ -483,6 +488,67 @@ class TestAChangedPartitioningIsRefused(OnDbtSparkWithThePackage):
         run_dbt(["run", "--full-refresh", *changed])
         run_dbt(["run", *changed])
         assert snapshot_count(project, table) == 3
+
+
+# --- S3 Tables' rules (var `s3tables_rules`, on by default) ---------------------------------
+
+RULES_VERSIONS = """
+models:
+  - name: dim
+    latest_version: 2
+    config:
+      latest_version_pointer:
+        enabled: true
+    versions:
+      - v: 1
+      - v: 2
+"""
+
+
+class TestS3TablesRules(OnDbtSpark):
+    """Under S3 Tables' rules (the package's default), what S3 Tables would refuse is
+    refused before anything is written, in the adapter's sentences: a view, a latest
+    version pointer (dbt 1.12 creates a view after the version is built: the version is
+    refused before it is), a name outside the rules."""
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict:
+        models = {
+            "a_view.sql": "{{ config(materialized='view') }} select 1 as id",
+            "BadName.sql": "{{ config(materialized='table') }} select 1 as id",
+            "dim_v1.sql": "{{ config(materialized='table') }} select 1 as id",
+            "dim_v2.sql": "{{ config(materialized='table') }} select 2 as id",
+        }
+        if dbt_version_tuple() >= (1, 12):
+            models["schema.yml"] = RULES_VERSIONS
+        return models
+
+    @pytest.fixture(scope="class")
+    def project(self, project_setup: TestProjInfo, project_files: None) -> Iterator[TestProjInfo]:
+        install_package(Path(project_setup.project_root))
+        yield project_setup
+        drop_tables(project_setup)
+
+    def test_refused_before_anything_is_written(self, project: TestProjInfo) -> None:
+        results = {
+            r.node.name + (f"_v{r.node.version}" if r.node.version else ""): r
+            for r in run_dbt(["run"], expect_pass=False)
+        }
+        assert results["a_view"].message.startswith(
+            "Compilation Error in model a_view"
+        ) and "Model `a_view`: S3 Tables has no views. Fix: materialize it as `table`" in (
+            results["a_view"].message
+        )
+        assert "table name `BadName` breaks the S3 Tables rules" in results["BadName"].message
+        tables = {
+            row[1] for row in project.run_sql(f"show tables in {project.test_schema}", fetch="all")
+        }
+        assert not {"a_view", "badname"} & tables
+        if dbt_version_tuple() >= (1, 12):
+            assert "its `latest_version_pointer` is a view dbt would create" in (
+                results["dim_v2"].message
+            )
+            assert "dim_v2" not in tables and "dim_v1" in tables
 
 
 # --- two dbt Cloud jobs running one model at once -----------------------------------------

@@ -26,6 +26,11 @@
   ]) }}
 {%- endmacro %}
 
+{#-- dbt's snapshot config fields beyond a model's (a unit test keeps them equal). --#}
+{% macro snapshot_config_keys() -%}
+  {{ return(['check_cols', 'dbt_valid_to_current', 'snapshot_meta_column_names', 'strategy', 'target_database', 'target_schema', 'updated_at']) }}
+{%- endmacro %}
+
 {#-- Keys the adapter reads that need its Python side (PyIceberg, the run's own records):
      each is refused when set, naming why and what to do (docs/dbt-cloud.md). --#}
 {% macro adapter_only_keys() -%}
@@ -79,7 +84,7 @@
 {#-- Warn (or, with var `s3tables_fail_on_unknown_config_keys`, fail) for each config key
      nothing reads, before anything is written. --#}
 {% macro check_config_keys() -%}
-  {%- set known = s3tables_spark.known_config_keys() -%}
+  {%- set known = s3tables_spark.known_config_keys() + (s3tables_spark.snapshot_config_keys() if model.resource_type == 'snapshot' else []) -%}
   {%- set declared = var('s3tables_known_config_keys', []) -%}
   {%- set declared = [declared] if declared is string else declared -%}
   {%- set read_by_model = model.config.get('config_keys_used') or [] -%}

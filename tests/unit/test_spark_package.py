@@ -21,6 +21,7 @@ import jinja2
 import jinja2.ext
 import pytest
 from dbt.artifacts.resources.v1.model import ModelConfig
+from dbt.artifacts.resources.v1.snapshot import SnapshotConfig
 
 from dbt.adapters.s3tables.catalogs.s3tables.rules import name_problem, suggested_name
 from dbt.adapters.s3tables.errors import ModelConfigError
@@ -203,6 +204,11 @@ def test_the_known_config_keys_are_dbts_and_the_adapters() -> None:
     # dbt-core 1.12's model config fields, listed for the package on dbt 1.11 too.
     newer_dbt = {"latest_version_pointer", "on_error"}
     assert keys == set(config_fields(ModelConfig)) | ADAPTER_CONFIG_KEYS | DBT_READ_KEYS | newer_dbt
+
+
+def test_the_snapshot_keys_are_dbts() -> None:
+    snapshot_keys = set(config_fields(SnapshotConfig)) - set(config_fields(ModelConfig))
+    assert set(load_macros("config.sql").snapshot_config_keys()) == snapshot_keys
 
 
 TYPOS = [

@@ -8,6 +8,9 @@
 {% materialization snapshot, adapter='spark' -%}
   {%- do s3tables_spark.check_config_keys() -%}
   {%- do s3tables_spark.check_names(this.incorporate(type='table')) -%}
+  {#-- dbt 1.11 hands dbt-spark's snapshot node over without a `database` (1.12: none),
+       which dbt's materialization passes on to the relation it builds. --#}
+  {%- if model.database is not defined -%}{%- do model.update({'database': none}) -%}{%- endif -%}
   {{ return(materialization_snapshot_default()) }}
 {%- endmaterialization %}
 

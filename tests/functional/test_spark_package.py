@@ -33,6 +33,7 @@ import tests.functional.adapter.test_empty as empty
 import tests.functional.adapter.test_simple_snapshot as snapshots
 import tests.functional.test_column_shapes as shapes
 import tests.functional.test_incremental_strategies as strategies
+import tests.functional.test_latest_version_pointer as latest_version_pointer
 import tests.functional.test_model_state as model_state
 import tests.functional.test_no_op_runs as no_op_runs
 import tests.functional.test_overlapping_runs as overlapping
@@ -492,17 +493,7 @@ class TestAChangedPartitioningIsRefused(OnDbtSparkWithThePackage):
 
 # --- S3 Tables' rules (var `s3tables_rules`, on by default) ---------------------------------
 
-RULES_VERSIONS = """
-models:
-  - name: dim
-    latest_version: 2
-    config:
-      latest_version_pointer:
-        enabled: true
-    versions:
-      - v: 1
-      - v: 2
-"""
+RULES_VERSIONS = latest_version_pointer.VERSIONS_YML
 
 
 class TestS3TablesRules(OnDbtSpark):

@@ -47,10 +47,7 @@
   {%- set code = 'CREATE' if should_full_refresh() else 'INSERT' -%}
   {% call noop_statement('main', code ~ ' ' ~ loaded, code, loaded) -%}{{ load_sql }}{%- endcall %}
   {% call statement('s3tables_seed_rows_dropped') %}DROP VIEW IF EXISTS {{ view }}{% endcall %}
-  {%- if replacing -%}
-    {%- do s3tables_spark.forget_state(target) -%}
-  {%- endif -%}
-  {%- do s3tables_spark.persist_docs(target) -%}
+  {%- do s3tables_spark.after_replacement(target, replacing) -%}
 
   {{ run_hooks(post_hooks) }}
 

@@ -45,15 +45,21 @@
       DROP VIEW IF EXISTS {{ rows_view }}
     {%- endcall %}
   {%- endif -%}
-  {%- if replacing -%}
-    {%- do s3tables_spark.forget_state(target) -%}
-  {%- endif -%}
-  {%- do s3tables_spark.persist_docs(target) -%}
+  {%- do s3tables_spark.after_replacement(target, replacing) -%}
 
   {{ run_hooks(post_hooks) }}
 
   {{ return({'relations': [target]}) }}
 {%- endmaterialization %}
+
+{#-- A table or seed built in one CREATE [OR REPLACE]: the docs persisted, and, when it
+     replaced a table, that table's model state forgotten. --#}
+{% macro after_replacement(target, replacing) -%}
+  {%- if replacing -%}
+    {%- do s3tables_spark.forget_state(target) -%}
+  {%- endif -%}
+  {%- do s3tables_spark.persist_docs(target) -%}
+{%- endmacro %}
 
 {#-- Iceberg's REPLACE keeps a table's properties: an incremental model's state would
      outlive the table it described. --#}

@@ -157,7 +157,5 @@
 {%- endmacro %}
 
 {% macro remove_rebuild_plan(target) -%}
-  {% call statement('s3tables_plan_removed') -%}
-    ALTER TABLE {{ target }} UNSET TBLPROPERTIES IF EXISTS ({{ s3tables_spark.sql_string(s3tables_spark.rebuild_plan_key()) }})
-  {%- endcall %}
+  {%- do s3tables_spark.unset_properties(target, [s3tables_spark.rebuild_plan_key()]) -%}
 {%- endmacro %}

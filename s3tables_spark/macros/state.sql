@@ -51,6 +51,35 @@
   {{ return(properties) }}
 {%- endmacro %}
 
+{#-- Every model state key (the adapter's). --#}
+{% macro state_keys() -%}
+  {%- set keys = [] -%}
+  {%- for name in ['incremental_strategy', 'unique_key', 'model_sql_hash', 'incremental_config_hash', 'last_processed_value', 'full_incremental_refresh', 'partition_by'] -%}
+    {%- do keys.append(s3tables_spark.state_prefix() ~ name) -%}
+  {%- endfor -%}
+  {{ return(keys) }}
+{%- endmacro %}
+
+{#-- The state keys `held` (the table's properties) has that the new `state` does not: a
+     `last_processed_value` left by the rows a rebuild replaced, or by a `watermark_column`
+     the model no longer sets (a stopped rebuild's plan is the rebuild's to remove). --#}
+{% macro stale_state_keys(state, held) -%}
+  {%- set stale = [] -%}
+  {%- for key in s3tables_spark.state_keys() if key in held and key not in state and key != s3tables_spark.rebuild_plan_key() -%}
+    {%- do stale.append(key) -%}
+  {%- endfor -%}
+  {{ return(stale) }}
+{%- endmacro %}
+
+{% macro unset_properties(relation, keys) -%}
+  {%- if not keys -%}{{ return(none) }}{%- endif -%}
+  {%- set quoted = [] -%}
+  {%- for key in keys -%}{%- do quoted.append(s3tables_spark.sql_string(key)) -%}{%- endfor -%}
+  {% call statement('s3tables_state_removed') -%}
+    ALTER TABLE {{ relation }} UNSET TBLPROPERTIES IF EXISTS ({{ quoted | join(', ') }})
+  {%- endcall %}
+{%- endmacro %}
+
 {% macro sql_string(value) -%}
   {{ return("'" ~ (value | string | replace('\\', '\\\\') | replace("'", "\\'")) ~ "'") }}
 {%- endmacro %}

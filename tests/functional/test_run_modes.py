@@ -117,6 +117,25 @@ select id from {{ upstream_changes(ref('events')) }}
 """
 
 
+class TestAnEmptyRebuildForgetsWhatItReplaced:
+    """`--full-refresh --empty` replaces the table with no rows, and so the state its old
+    rows left: Iceberg's REPLACE keeps table properties, and a `last_processed_value` kept
+    from the replaced rows made the next run skip every row up to it (the table stayed
+    empty)."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"events.sql": EVENTS, "watermarked.sql": WATERMARKED}
+
+    def test_the_next_run_reads_every_row(self, project):
+        run_dbt(["run"])
+        assert ids(project, "watermarked") == [1, 2, 3]
+        run_dbt(["run", "-s", "watermarked", "--full-refresh", "--empty"])
+        assert ids(project, "watermarked") == []
+        run_dbt(["run", "-s", "watermarked"])
+        assert ids(project, "watermarked") == [1, 2, 3]
+
+
 class TestAFixDbtWouldIgnore:
     @pytest.fixture(scope="class")
     def models(self):

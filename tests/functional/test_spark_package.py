@@ -27,6 +27,8 @@ from dbt.tests.fixtures.project import TestProjInfo
 from dbt.tests.util import get_connection, run_dbt, run_dbt_and_capture
 from dbt.version import __version__ as dbt_version
 from dbt_common.exceptions import DbtDatabaseError
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis.stateful import run_state_machine_as_test
 
 import tests.functional.adapter.test_constraints as constraints
 import tests.functional.adapter.test_empty as empty
@@ -37,9 +39,11 @@ import tests.functional.test_latest_version_pointer as latest_version_pointer
 import tests.functional.test_model_state as model_state
 import tests.functional.test_no_op_runs as no_op_runs
 import tests.functional.test_overlapping_runs as overlapping
+import tests.functional.test_run_modes as run_modes
 import tests.functional.test_schema_change_modes as replacing_modes
 import tests.functional.test_schema_evolution_runs as evolution_runs
 import tests.functional.test_seeds as seeds
+import tests.property.package_machine as package_promises
 from dbt.adapters.s3tables.sql.text import split_statements
 from tests.functional.emulators import services, services_alive
 from tests.functional.harness import (
@@ -63,6 +67,7 @@ from tests.functional.harness import (
     write_profiles,
     write_project,
 )
+from tests.property.package_machine import PackagePromisesMachine
 
 PACKAGE = Path(__file__).resolve().parents[2] / "s3tables_spark"
 # What docs/dbt-cloud.md tells a project to add (dbt 1.11 uses a package's override of a
@@ -391,6 +396,12 @@ class TestEmpty(OnDbtSparkWithThePackage, empty.TestEmpty):
     pass
 
 
+class TestAnEmptyRebuildForgetsWhatItReplaced(
+    OnDbtSparkWithThePackage, run_modes.TestAnEmptyRebuildForgetsWhatItReplaced
+):
+    pass
+
+
 @empty.NEEDS_SEED_EMPTY_OPTION
 class TestEmptySeedFlag(OnDbtSparkWithThePackage, empty.TestEmptySeedFlag):
     pass
@@ -647,6 +658,65 @@ def test_overlapping_jobs_write_each_row_once(tmp_path: Path, thrift_server: dic
         assert sorted(ids) == list(range(1, 10)), f"{name}: {sorted(ids)} ({dict(losers)})"
     # The jobs overlapped: each batch had a loser (else this test shows nothing).
     assert sum(losers.values()) >= 2, losers
+
+
+# --- the promises' state machine on the package ------------------------------------------
+
+PACKAGE_PROMISES = settings(
+    max_examples=3,
+    stateful_step_count=6,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    suppress_health_check=list(HealthCheck),
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
+
+
+def test_the_promises_hold_on_the_package(tmp_path: Path, thrift_server: dict) -> None:
+    """The promises' state machine (tests/property/package_machine.py) in a bounded run
+    over the Thrift server: upstreams appended, merged, rebuilt and reloaded, with
+    `--full-refresh`; readers of every strategy and reading style, with `--full-refresh`
+    and `--empty`; every table checked against the oracle after every step. The seed is
+    fixed (derandomized), as the adapter's bounded run's."""
+    PackagePromisesMachine.server = thrift_server
+    PackagePromisesMachine.workspace = tmp_path
+    PackagePromisesMachine.install = staticmethod(install_package)
+    PackagePromisesMachine.output = staticmethod(spark_output)
+    run_state_machine_as_test(PackagePromisesMachine, settings=PACKAGE_PROMISES)
+
+
+def test_a_walk_of_the_package_promises(tmp_path: Path, thrift_server: dict) -> None:
+    """A walk the bounded run's few examples do not take: every reader run, rebuilt with
+    `--full-refresh --empty` (its rows gone, and with them what it had read up to: a
+    `last_processed_value` kept from the replaced rows skipped every event up to it), an
+    upstream rebuilt with lower values, then run again. Every promise is checked after
+    every step, as in the random runs."""
+    PackagePromisesMachine.server = thrift_server
+    PackagePromisesMachine.workspace = tmp_path
+    PackagePromisesMachine.install = staticmethod(install_package)
+    PackagePromisesMachine.output = staticmethod(spark_output)
+    machine = PackagePromisesMachine()
+    every = set(package_promises.READERS)
+
+    def step(rule: str, **arguments: object) -> None:
+        getattr(machine, rule)(**arguments)
+        machine.every_table_holds_what_the_oracle_says()
+
+    step("build_everything")
+    step("append_events", rows=[(1, 4), (2, 5)], full_refresh=False)
+    step("change_customers", changes={1: "ann", 2: "bob"})
+    step("rebuild_dim", rows={3: "cy"})
+    step("reload_people", rows={4: "ann"})
+    step("run_readers", readers=every, full_refresh=False, empty=False)
+    step("run_readers", readers=every, full_refresh=True, empty=True)
+    step("append_events", rows=[(3, 6)], full_refresh=False)
+    step("change_customers", changes={1: "cy", 3: "ann"})
+    step("run_readers", readers=every, full_refresh=False, empty=False)
+    step("append_events", rows=[(1, 1)], full_refresh=True)
+    step("run_readers", readers=every, full_refresh=False, empty=True)
+    step("run_readers", readers=every, full_refresh=False, empty=False)
 
 
 # --- integration_tests/ through the package -----------------------------------------------

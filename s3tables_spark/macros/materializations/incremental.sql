@@ -31,6 +31,8 @@
   {%- do s3tables_spark.check_columns_exist(settings, column_names) -%}
 
   {%- set chunked = namespace(rebuild=false) -%}
+  {#-- The table's properties as this run leaves them before it writes its state. --#}
+  {%- set held = namespace(properties=previous) -%}
   {%- if not incremental_run -%}
     {%- if existing is not none and existing.is_view -%}
       {% do adapter.drop_relation(existing) %}
@@ -38,10 +40,11 @@
     {%- call statement('main') -%}
       {{ s3tables_spark.create_table_as(target, s3tables_spark.build_sql(settings, 'SELECT * FROM ' ~ rows_view), existing is not none and not existing.is_view, true) }}
     {%- endcall -%}
-    {#-- The replace keeps the table's properties: a plan left by a stopped chunked
-         rebuild is removed with this one, or the next run would resume it. --#}
-    {%- set chunked.rebuild = existing is not none and not existing.is_view
-          and s3tables_spark.rebuild_plan_key() in s3tables_spark.table_properties(existing) -%}
+    {#-- The replace keeps the table's properties: the model state it held is replaced
+         by this build's (its `last_processed_value` went with the rows), and a plan left
+         by a stopped chunked rebuild is removed with it, or the next run would resume it. --#}
+    {%- set held.properties = s3tables_spark.table_properties(existing) if existing is not none and not existing.is_view else {} -%}
+    {%- set chunked.rebuild = s3tables_spark.rebuild_plan_key() in held.properties -%}
   {%- else -%}
     {%- do s3tables_spark.compare_state(settings, previous) -%}
     {%- do s3tables_spark.align_write_mode(target, previous) -%}
@@ -94,12 +97,13 @@
   {#-- Only the state that changed: a run with no rows and the same config commits no
        metadata (an hourly job would otherwise add a metadata version every hour). --#}
   {%- set state = s3tables_spark.state_properties(settings, s3tables_spark.next_processed_value(settings, rows_view, model_columns, previous)) -%}
-  {%- do s3tables_spark.set_properties(target, s3tables_spark.changed_properties(state, previous)) -%}
+  {%- do s3tables_spark.set_properties(target, s3tables_spark.changed_properties(state, held.properties)) -%}
+  {%- do s3tables_spark.unset_properties(target, s3tables_spark.stale_state_keys(state, held.properties)) -%}
   {%- if chunked.rebuild -%}
     {%- do s3tables_spark.remove_rebuild_plan(target) -%}
   {%- endif -%}
   {%- do s3tables_spark.uncache_rows(rows_view) -%}
-  {%- do s3tables_spark.persist_docs(target, previous) -%}
+  {%- do s3tables_spark.persist_docs(target, held.properties) -%}
 
   {{ run_hooks(post_hooks) }}
 

@@ -64,18 +64,5 @@
 {#-- Iceberg's REPLACE keeps a table's properties: an incremental model's state would
      outlive the table it described. --#}
 {% macro forget_state(relation) -%}
-  {%- set prefix = s3tables_spark.state_prefix() -%}
-  {%- set state = [] -%}
-  {%- set state_keys = [] -%}
-  {%- for name in ['incremental_strategy', 'unique_key', 'model_sql_hash', 'incremental_config_hash', 'last_processed_value', 'full_incremental_refresh', 'partition_by'] -%}
-    {%- do state_keys.append(prefix ~ name) -%}
-  {%- endfor -%}
-  {%- for key in s3tables_spark.table_properties(relation).keys() if key in state_keys -%}
-    {%- do state.append(s3tables_spark.sql_string(key)) -%}
-  {%- endfor -%}
-  {%- if state -%}
-    {% call statement('s3tables_state_removed') -%}
-      ALTER TABLE {{ relation }} UNSET TBLPROPERTIES IF EXISTS ({{ state | join(', ') }})
-    {%- endcall %}
-  {%- endif -%}
+  {%- do s3tables_spark.unset_properties(relation, s3tables_spark.table_properties(relation).keys() | select('in', s3tables_spark.state_keys()) | list) -%}
 {%- endmacro %}

@@ -65,7 +65,7 @@ class CreateTable:
         return self.run.replacement_sql(rows, self.replaced)
 
     def write(self) -> None:
-        record_state(self.run, self.run.model.sql)
+        record_state(self.run, self.run.model.sql, built=True)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from dbt.adapters.s3tables.incremental.model_state import (
     REBUILD_PLAN,
     RETIRED,
+    STATE_KEYS,
     state_properties,
 )
 from dbt.adapters.s3tables.sql.text import quote, sql_string
@@ -36,12 +37,19 @@ def record_state(
     model_sql: str,
     properties: Mapping[str, str] | None = None,
     processed: ProcessedRows | None = None,
+    *,
+    built: bool = False,
 ) -> None:
     """Keep the strategy, keys, hashes and last processed watermark on the table, for
     the next run to compare with (table properties: no data change, no snapshot).
     `properties`: the table's current ones, when this run already read them. A run of
-    dbt's `--empty` or `--sample` records nothing."""
+    dbt's `--empty` or `--sample` records nothing; one that `built` the table (created
+    it, or replaced it: Iceberg's REPLACE keeps the properties) removes the state the
+    replaced rows left, whose `last_processed_value` would make the next run skip every
+    row up to it."""
     if not run.records_state:
+        if built:
+            run.table.set_properties(properties, {}, remove=STATE_KEYS)
         return
     last_value = None
     if run.settings.watermark_column:

@@ -222,3 +222,47 @@ def test_spark_conf_reaches_the_thrift_session(tmp_path: Path, thrift: dict) -> 
         "only when it starts" in refused.stdout
     ), refused.stdout[-4000:]
     assert "spark.sql.extensions`" not in refused.stdout
+
+
+def test_a_server_on_another_warehouse_is_named_when_dbt_connects(
+    tmp_path: Path, thrift: dict
+) -> None:
+    """A profile whose catalog is not the server's (its warehouse elsewhere): refused when
+    dbt connects, naming both warehouses and the fix, before anything is built. Before,
+    every table was built on the server and each incremental model's first build then
+    failed with "Table does not exist" (dbt's process reads their metadata in the
+    profile's catalog)."""
+    folder = tmp_path / "elsewhere"
+    other = tmp_path / "other-warehouse"
+    write_profile(folder, {**thrift_output(thrift), "warehouse": str(other)})
+    result = dbt_in(folder, PROJECT, "run", "--select", "stg_customers")
+    assert result.returncode != 0
+    assert (
+        f"writes its tables in its catalog `local`, warehouse `file://{thrift['warehouse']}"
+        in result.stdout
+    ), result.stdout[-4000:]
+    assert f"the profile's catalog `local` is warehouse `file://{other}" in result.stdout
+    assert "Fix: point the profile at the server's warehouse" in result.stdout
+    assert not other.exists() or not any(other.rglob("*.parquet"))
+
+
+def test_run_query_of_a_statement_without_a_result_over_thrift(
+    tmp_path: Path, thrift: dict
+) -> None:
+    """`run_query()` of DDL works over thrift as in process (no rows); dbt-spark's PyHive
+    fetch failed with "'NoneType' object is not iterable"."""
+    folder = tmp_path / "ddl"
+    macro = (
+        "{% macro rows_of(sql) %}{{ log('rows: ' ~ run_query(sql) | length, info=true) }}"
+        "{% endmacro %}"
+    )
+    project = write_project(
+        folder,
+        "ddl",
+        output=thrift_output(thrift, threads=1),
+        files={"macros/rows_of.sql": macro},
+    )
+    args = '{sql: "create namespace if not exists ddl_probe"}'
+    result = dbt_in(folder, project, "run-operation", "rows_of", "--args", args)
+    assert result.returncode == 0, result.stdout[-4000:]
+    assert "rows: 0" in result.stdout, result.stdout[-4000:]

@@ -29,6 +29,7 @@ from dbt.adapters.s3tables.engines.base import ServerEngineKind, server_address
 from dbt.adapters.s3tables.engines.file_changes import SERVER_READS_NO_FILES, RangeFiles
 from dbt.adapters.s3tables.engines.progress import SparkProgress, Ticker, node_label, progress_line
 from dbt.adapters.s3tables.engines.query_inputs import SERVER_QUERY_INPUTS, QueryInputs
+from dbt.adapters.s3tables.engines.server_catalog import check_server_catalog
 from dbt.adapters.s3tables.engines.session import SessionEngine
 from dbt.adapters.s3tables.engines.spark_errors import database_error
 from dbt.adapters.s3tables.engines.thrift import wait_until_reachable
@@ -297,6 +298,12 @@ def open_connect_engine(connection: Connection, setup: EngineSetup) -> ConnectEn
         session.conf.set,
         lambda key: session.conf.get(key, None),
         connect_error_text,
+    )
+    check_server_catalog(
+        setup.catalog,
+        server_address(setup.settings),
+        SERVER,
+        lambda key: session.conf.get(key, None),
     )
     return ConnectEngine(
         session,  # type: ignore[arg-type]  # Spark Connect's session, typed apart from pyspark's

@@ -29,6 +29,7 @@ from dbt.adapters.s3tables.engines.progress import (
     progress_line,
 )
 from dbt.adapters.s3tables.engines.query_inputs import SERVER_QUERY_INPUTS, QueryInputs
+from dbt.adapters.s3tables.engines.server_catalog import check_server_catalog
 from dbt.adapters.s3tables.engines.spark_errors import thrift_error_text
 from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries, run_with_conflict_retries
 from dbt.adapters.s3tables.seeds.values import text_rows_view_sql
@@ -82,10 +83,31 @@ class ThriftEngine(PyhiveConnectionWrapper):
                     statement,
                 )
 
+    def fetchall(self) -> list[Any]:
+        try:
+            return list(super().fetchall() or [])
+        except TypeError:
+            if self._without_result():
+                return []
+            raise
+
     def fetchone(self) -> Any:
         # dbt-spark's wrapper has none (dbt then falls back to `fetchall()[0]`).
         assert self._cursor, "Cursor not available"
-        return self._cursor.fetchone()
+        try:
+            return self._cursor.fetchone()
+        except TypeError:
+            if self._without_result():
+                return None
+            raise
+
+    def _without_result(self) -> bool:
+        """Whether the last statement had no result (DDL, a property change): the server
+        describes one as a single `Result` column and sends no column data, which PyHive
+        fails to fetch. It has no rows: `run_query()` of it works, as in process."""
+        return [tuple(column[:2]) for column in self.description or []] == [
+            ("Result", "STRING_TYPE")
+        ]
 
     def _run(self, sql: str) -> None:
         """A statement without a result set (PyHive fails when asked to fetch from one)."""
@@ -94,7 +116,7 @@ class ThriftEngine(PyhiveConnectionWrapper):
 
     def _rows(self, sql: str) -> list[Any]:
         self._run(sql)
-        return list(self.fetchall() or [])
+        return self.fetchall()
 
     def query_schema(self, sql: str) -> StructType:
         """Output schema of a query from `DESCRIBE QUERY` (analysis only)."""
@@ -247,6 +269,9 @@ def open_thrift_engine(connection: Connection, setup: EngineSetup) -> ThriftEngi
     )
     setup.apply_spark_conf(
         "Spark Thrift Server", engine.set_setting, engine.setting, thrift_error_text
+    )
+    check_server_catalog(
+        setup.catalog, server_address(setup.settings), "Spark Thrift Server", engine.setting
     )
     return engine
 

@@ -553,6 +553,46 @@ class TestS3TablesRules(OnDbtSpark):
             assert "dim_v2" not in tables and "dim_v1" in tables
 
 
+INCREMENTAL_BY_ID = "{{ config(materialized='incremental', unique_key='id') }}"
+
+
+class TestDbtsOwnKeysUnderTheFailFlagAndWarnError(OnDbtSparkWithThePackage):
+    """Every key dbt sets on a node itself (dbt 1.12 adds `latest_version_pointer` and
+    `on_error` to every model's config) is known: under the package's
+    `s3tables_fail_on_unknown_config_keys` and dbt's `--warn-error` (which makes every
+    warning an error), a model, a versioned model, a seed and a snapshot build."""
+
+    @pytest.fixture(scope="class")
+    def project_config_update(self) -> dict:
+        return {"vars": {"s3tables_fail_on_unknown_config_keys": True}}
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict:
+        return {
+            "plain.sql": "{{ config(materialized='table') }} select 1 as id",
+            "dim_v1.sql": f"{INCREMENTAL_BY_ID} select 1 as id",
+            "dim_v2.sql": f"{INCREMENTAL_BY_ID} select 2 as id",
+            "versions.yml": "models:\n  - name: dim\n    latest_version: 2\n"
+            "    versions:\n      - v: 1\n      - v: 2\n",
+        }
+
+    @pytest.fixture(scope="class")
+    def seeds(self) -> dict:
+        return {"people.csv": "id,name\n1,ann\n"}
+
+    @pytest.fixture(scope="class")
+    def snapshots(self) -> dict:
+        return {
+            "people_history.sql": "{% snapshot people_history %}"
+            "{{ config(unique_key='id', strategy='check', check_cols='all') }}"
+            "select * from {{ ref('people') }}{% endsnapshot %}"
+        }
+
+    def test_every_node_builds(self, project: TestProjInfo) -> None:
+        results = run_dbt(["--warn-error", "build"])
+        assert len(results) == 5
+
+
 # --- two dbt Cloud jobs running one model at once -----------------------------------------
 
 # The upstream: batch n appends ids 3n-2 to 3n.

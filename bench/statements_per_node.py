@@ -143,7 +143,8 @@ def main() -> None:
                     for node, kinds in sorted(counted(project, root / "logs", show).items()):
                         rows.append({"adapter": adapter, "build": build, "node": node, **kinds})
             columns = ["total", *(kind for kind, _ in KINDS), "other"]
-            print(f"{'adapter':9} {'build':11} {'node':16} " + " ".join(f"{c:>10}" for c in columns))
+            header = " ".join(f"{c:>10}" for c in columns)
+            print(f"{'adapter':9} {'build':11} {'node':16} {header}")
             for row in rows:
                 counts = " ".join(f"{row.get(c, 0):>10}" for c in columns)
                 print(f"{row['adapter']:9} {row['build']:11} {row['node']:16} {counts}")

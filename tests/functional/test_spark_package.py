@@ -27,7 +27,7 @@ from dbt.tests.fixtures.project import TestProjInfo
 from dbt.tests.util import get_connection, run_dbt, run_dbt_and_capture
 from dbt.version import __version__ as dbt_version
 from dbt_common.exceptions import DbtDatabaseError
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
 
 import tests.functional.adapter.test_constraints as constraints
@@ -68,6 +68,7 @@ from tests.functional.harness import (
     write_project,
 )
 from tests.property.package_machine import PackagePromisesMachine
+from tests.property.test_promises import BOUNDED
 
 PACKAGE = Path(__file__).resolve().parents[2] / "s3tables_spark"
 # What docs/dbt-cloud.md tells a project to add (dbt 1.11 uses a package's override of a
@@ -702,16 +703,9 @@ def test_overlapping_jobs_write_each_row_once(tmp_path: Path, thrift_server: dic
 
 # --- the promises' state machine on the package ------------------------------------------
 
-PACKAGE_PROMISES = settings(
-    max_examples=3,
-    stateful_step_count=6,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    print_blob=True,
-    suppress_health_check=list(HealthCheck),
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],
-)
+# The adapter's bounded run's settings, fewer examples of fewer steps (each step is a dbt
+# invocation over the Thrift server).
+PACKAGE_PROMISES = settings(BOUNDED, max_examples=3, stateful_step_count=6)
 
 
 def test_the_promises_hold_on_the_package(tmp_path: Path, thrift_server: dict) -> None:

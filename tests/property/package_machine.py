@@ -23,7 +23,7 @@ import itertools
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,30 +33,11 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from tests.functional.harness import local_catalog
 from tests.property.machine import RAW_TRACES, InProcessDbt, Invocation
+from tests.property.project import Inputs, Rows, day, events_rows, keyed
 
-Row = tuple[Any, ...]
-Rows = Counter[Row]
 IDS = st.integers(min_value=1, max_value=6)
 NAMES = st.sampled_from(["ann", "bob", "cy"])
 DAYS = st.integers(min_value=1, max_value=3)
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """What the upstreams hold, as the machine's model of them (the oracle)."""
-
-    events: tuple[tuple[int, int, int], ...] = ()  # (id, day, v)
-    customers: Mapping[int, str] = field(default_factory=dict)
-    dim: Mapping[int, str] = field(default_factory=dict)
-    people: Mapping[int, str] = field(default_factory=dict)
-
-
-def day(n: int) -> datetime.date:
-    return datetime.date(2024, 1, n)
-
-
-def events_rows(inputs: Inputs) -> Rows:
-    return Counter((i, day(d), v) for i, d, v in inputs.events)
 
 
 def newer_events(inputs: Inputs, held: Rows) -> Rows:
@@ -76,10 +57,6 @@ def daily_rows(inputs: Inputs, held: Rows) -> Rows:
         days[day(d)] = (n + 1, s + v)
     kept = Counter({row: n for row, n in held.items() if row[0] not in days})
     return kept + Counter((d, n, s) for d, (n, s) in days.items())
-
-
-def keyed(values: Mapping[int, str]) -> Rows:
-    return Counter(values.items())
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ rows and record every statement."""
 
 from __future__ import annotations
 
+import itertools
 import socket
 import time
 from collections.abc import Callable
@@ -209,13 +210,18 @@ class FakeConnection:
         pass
 
 
+SERVERS = itertools.count()
+
+
 def thrift_handle(connection: FakeConnection) -> ThriftEngine:
+    """An engine of a server of its own (what a server answered is kept per process)."""
     return ThriftEngine(
         connection,
         poll_interval=0,
         query_timeout=None,
         query_retries=0,
         retries=ConflictRetries(retries=0),
+        address=("server", next(SERVERS)),
     )
 
 
@@ -296,47 +302,42 @@ def test_has_iceberg_extensions(rows: list[tuple], expected: bool) -> None:
     assert connection.statements == ["SET spark.sql.extensions"]
 
 
-def test_settings_set_then_restore_previous_value() -> None:
+def test_settings_set_then_reset_to_the_servers_default() -> None:
+    """A session starts from the server's defaults (each dbt node opens its own): a key
+    no statement of it set goes back with `RESET`, without reading it first."""
     key = "spark.sql.sources.partitionOverwriteMode"
     connection = FakeConnection(settings_answer({key: "STATIC"}))
     handle = thrift_handle(connection)
     with handle.settings({key: "dynamic"}):
-        assert connection.statements == [f"SET {key}", f"SET {key}=dynamic"]
+        assert connection.statements == [f"SET {key}=dynamic"]
         handle._run("INSERT OVERWRITE t SELECT 1")
     assert connection.statements == [
-        f"SET {key}",
         f"SET {key}=dynamic",
         "INSERT OVERWRITE t SELECT 1",
-        f"SET {key}=STATIC",
+        f"RESET {key}",
     ]
-    # Only the reads of the old value fetched a result set.
-    assert connection.fetched == [f"SET {key}"]
+    assert connection.fetched == []
 
 
-def test_settings_reset_when_undefined() -> None:
-    connection = FakeConnection(settings_answer({}))
+def test_settings_restore_what_the_session_set_itself() -> None:
+    """A key the session set (a model's sql_header, the profile's spark_conf) is read
+    before the block and set back after it."""
+    connection = FakeConnection(settings_answer({"a.one": "1", "c.three": "3"}))
     handle = thrift_handle(connection)
-    with handle.settings({"spark.custom.flag": "on"}):
-        pass
-    assert connection.statements == [
-        "SET spark.custom.flag",
-        "SET spark.custom.flag=on",
-        "RESET spark.custom.flag",
-    ]
-
-
-def test_settings_several_keys_read_all_before_setting_any() -> None:
-    connection = FakeConnection(settings_answer({"a.one": "1"}))
-    handle = thrift_handle(connection)
-    with handle.settings({"a.one": "10", "b.two": "20"}):
+    handle.cursor().execute("SET a.one = 1; SELECT 1")
+    handle.set_setting("c.three", "3")
+    connection.statements.clear()
+    with handle.settings({"a.one": "10", "b.two": "20", "c.three": "30"}):
         pass
     assert connection.statements == [
         "SET a.one",
-        "SET b.two",
+        "SET c.three",
         "SET a.one=10",
         "SET b.two=20",
+        "SET c.three=30",
         "SET a.one=1",
         "RESET b.two",
+        "SET c.three=3",
     ]
 
 
@@ -349,10 +350,9 @@ def test_settings_restored_when_the_block_fails() -> None:
             connection.errors["INSERT OVERWRITE t SELECT 1"] = "write failed"
             handle._run("INSERT OVERWRITE t SELECT 1")
     assert connection.statements == [
-        f"SET {key}",
         f"SET {key}=dynamic",
         "INSERT OVERWRITE t SELECT 1",
-        f"SET {key}=STATIC",
+        f"RESET {key}",
     ]
 
 
@@ -362,7 +362,7 @@ def test_settings_restored_when_the_block_raises_python_error() -> None:
     with pytest.raises(ValueError, match="inside"):
         with handle.settings({"k.x": "v"}):
             raise ValueError("inside")
-    assert connection.statements == ["SET k.x", "SET k.x=v", "RESET k.x"]
+    assert connection.statements == ["SET k.x=v", "RESET k.x"]
 
 
 def test_every_statement_gets_a_fresh_cursor() -> None:
@@ -370,7 +370,7 @@ def test_every_statement_gets_a_fresh_cursor() -> None:
     handle = thrift_handle(connection)
     with handle.settings({"k.x": "v"}):
         pass
-    assert connection.cursors == len(connection.statements) == 3
+    assert connection.cursors == len(connection.statements) == 2
 
 
 def test_create_text_view_and_drop(tmp_path: Path) -> None:
@@ -429,8 +429,18 @@ def test_thrift_open_retries_reachability_then_names_host_and_port(monkeypatch) 
     assert sleeps == [4, 4]
 
 
-def test_iceberg_extensions_are_asked_once_per_server_session() -> None:
+def test_iceberg_extensions_are_asked_once_per_server() -> None:
+    """Static settings of a server: one question per dbt process, whichever session (each
+    node opens its own) asks."""
     connection = FakeConnection(lambda sql: [("spark.sql.extensions", ICEBERG_EXTENSIONS)])
     handle = thrift_handle(connection)
-    assert handle.has_iceberg_extensions() and handle.has_iceberg_extensions()
+    again = ThriftEngine(
+        connection,
+        poll_interval=0,
+        query_timeout=None,
+        query_retries=0,
+        retries=ConflictRetries(retries=0),
+        address=handle.address,
+    )
+    assert handle.has_iceberg_extensions() and again.has_iceberg_extensions()
     assert connection.statements == ["SET spark.sql.extensions"]

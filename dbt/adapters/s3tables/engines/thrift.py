@@ -7,6 +7,7 @@ connection opens), a query's schema is `DESCRIBE QUERY`, a seed's rows travel as
 
 from __future__ import annotations
 
+import re
 import socket
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -47,6 +48,12 @@ if TYPE_CHECKING:
 logger = AdapterLogger("s3tables")
 
 
+# Whether a server (host, port) has Iceberg's SQL extensions, asked once per dbt process.
+_EXTENSIONS: dict[tuple[str, int], bool] = {}
+# `SET key=value` (a model's sql_header, the adapter's own settings).
+_ASSIGNMENT = re.compile(r"\s*SET\s+([^\s=]+)\s*=", re.IGNORECASE)
+
+
 class ThriftEngine(PyhiveConnectionWrapper):
     """The engine of a dbt connection to a Spark Thrift Server (one server session per
     connection, so settings and temporary views stay with it). Everything goes through SQL."""
@@ -55,16 +62,20 @@ class ThriftEngine(PyhiveConnectionWrapper):
         self,
         *args: Any,
         retries: ConflictRetries,
+        address: tuple[str, int],
         node: Callable[[], str] = lambda: "",
         progress_seconds: float = DEFAULT_PROGRESS_SECONDS,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self.retries = retries
+        self.address = address
         self.node = node
         # The server reports no progress over thrift: the lines say the elapsed time.
         self.progress_seconds = progress_seconds
-        self._has_extensions: bool | None = None
+        # Keys a statement of this server session set (its model's sql_header among them):
+        # the only ones whose session value is not the server's default.
+        self._set_here: set[str] = set()
 
     def cursor(self) -> ThriftEngine:
         # dbt-spark's opens a server cursor and returns the wrapper, typed as its own class.
@@ -75,6 +86,9 @@ class ThriftEngine(PyhiveConnectionWrapper):
         # A model's sql_header (`SET ...;`) arrives in front of its statement.
         node = node_label(self.node())
         for statement in split_statements(sql):
+            assigned = _ASSIGNMENT.match(statement)
+            if assigned:
+                self._set_here.add(assigned.group(1))
             with Ticker(self.progress_seconds, lambda elapsed: progress_line(node, elapsed, None)):
                 run_with_conflict_retries(
                     partial(super().execute, statement, bindings),
@@ -134,22 +148,26 @@ class ThriftEngine(PyhiveConnectionWrapper):
         return False  # the Thrift protocol sends an array or struct as its JSON text
 
     def has_iceberg_extensions(self) -> bool:
-        # Asked once per server session: extensions are static, set when Spark starts.
-        if self._has_extensions is None:
+        # Asked once per dbt process and server: extensions are static, set when Spark
+        # starts (each dbt node opens a server session of its own).
+        if self.address not in _EXTENSIONS:
             rows = self._rows("SET spark.sql.extensions")
-            self._has_extensions = bool(rows) and ICEBERG_EXTENSIONS in str(rows[0][1])
-        return self._has_extensions
+            _EXTENSIONS[self.address] = bool(rows) and ICEBERG_EXTENSIONS in str(rows[0][1])
+        return _EXTENSIONS[self.address]
 
     @contextmanager
     def settings(self, values: dict[str, str]) -> Iterator[None]:
-        """`SET` for one block of this server session, then restore (or `RESET`)."""
-        previous = {key: self.setting(key) for key in values}
+        """`SET` for one block of this server session, then back as it was: `RESET` to
+        the server's default, unless a statement of this session set the key (a model's
+        sql_header), whose value is read first and set again."""
+        previous = {key: self.setting(key) for key in values if key in self._set_here}
         for key, value in values.items():
             self._run(f"SET {key}={value}")
         try:
             yield
         finally:
-            for key, earlier in previous.items():
+            for key in values:
+                earlier = previous.get(key)
                 self._run(f"SET {key}={earlier}" if earlier is not None else f"RESET {key}")
 
     def set_setting(self, key: str, value: str) -> None:
@@ -157,6 +175,7 @@ class ThriftEngine(PyhiveConnectionWrapper):
         a `;`, which `execute` would take for the end of a statement."""
         self.cursor()
         super().execute(f"SET {key}={value}")
+        self._set_here.add(key)
 
     def setting(self, key: str) -> str | None:
         """The server session's value of `key` (None when it has none)."""
@@ -258,8 +277,10 @@ def open_thrift_engine(connection: Connection, setup: EngineSetup) -> ThriftEngi
     wrapper = SparkConnectionManager.open(connection).handle
     # `setup.after_conflict` is not used: the server writes the files and may still be
     # writing a lost attempt's, so this process cannot remove them.
+    address = server_address(setup.settings)
     engine = ThriftEngine(
         wrapper.handle,
+        address=address,
         poll_interval=wrapper.poll_interval,
         query_timeout=wrapper.query_timeout,
         query_retries=wrapper.query_retries,
@@ -270,9 +291,7 @@ def open_thrift_engine(connection: Connection, setup: EngineSetup) -> ThriftEngi
     setup.apply_spark_conf(
         "Spark Thrift Server", engine.set_setting, engine.setting, thrift_error_text
     )
-    check_server_catalog(
-        setup.catalog, server_address(setup.settings), "Spark Thrift Server", engine.setting
-    )
+    check_server_catalog(setup.catalog, address, "Spark Thrift Server", engine.setting)
     return engine
 
 

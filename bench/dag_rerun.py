@@ -62,15 +62,21 @@ NODES = "sum of the nodes' times"
 
 
 def write_project(root: Path, catalog: CatalogConfig, schema: str, extra: str) -> None:
-    """The DAG's project in `root`: chains t_i (table) -> m_i (merge) -> v_i (view)."""
-    models = root / "models"
-    models.mkdir(parents=True)
+    """The DAG's project in `root`, on the `bench` profile's targets (in process)."""
     (root / "dbt_project.yml").write_text(
         "name: bench_dag\nversion: '1.0'\nconfig-version: 2\nprofile: bench\n"
         # Spark starts before the models: their times exclude the JVM start.
         "on-run-start: ['select 1']\n"
     )
     write_profiles(root, catalog, MASTER, schema, threads=4)
+    write_models(root, extra)
+
+
+def write_models(root: Path, extra: str) -> None:
+    """The DAG's models in `root`/models: chains t_i (table) -> m_i (merge) -> v_i (view),
+    `extra` added to each table's and merge's config."""
+    models = root / "models"
+    models.mkdir(parents=True)
     for i in range(1, CHAINS + 1):
         (models / f"t_{i:02d}.sql").write_text(
             f"{{{{ config(materialized='table', {extra}) }}}}\n"

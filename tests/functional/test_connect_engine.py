@@ -35,6 +35,7 @@ from tests.functional.harness import (
     write_profiles,
     write_project,
 )
+from tests.functional.server_keyed_reads import keyed_reads_on_a_server
 
 MODELS = {
     "numbers.sql": "{{ config(materialized='table') }}\n"
@@ -300,3 +301,10 @@ def test_an_audited_build_records_its_read_at_its_publish_over_connect(
         assert built.returncode == 0, built.stdout[-6000:]
         assert "audited_copy: staged on branch" in built.stdout
         assert ids("audited_copy") == ids("appended")
+
+
+def test_keyed_upstream_changes_are_read_file_by_file_over_connect(
+    tmp_path: Path, server: dict
+) -> None:
+    """Before, a keyed read over a server compared two whole snapshots of the upstream."""
+    keyed_reads_on_a_server(tmp_path, connect_output(server), server["warehouse"])

@@ -37,6 +37,7 @@ from tests.functional.harness import (
     write_profiles,
     write_project,
 )
+from tests.functional.server_keyed_reads import keyed_reads_on_a_server
 from tests.functional.test_concurrency import SCHEMA_GROUPS, model_files
 
 PROJECT = INTEGRATION_PROJECT
@@ -266,3 +267,10 @@ def test_run_query_of_a_statement_without_a_result_over_thrift(
     result = dbt_in(folder, project, "run-operation", "rows_of", "--args", args)
     assert result.returncode == 0, result.stdout[-4000:]
     assert "rows: 0" in result.stdout, result.stdout[-4000:]
+
+
+def test_keyed_upstream_changes_are_read_file_by_file_over_thrift(
+    tmp_path: Path, thrift: dict
+) -> None:
+    """Before, a keyed read over a server compared two whole snapshots of the upstream."""
+    keyed_reads_on_a_server(tmp_path, thrift_output(thrift, threads=1), thrift["warehouse"])

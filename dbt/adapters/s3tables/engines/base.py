@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
     from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+    from dbt.adapters.s3tables.catalogs.range_files import RangePlan
     from dbt.adapters.s3tables.engines.file_changes import RangeFiles
     from dbt.adapters.s3tables.engines.query_inputs import QueryInputs
     from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries
@@ -104,12 +105,20 @@ class Engine(Protocol):
         ...
 
     def create_changed_rows_views(
-        self, table: str, start: int, end: int, columns: Sequence[str], keys: Sequence[str]
+        self,
+        table: str,
+        start: int,
+        end: int,
+        columns: Sequence[str],
+        keys: Sequence[str],
+        planned: Callable[[], RangePlan],
     ) -> RangeFiles:
-        """Temporary views of the rows of `table` (an Iceberg table's SQL name) that its
-        commits after snapshot `start` up to `end` changed, at each end, with every other
-        row of their `keys` (engines/file_changes.py); or why this engine cannot read them
-        file by file (`fallback`), so the two snapshots are compared whole."""
+        """The rows of `table` (an Iceberg table's SQL name) that its commits after snapshot
+        `start` up to `end` changed, at each end, with every other row of their `keys`
+        (engines/file_changes.py); or why this engine cannot read them file by file
+        (`fallback`), so the two snapshots are compared whole. `planned`: the range's files
+        planned on dbt's host (catalogs/range_files.py), for an engine that reads files
+        through SQL only."""
         ...
 
     def tag_node_commits(self, tags: dict[str, str]) -> bool:

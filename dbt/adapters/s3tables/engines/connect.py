@@ -17,7 +17,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, TextIO
@@ -26,10 +26,11 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.engines.base import ServerEngineKind, server_address
-from dbt.adapters.s3tables.engines.file_changes import SERVER_READS_NO_FILES, RangeFiles
+from dbt.adapters.s3tables.engines.file_changes import RangeFiles
 from dbt.adapters.s3tables.engines.progress import SparkProgress, Ticker, node_label, progress_line
 from dbt.adapters.s3tables.engines.query_inputs import SERVER_QUERY_INPUTS, QueryInputs
 from dbt.adapters.s3tables.engines.server_catalog import check_server_catalog
+from dbt.adapters.s3tables.engines.server_range_reads import ServerRangeReader
 from dbt.adapters.s3tables.engines.session import SessionEngine
 from dbt.adapters.s3tables.engines.spark_errors import database_error
 from dbt.adapters.s3tables.engines.thrift import wait_until_reachable
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from dbt.adapters.contracts.connection import Connection
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
+    from dbt.adapters.s3tables.catalogs.range_files import RangePlan
     from dbt.adapters.s3tables.engines.base import EngineSettings, EngineSetup
     from dbt.adapters.s3tables.seeds.csv import SeedText
 
@@ -87,9 +89,12 @@ class ConnectEngine(SessionEngine):
         self.spark.interruptAll()
 
     def close(self) -> None:
-        super().close()
-        # Spark 3.5 has no call to end a server session: closing the channel is all.
-        self.spark.client.close()
+        try:
+            self._range_reads.release_views()
+        finally:
+            super().close()
+            # Spark 3.5 has no call to end a server session: closing the channel is all.
+            self.spark.client.close()
 
     def engine_description(self) -> str:
         # Iceberg's version is a JVM call, which Connect does not offer.
@@ -109,9 +114,28 @@ class ConnectEngine(SessionEngine):
             raise database_error(error) from None
 
     def create_changed_rows_views(
-        self, table: str, start: int, end: int, columns: Sequence[str], keys: Sequence[str]
+        self,
+        table: str,
+        start: int,
+        end: int,
+        columns: Sequence[str],
+        keys: Sequence[str],
+        planned: Callable[[], RangePlan],
     ) -> RangeFiles:
-        return RangeFiles(fallback=SERVER_READS_NO_FILES)
+        return self._range_reads.read(table, end, planned(), keys)
+
+    @cached_property
+    def _range_reads(self) -> ServerRangeReader:
+        return ServerRangeReader(self._server_statement, self._server_rows)
+
+    def _server_statement(self, sql: str) -> None:
+        self._server_rows(sql)
+
+    def _server_rows(self, sql: str) -> list[Any]:
+        try:
+            return list(self.spark.sql(sql).collect())
+        except Exception as error:
+            raise database_error(error) from None
 
     def query_inputs(self, sql: str) -> QueryInputs:
         return SERVER_QUERY_INPUTS

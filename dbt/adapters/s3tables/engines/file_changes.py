@@ -54,10 +54,6 @@ V3_ON_SPARK_4 = (
     "Iceberg's Spark 4.1 runtime reads a format v3 table's files without their `_file` "
     "and `_pos` columns"
 )
-# Why a server engine (thrift, connect) compares two snapshots whole instead.
-SERVER_READS_NO_FILES = (
-    "the Spark server plans the upstream's files, and dbt's process cannot stage them"
-)
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession
     from pyspark.sql.types import StructType
 
+    from dbt.adapters.s3tables.catalogs.range_files import RangePlan
     from dbt.adapters.s3tables.engines.base import EngineSetup
     from dbt.adapters.s3tables.seeds.csv import SeedText
 
@@ -181,8 +182,15 @@ class SessionEngine(SparkConnectionWrapper):
             raise database_error(error) from None
 
     def create_changed_rows_views(
-        self, table: str, start: int, end: int, columns: Sequence[str], keys: Sequence[str]
+        self,
+        table: str,
+        start: int,
+        end: int,
+        columns: Sequence[str],
+        keys: Sequence[str],
+        planned: Callable[[], RangePlan],
     ) -> RangeFiles:
+        # Spark in this process plans and stages Iceberg's scan tasks itself.
         try:
             read = changed_rows_views(self.spark, table, start, end, columns, keys)
         except Exception as error:

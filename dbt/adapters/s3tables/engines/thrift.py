@@ -21,7 +21,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
 from dbt.adapters.s3tables.engines.base import ServerEngineKind, server_address
-from dbt.adapters.s3tables.engines.file_changes import SERVER_READS_NO_FILES, RangeFiles
+from dbt.adapters.s3tables.engines.file_changes import RangeFiles
 from dbt.adapters.s3tables.engines.progress import (
     DEFAULT_PROGRESS_SECONDS,
     START_TICK_SECONDS,
@@ -31,6 +31,7 @@ from dbt.adapters.s3tables.engines.progress import (
 )
 from dbt.adapters.s3tables.engines.query_inputs import SERVER_QUERY_INPUTS, QueryInputs
 from dbt.adapters.s3tables.engines.server_catalog import check_server_catalog
+from dbt.adapters.s3tables.engines.server_range_reads import ServerRangeReader
 from dbt.adapters.s3tables.engines.spark_errors import thrift_error_text
 from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries, run_with_conflict_retries
 from dbt.adapters.s3tables.seeds.values import text_rows_view_sql
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 
+    from dbt.adapters.s3tables.catalogs.range_files import RangePlan
     from dbt.adapters.s3tables.engines.base import EngineSettings, EngineSetup
     from dbt.adapters.s3tables.seeds.csv import SeedText
 
@@ -76,6 +78,7 @@ class ThriftEngine(PyhiveConnectionWrapper):
         # Keys a statement of this server session set (its model's sql_header among them):
         # the only ones whose session value is not the server's default.
         self._set_here: set[str] = set()
+        self._range_reads = ServerRangeReader(self._run, self._rows)
 
     def cursor(self) -> ThriftEngine:
         # dbt-spark's opens a server cursor and returns the wrapper, typed as its own class.
@@ -204,9 +207,21 @@ class ThriftEngine(PyhiveConnectionWrapper):
         )
 
     def create_changed_rows_views(
-        self, table: str, start: int, end: int, columns: Sequence[str], keys: Sequence[str]
+        self,
+        table: str,
+        start: int,
+        end: int,
+        columns: Sequence[str],
+        keys: Sequence[str],
+        planned: Callable[[], RangePlan],
     ) -> RangeFiles:
-        return RangeFiles(fallback=SERVER_READS_NO_FILES)
+        return self._range_reads.read(table, end, planned(), keys)
+
+    def close(self) -> None:
+        try:
+            self._range_reads.release_views()
+        finally:
+            super().close()
 
     def query_inputs(self, sql: str) -> QueryInputs:
         return SERVER_QUERY_INPUTS

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.s3tables.catalogs.range_files import plan_range_files
 from dbt.adapters.s3tables.incremental.upstream_reads import (
     CHANGE_TYPE_COLUMN,
     READ_TAG_PREFIX,
@@ -259,8 +260,20 @@ class UpstreamChanges:
         parts = (self._catalog_name(upstream), str(upstream.schema), str(upstream.identifier))
         table = ".".join(quote(part) for part in parts)
         if planned.by_difference:
+            start, end = planned.start, planned.end
+            iceberg = self._iceberg_for(upstream)
             files = self._engine().create_changed_rows_views(
-                table, planned.start, planned.end, columns, planned.keys
+                table,
+                start,
+                end,
+                columns,
+                planned.keys,
+                lambda: plan_range_files(
+                    iceberg.load_table(str(upstream.schema), str(upstream.identifier)),
+                    start,
+                    end,
+                    columns,
+                ),
             )
             if files.fallback is None:
                 logger.info(f"{model}: {planned.upstream} read file by file: {files.described}")

@@ -1,0 +1,121 @@
+"""A keyed `upstream_changes()` range read file by file on a Spark server (`method: thrift`
+or `connect`), through SQL alone: the files the range changed, planned on dbt's host
+(catalogs/range_files.py), read as Parquet with their position deletes (sql/file_reads.py),
+and the other rows of the changed keys read from the upstream at the range's end with
+the keys as a filter Iceberg prunes the files by (one key column of up to `PRUNED_KEYS`
+values; more, or several key columns: a join, which reads the key columns of every file).
+
+The parts are cached on the server (each file is read once: the netting refers to its
+rows twice) and released when the connection closes (`release_views`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from dbt.adapters.s3tables.engines.file_changes import RangeFiles
+from dbt.adapters.s3tables.sql.file_reads import (
+    file_rows_sql,
+    newly_deleted_rows_sql,
+    undone_positions_sql,
+    union_sql,
+)
+from dbt.adapters.s3tables.sql.text import quote, sql_string
+
+if TYPE_CHECKING:
+    from dbt.adapters.s3tables.catalogs.range_files import RangePlan
+
+# The most changed keys written into the filter of the other rows' read (Iceberg prunes
+# files by their key bounds with it); beyond, a join.
+PRUNED_KEYS = 10_000
+# Key values a filter can hold as SQL literals.
+_LITERAL_TYPES = ("int", "bigint", "string")
+
+
+def _literal(value: Any, spark_type: str) -> str:
+    return sql_string(str(value)) if spark_type == "string" else str(int(value))
+
+
+class ServerRangeReader:
+    """Reads one range on a server session: `run` a statement, `rows` of a query."""
+
+    def __init__(self, run: Callable[[str], None], rows: Callable[[str], list[Any]]) -> None:
+        self.run, self.rows = run, rows
+        self.views: list[str] = []
+
+    def cached(self, sql: str) -> str:
+        """`sql`'s rows computed once, in a cached temporary view (its quoted name)."""
+        view = quote(f"dbt_upstream_part_{uuid.uuid4().hex}")
+        self.run(f"CACHE TABLE {view} AS {sql}")
+        self.views.append(view)
+        return view
+
+    def read(self, table: str, end: int, plan: RangePlan, keys: Sequence[str]) -> RangeFiles:
+        """The range's `before` and `after` rows (file_changes.py's), or why not."""
+        if plan.fallback is not None:
+            return RangeFiles(fallback=plan.fallback)
+        undone = [u for u in (undone_positions_sql(s, e) for s, e in plan.touched) if u]
+        if undone and int(self.rows(f"SELECT count(*) FROM ({union_sql(undone, [])})")[0][0]):
+            return RangeFiles(
+                fallback="a deletion in the upstream was undone within the range (a rollback)"
+            )
+        parts = [file_rows_sql(f) for f in plan.removed]
+        parts += [newly_deleted_rows_sql(s, e) for s, e in plan.touched]
+        before = self.cached(union_sql(parts, plan.columns))
+        after = self.cached(union_sql([file_rows_sql(f) for f in plan.added], plan.columns))
+        key_list = ", ".join(quote(k) for k in keys)
+        changed = self.cached(
+            f"SELECT DISTINCT {key_list} FROM (SELECT {key_list} FROM {before} "
+            f"UNION ALL SELECT {key_list} FROM {after}) AS dbt_keys"
+        )
+        names = ", ".join(quote(c.name) for c in plan.columns)
+        # The other rows of the changed keys: the end's rows of them outside the added files.
+        at_end = f"(SELECT {names}, _file FROM {table} VERSION AS OF {end}) AS dbt_end"
+        outside = "true"
+        if plan.added:
+            added = ", ".join(sql_string(f.path) for f in plan.added)
+            outside = f"dbt_end._file NOT IN ({added})"
+        condition = self._key_filter(changed, keys, plan)
+        if condition is not None:
+            elsewhere_sql = f"SELECT {names} FROM {at_end} WHERE ({condition}) AND {outside}"
+        else:
+            matched = " AND ".join(f"dbt_end.{quote(k)} <=> dbt_changed.{quote(k)}" for k in keys)
+            elsewhere_sql = (
+                f"SELECT {names} FROM {at_end} LEFT SEMI JOIN {changed} AS dbt_changed "
+                f"ON {matched} WHERE {outside}"
+            )
+        elsewhere = self.cached(elsewhere_sql)
+        return RangeFiles(
+            before=f"(SELECT * FROM {before} UNION ALL SELECT * FROM {elsewhere})",
+            after=f"(SELECT * FROM {after} UNION ALL SELECT * FROM {elsewhere})",
+            described=f"{plan.described}, read as Parquet by the server",
+        )
+
+    def _key_filter(self, changed: str, keys: Sequence[str], plan: RangePlan) -> str | None:
+        """A filter on the one key column holding the changed keys' values as literals,
+        which Iceberg prunes files by; None when a join must do."""
+        if len(keys) != 1:
+            return None
+        key = next(c for c in plan.columns if c.name.lower() == keys[0].lower())
+        if key.spark_type not in _LITERAL_TYPES:
+            return None
+        count = int(self.rows(f"SELECT count(*) FROM {changed}")[0][0])
+        if count > PRUNED_KEYS:
+            return None
+        values = [row[0] for row in self.rows(f"SELECT {quote(key.name)} FROM {changed}")]
+        present = [v for v in values if v is not None]
+        column = f"dbt_end.{quote(key.name)}"
+        terms = []
+        if present:
+            terms.append(f"{column} IN ({', '.join(_literal(v, key.spark_type) for v in present)})")
+        if len(present) < len(values):
+            terms.append(f"{column} IS NULL")
+        return " OR ".join(terms) or "false"
+
+    def release_views(self) -> None:
+        """Forget the cached parts (a cache is the server's, beyond this session)."""
+        for view in self.views:
+            self.run(f"UNCACHE TABLE IF EXISTS {view}")
+        self.views.clear()

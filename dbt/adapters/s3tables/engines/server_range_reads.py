@@ -2,8 +2,9 @@
 or `connect`), through SQL alone: the files the range changed, planned on dbt's host
 (catalogs/range_files.py), read as Parquet with their position deletes (sql/file_reads.py),
 and the other rows of the changed keys read from the upstream at the range's end with
-the keys as a filter Iceberg prunes the files by (one key column of up to `PRUNED_KEYS`
-values; more, or several key columns: a join, which reads the key columns of every file).
+the keys as a filter Iceberg prunes the files by: their values (one key column, up to
+`PRUNED_KEYS` of them), else the span of an integer key's, with a join (several key
+columns: the join alone, which reads the key columns of every file).
 
 The parts are cached on the server (each file is read once: the netting refers to its
 rows twice) and released when the connection closes (`release_views`).
@@ -77,14 +78,15 @@ class ServerRangeReader:
         if plan.added:
             added = ", ".join(sql_string(f.path) for f in plan.added)
             outside = f"dbt_end._file NOT IN ({added})"
-        condition = self._key_filter(changed, keys, plan)
-        if condition is not None:
-            elsewhere_sql = f"SELECT {names} FROM {at_end} WHERE ({condition}) AND {outside}"
+        condition, exact = self._key_filter(changed, keys, plan)
+        where = f"({condition}) AND {outside}" if condition is not None else outside
+        if exact:
+            elsewhere_sql = f"SELECT {names} FROM {at_end} WHERE {where}"
         else:
             matched = " AND ".join(f"dbt_end.{quote(k)} <=> dbt_changed.{quote(k)}" for k in keys)
             elsewhere_sql = (
                 f"SELECT {names} FROM {at_end} LEFT SEMI JOIN {changed} AS dbt_changed "
-                f"ON {matched} WHERE {outside}"
+                f"ON {matched} WHERE {where}"
             )
         elsewhere = self.cached(elsewhere_sql)
         return RangeFiles(
@@ -93,26 +95,34 @@ class ServerRangeReader:
             described=f"{plan.described}, read as Parquet by the server",
         )
 
-    def _key_filter(self, changed: str, keys: Sequence[str], plan: RangePlan) -> str | None:
-        """A filter on the one key column holding the changed keys' values as literals,
-        which Iceberg prunes files by; None when a join must do."""
+    def _key_filter(
+        self, changed: str, keys: Sequence[str], plan: RangePlan
+    ) -> tuple[str | None, bool]:
+        """A filter on the one key column that Iceberg prunes files by, and whether it
+        alone selects the changed keys' rows: their values as literals (up to
+        `PRUNED_KEYS`), else the span of an integer key's (a join then selects them);
+        (None, False) when a join must do alone."""
         if len(keys) != 1:
-            return None
+            return None, False
         key = next(c for c in plan.columns if c.name.lower() == keys[0].lower())
         if key.spark_type not in _LITERAL_TYPES:
-            return None
-        count = int(self.rows(f"SELECT count(*) FROM {changed}")[0][0])
-        if count > PRUNED_KEYS:
-            return None
-        values = [row[0] for row in self.rows(f"SELECT {quote(key.name)} FROM {changed}")]
-        present = [v for v in values if v is not None]
-        column = f"dbt_end.{quote(key.name)}"
-        terms = []
-        if present:
-            terms.append(f"{column} IN ({', '.join(_literal(v, key.spark_type) for v in present)})")
-        if len(present) < len(values):
-            terms.append(f"{column} IS NULL")
-        return " OR ".join(terms) or "false"
+            return None, False
+        name = quote(key.name)
+        count, non_null, lowest, highest = self.rows(
+            f"SELECT count(*), count({name}), min({name}), max({name}) FROM {changed}"
+        )[0]
+        column = f"dbt_end.{name}"
+        terms = [f"{column} IS NULL"] if int(non_null) < int(count) else []
+        if int(count) <= PRUNED_KEYS:
+            values = [row[0] for row in self.rows(f"SELECT {name} FROM {changed}")]
+            present = [_literal(v, key.spark_type) for v in values if v is not None]
+            if present:
+                terms.insert(0, f"{column} IN ({', '.join(present)})")
+            return " OR ".join(terms) or "false", True
+        if key.spark_type == "string" or lowest is None:
+            return None, False
+        terms.insert(0, f"{column} BETWEEN {int(lowest)} AND {int(highest)}")
+        return " OR ".join(terms), False
 
     def release_views(self) -> None:
         """Forget the cached parts (a cache is the server's, beyond this session)."""

@@ -33,7 +33,6 @@ ROUNDS = [
     ([[2, "bb", False], [3, "c", True], [4, "d", False]], False),
     ([[1, "aa", False], [5, "e", False]], True),
     ([[1, "aa", True], [2, "bb", True], [6, "f", False]], True),
-    ([[4, "dd", False], [5, "e", True]], True),
 ]
 
 

@@ -25,7 +25,10 @@ MIRROR = """
           merge_delete_when="_change_type = 'DELETE'") }}
 select id, name, _change_type from {{ upstream_changes(ref('customers'), unique_key='id') }}
 """
-FILE_BY_FILE = "analytics.customers read file by file"
+# Its own namespace: the module's server warehouse also holds integration_tests/'s
+# `analytics.customers` seed.
+SCHEMA = "keyed_reads"
+FILE_BY_FILE = f"{SCHEMA}.customers read file by file"
 # (rows merged into customers: [id, name, deleted], whether its tier column is on). The
 # column's arrival is a range the adapter refuses to read (the fix it names, a rebuild, is
 # run); after it, the upstream's older files predate the column (read by field id).
@@ -37,7 +40,7 @@ ROUNDS = [
 
 
 def pairs(warehouse: str, table: str) -> list[tuple[int, str]]:
-    rows = local_catalog(warehouse).load_table("analytics", table).scan().to_arrow()
+    rows = local_catalog(warehouse).load_table(SCHEMA, table).scan().to_arrow()
     return sorted(zip(rows.column("id").to_pylist(), rows.column("name").to_pylist(), strict=True))
 
 
@@ -45,7 +48,7 @@ def keyed_reads_on_a_server(folder: Path, output: dict, warehouse: str) -> None:
     project = write_project(
         folder / "project",
         "keyed",
-        output={**output, "schema": "analytics"},
+        output={**output, "schema": SCHEMA},
         profiles_dir=folder,
         files={"models/customers.sql": CUSTOMERS, "models/mirror.sql": MIRROR},
     )

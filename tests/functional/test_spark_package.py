@@ -617,10 +617,12 @@ from {{{{ ref('events') }}}} where {overlapping.PAUSE.replace("4000", "2000")}
 # Iceberg refusing a loser's write or publish outright: a change of the table's refs (the
 # run's branch, or main taking it) made while the other job's commit changed them, which
 # Iceberg does not retry; a chunk written to a branch the other job's rebuild replaced the
-# table's metadata under (a REPLACE commits its whole metadata).
+# table's metadata under (a REPLACE commits its whole metadata); main moved by the other
+# job between the run's check of main and its `fast_forward` (Iceberg's own check refuses).
 ICEBERG_REFUSALS = (
     "CommitFailedException: Table metadata refresh is required",
     "Cannot use branch (does not exist)",
+    "Cannot fast-forward: main is not an ancestor of",
 )
 
 

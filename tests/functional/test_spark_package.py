@@ -670,7 +670,8 @@ def test_overlapping_jobs_write_each_row_once(tmp_path: Path, thrift_server: dic
     waited("run")
     models = [*OVERLAP_READERS, "rebuilt"]
     losers = Counter[str]()
-    for batch in (2, 3):
+    # One overlap after the first build (the package machine's walk runs again after it).
+    for batch in (2,):
         waited("run", "-s", "events", "--vars", f"{{batch: {batch}}}")
         jobs = [
             dbt(
@@ -694,13 +695,13 @@ def test_overlapping_jobs_write_each_row_once(tmp_path: Path, thrift_server: dic
                 refusals = ["nothing was written", *ICEBERG_REFUSALS]
                 assert any(refusal in message for refusal in refusals), message
                 losers[result["unique_id"].split(".")[-1]] += 1
-    waited("run", "--exclude", "events", "--vars", "{batch: 3}")
+    waited("run", "--exclude", "events", "--vars", "{batch: 2}")
     catalog = local_catalog(thrift_server["warehouse"])
     for name in models:
         ids = catalog.load_table(schema, name).scan().to_arrow().column("id").to_pylist()
-        assert sorted(ids) == list(range(1, 10)), f"{name}: {sorted(ids)} ({dict(losers)})"
-    # The jobs overlapped: each batch had a loser (else this test shows nothing).
-    assert sum(losers.values()) >= 2, losers
+        assert sorted(ids) == list(range(1, 7)), f"{name}: {sorted(ids)} ({dict(losers)})"
+    # The jobs overlapped: a job lost (else this test shows nothing).
+    assert sum(losers.values()) >= 1, losers
 
 
 # --- the promises' state machine on the package ------------------------------------------

@@ -126,7 +126,7 @@ class ConnectEngine(SessionEngine):
 
     @cached_property
     def _range_reads(self) -> ServerRangeReader:
-        return ServerRangeReader(self._server_statement, self._server_rows)
+        return ServerRangeReader(self._server_statement, self._server_rows, self.settings)
 
     def _server_statement(self, sql: str) -> None:
         self._server_rows(sql)

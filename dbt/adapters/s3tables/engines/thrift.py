@@ -78,7 +78,7 @@ class ThriftEngine(PyhiveConnectionWrapper):
         # Keys a statement of this server session set (its model's sql_header among them):
         # the only ones whose session value is not the server's default.
         self._set_here: set[str] = set()
-        self._range_reads = ServerRangeReader(self._run, self._rows)
+        self._range_reads = ServerRangeReader(self._run, self._rows, self.settings)
 
     def cursor(self) -> ThriftEngine:
         # dbt-spark's opens a server cursor and returns the wrapper, typed as its own class.

@@ -145,6 +145,7 @@ bench: setup spark41
 	$(PYTHON) bench/statements_per_run.py
 	$(PYTHON) bench/statements_per_node.py
 	$(PYTHON) bench/server_dag_rerun.py
+	$(PYTHON) bench/server_upstream_changes.py
 	$(PYTHON) bench/maintenance.py
 	$(PYTHON) bench/audit_publish.py
 	$(PYTHON) bench/spark_lines.py

@@ -30,3 +30,23 @@ def test_v3_row_lineage_gives_copy_on_write_counts() -> None:
     assert lineage_counts(RowLineage(inserted=1, updated=2, copied=0), summary) == CommitCounts(
         1, 2, 1
     )
+
+
+def test_a_merge_that_deletes_rows_is_counted_only_where_the_summary_tells() -> None:
+    # Merge-on-read, `merge_delete_when`: 2 keys deleted and 1 inserted wrote 1 data row and
+    # 2 position deletes, which without deletes would read as 2 updated and -1 inserted.
+    summary = {"added-records": "1", "added-position-deletes": "2"}
+    assert commit_counts(Counting.MERGED, summary, deletes_rows=True) == CommitCounts(
+        None, None, None
+    )
+    assert commit_counts(Counting.MERGED, summary) == CommitCounts(-1, 2, 0)
+    # Only inserts, or only deletes: exact.
+    inserts = {"added-records": "3"}
+    assert commit_counts(Counting.MERGED, inserts, deletes_rows=True) == CommitCounts(3, 0, 0)
+    deletes = {"added-position-deletes": "2"}
+    assert commit_counts(Counting.MERGED, deletes, deletes_rows=True) == CommitCounts(0, 0, 2)
+    # Copy-on-write: rewritten files' rows hide which were deleted.
+    rewritten = {"added-records": "4", "deleted-records": "5"}
+    assert commit_counts(Counting.MERGED, rewritten, deletes_rows=True) == CommitCounts(
+        None, None, None
+    )

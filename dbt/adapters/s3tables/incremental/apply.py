@@ -374,7 +374,11 @@ class Apply:
         counts = (
             CommitCounts(None, None, None)
             if statement.rewrites_table or last > 0
-            else commit_counts(statement.counted_as, after.summary if committed else None)
+            else commit_counts(
+                statement.counted_as,
+                after.summary if committed else None,
+                deletes_rows=run.settings.delete_when is not None,
+            )
         )
         unknown = None in (counts.inserted, counts.updated, counts.deleted)
         if committed and not statement.rewrites_table and last == 0 and unknown:

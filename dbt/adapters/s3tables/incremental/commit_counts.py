@@ -3,9 +3,13 @@ and the adapter response that reports them (with what the build read of its upst
 
 With merge-on-read (the default write mode) a MERGE writes one position delete per
 target row it updates or deletes and one data row per row it writes, so the summary
-gives exact logical counts. With copy-on-write, rewritten files count every row they
-held, so an update count cannot be derived from the summary: on a format v2 table it is
-reported as unknown (None). A format v3 table's row lineage gives it (`lineage_counts`).
+gives exact logical counts, unless the MERGE also deletes rows (`merge_delete_when`): a
+deleted row is a position delete without a data row, an updated one a position delete
+with one, so the summary tells them apart only when the commit wrote no data rows or no
+deletes; otherwise the counts are unknown (None). With copy-on-write, rewritten files
+count every row they held, so an update count cannot be derived from the summary: on a
+format v2 table it is reported as unknown (None). A format v3 table's row lineage gives
+it (`lineage_counts`).
 """
 
 from __future__ import annotations
@@ -58,9 +62,11 @@ def _number(summary: Mapping[str, str], key: str) -> int:
     return int(summary.get(key, 0) or 0)
 
 
-def commit_counts(counted_as: Counting, summary: Mapping[str, str] | None) -> CommitCounts:
+def commit_counts(
+    counted_as: Counting, summary: Mapping[str, str] | None, deletes_rows: bool = False
+) -> CommitCounts:
     """A commit's counts, read from the summary of the snapshot it committed (None: none)
-    the way its strategy is counted."""
+    the way its strategy is counted; `deletes_rows`: a MERGE with a delete clause."""
     if summary is None:
         return CommitCounts(0, 0, 0)
     added = _number(summary, "added-records")
@@ -76,9 +82,24 @@ def commit_counts(counted_as: Counting, summary: Mapping[str, str] | None) -> Co
             return CommitCounts(None, 0, None)
         return CommitCounts(added, 0, position_deletes + removed_rows)
     # MERGED: an updated (or closed) row is a position delete plus a new data row.
+    if deletes_rows:
+        return _merged_with_deletes(added, removed_rows, position_deletes)
     if removed_rows:
         return CommitCounts(added - removed_rows if added >= removed_rows else None, None, 0)
     return CommitCounts(added - position_deletes, position_deletes, 0)
+
+
+def _merged_with_deletes(added: int, removed_rows: int, position_deletes: int) -> CommitCounts:
+    """A MERGE that may delete rows: exact when it wrote only data rows (all inserted) or
+    only position deletes (all deleted); else unknown (an update and an insert plus a
+    delete give the same summary)."""
+    if removed_rows:
+        return CommitCounts(None, None, None)
+    if position_deletes == 0:
+        return CommitCounts(added, 0, 0)
+    if added == 0:
+        return CommitCounts(0, 0, position_deletes)
+    return CommitCounts(None, None, None)
 
 
 @dataclass(frozen=True)

@@ -210,9 +210,18 @@ select id, cast(id * {{ var('round', 1) }} as bigint) as v from range(1, 51) as 
 """
 
 
+# Each target row the MERGE reads builds a 4M-element array in its ON clause (a MERGE
+# condition must be deterministic, so no sleep): the merge runs for seconds after it read
+# the table, while another writer commits (the commits land in its
+# window on a loaded machine too) or maintenance expires the snapshot it read.
+MERGED_SLOWLY = MERGED.replace(
+    "unique_key='id'", "unique_key='id', incremental_predicates=['size(sequence(1, 4000000)) > 0']"
+)
+
+
 def test_a_merge_that_loses_to_a_concurrent_commit_is_rerun(tmp_path: Path) -> None:
     project = Project(tmp_path / "project", tmp_path / "warehouse", write_conflict_wait_seconds=1)
-    project.model("merged", MERGED)
+    project.model("merged", MERGED_SLOWLY)
     assert project.run("run").returncode == 0
     catalog = project.catalog()
     schema = catalog.load_table(SCHEMA, "merged").schema().as_arrow()
@@ -237,14 +246,6 @@ def test_a_merge_that_loses_to_a_concurrent_commit_is_rerun(tmp_path: Path) -> N
     merged = {r["id"]: r["v"] for r in table}
     assert len(merged) == len(table) == 50 + appended  # no key twice, nothing lost
     assert all(merged[i] == 2 * i for i in range(1, 51))
-
-
-# Each target row the MERGE reads builds a 4M-element array in its ON clause (a MERGE
-# condition must be deterministic, so no sleep): the merge runs for seconds after it read
-# the table, while maintenance expires the snapshot it read.
-MERGED_SLOWLY = MERGED.replace(
-    "unique_key='id'", "unique_key='id', incremental_predicates=['size(sequence(1, 4000000)) > 0']"
-)
 
 
 def test_a_merge_that_loses_to_snapshot_expiry_is_rerun(tmp_path: Path) -> None:

@@ -29,6 +29,12 @@ if TYPE_CHECKING:
     from pyiceberg.table import FileScanTask, Table
 
 
+# Why a format v3 upstream is compared whole (PyIceberg 0.12 reads no deletion vectors).
+V3_DELETION_VECTORS = (
+    "a format v3 upstream's deletion vectors are read by no SQL reader of its files"
+)
+
+
 @dataclass(frozen=True)
 class FileColumn:
     """A column of the table now: its name, its Spark type, and its name in the data file
@@ -81,9 +87,20 @@ def _field_names(table: Table, path: str) -> dict[int, str]:
     return names
 
 
-def _file_at(table: Table, task: FileScanTask, schema: Schema, columns: Sequence[str]) -> FileAt:
+def _file_at(
+    table: Table,
+    task: FileScanTask,
+    schema: Schema,
+    columns: Sequence[str],
+    footers: dict[str, dict[int, str]],
+) -> FileAt:
+    """`task`'s file with the table's `columns` as it names them; `footers`: the field
+    names of the files read so far (a touched file is planned at both ends)."""
     one_schema = len(table.metadata.schemas) == 1
-    names = {} if one_schema else _field_names(table, task.file.file_path)
+    path = task.file.file_path
+    if not one_schema and path not in footers:
+        footers[path] = _field_names(table, path)
+    names = {} if one_schema else footers[path]
     read = []
     for name in columns:
         column = schema.find_field(name, case_sensitive=False)
@@ -98,8 +115,6 @@ def _unreadable(table: Table, tasks: Sequence[FileScanTask], columns: Sequence[s
     from pyiceberg.manifest import DataFileContent
     from pyiceberg.types import PrimitiveType
 
-    if table.format_version >= 3:
-        return "a format v3 upstream's deletion vectors are read by no SQL reader of its files"
     for task in tasks:
         if any(d.content == DataFileContent.EQUALITY_DELETES for d in task.delete_files):
             return "the upstream has equality deletes (not written by Spark)"
@@ -115,6 +130,8 @@ def _unreadable(table: Table, tasks: Sequence[FileScanTask], columns: Sequence[s
 def plan_range_files(table: Table, start: int, end: int, columns: Sequence[str]) -> RangePlan:
     """The files the commits after snapshot `start` up to `end` changed (see the module
     docstring), each with the table's `columns` as it holds them."""
+    if table.format_version >= 3:
+        return RangePlan(fallback=V3_DELETION_VECTORS)
     end_snapshot = table.snapshot_by_id(end)
     if end_snapshot is None or end_snapshot.schema_id != table.schema().schema_id:
         return RangePlan(fallback="the upstream's columns changed after the range")
@@ -133,9 +150,10 @@ def plan_range_files(table: Table, start: int, end: int, columns: Sequence[str])
     if problem is not None:
         return RangePlan(fallback=problem)
     schema = table.schema()
+    footers: dict[str, dict[int, str]] = {}
 
     def at(task: FileScanTask) -> FileAt:
-        return _file_at(table, task, schema, columns)
+        return _file_at(table, task, schema, columns, footers)
 
     return RangePlan(
         columns=tuple(

@@ -126,20 +126,27 @@ class ServerRangeReader:
         if key.spark_type not in _LITERAL_TYPES:
             return None, False
         name = quote(key.name)
+        column = f"dbt_end.{name}"
+        # One more than the most a filter holds: whether the keys fit in one fetch.
+        values = [
+            row[0] for row in self.rows(f"SELECT {name} FROM {changed} LIMIT {PRUNED_KEYS + 1}")
+        ]
+        if len(values) <= PRUNED_KEYS:
+            present = [_literal(v, key.spark_type) for v in values if v is not None]
+            terms = [f"{column} IN ({', '.join(present)})"] if present else []
+            if len(present) < len(values):
+                terms.append(f"{column} IS NULL")
+            return " OR ".join(terms) or "false", True
+        if key.spark_type == "string":
+            return None, False
         count, non_null, lowest, highest = self.rows(
             f"SELECT count(*), count({name}), min({name}), max({name}) FROM {changed}"
         )[0]
-        column = f"dbt_end.{name}"
-        terms = [f"{column} IS NULL"] if int(non_null) < int(count) else []
-        if int(count) <= PRUNED_KEYS:
-            values = [row[0] for row in self.rows(f"SELECT {name} FROM {changed}")]
-            present = [_literal(v, key.spark_type) for v in values if v is not None]
-            if present:
-                terms.insert(0, f"{column} IN ({', '.join(present)})")
-            return " OR ".join(terms) or "false", True
-        if key.spark_type == "string" or lowest is None:
+        if lowest is None:
             return None, False
-        terms.insert(0, f"{column} BETWEEN {int(lowest)} AND {int(highest)}")
+        terms = [f"{column} BETWEEN {int(lowest)} AND {int(highest)}"]
+        if int(non_null) < int(count):
+            terms.append(f"{column} IS NULL")
         return " OR ".join(terms), False
 
     def release_views(self) -> None:

@@ -28,8 +28,13 @@ from pyspark.sql.types import (
 from TCLIService.ttypes import TOperationState
 
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
-from dbt.adapters.s3tables.engines.base import EngineSetup
-from dbt.adapters.s3tables.engines.thrift import ThriftEngine, check_reachable
+from dbt.adapters.s3tables.engines.base import HASH_JOIN_SETTINGS, EngineSetup
+from dbt.adapters.s3tables.engines.thrift import (
+    SESSION_OPENING_SETTINGS,
+    ThriftEngine,
+    check_reachable,
+    opening_with,
+)
 from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries
 from dbt.adapters.s3tables.seeds.csv import read_seed_csv
 from dbt.adapters.s3tables.seeds.values import text_rows_view_sql
@@ -213,8 +218,11 @@ class FakeConnection:
 SERVERS = itertools.count()
 
 
-def thrift_handle(connection: FakeConnection) -> ThriftEngine:
-    """An engine of a server of its own (what a server answered is kept per process)."""
+def thrift_handle(
+    connection: FakeConnection, opened_with: dict[str, str] | None = None
+) -> ThriftEngine:
+    """An engine of a server of its own (what a server answered is kept per process),
+    whose session opened with `opened_with`."""
     return ThriftEngine(
         connection,
         poll_interval=0,
@@ -222,6 +230,7 @@ def thrift_handle(connection: FakeConnection) -> ThriftEngine:
         query_retries=0,
         retries=ConflictRetries(retries=0),
         address=("server", next(SERVERS)),
+        opened_with=opened_with or {},
     )
 
 
@@ -339,6 +348,58 @@ def test_settings_restore_what_the_session_set_itself() -> None:
         "RESET b.two",
         "SET c.three=3",
     ]
+
+
+def test_a_setting_the_session_opened_with_is_not_sent_again() -> None:
+    """The keyed strategies' hash-join threshold travels in the session's opening request:
+    a block asking for it at that value sends nothing; a block asking for another value
+    sets it back to the opening value, not to the server's default."""
+    key, other = "spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold", "b.two"
+    connection = FakeConnection(settings_answer({}))
+    handle = thrift_handle(connection, opened_with={key: "64MB"})
+    with handle.settings({key: "64MB", other: "2"}):
+        handle._run("MERGE INTO t USING s ON true WHEN MATCHED THEN DELETE")
+    with handle.settings({key: "1MB"}):
+        pass
+    assert connection.statements == [
+        f"SET {other}=2",
+        "MERGE INTO t USING s ON true WHEN MATCHED THEN DELETE",
+        f"RESET {other}",
+        f"SET {key}=1MB",
+        f"SET {key}=64MB",
+    ]
+
+
+def test_a_setting_the_session_opened_with_then_a_statement_changed_is_set_again() -> None:
+    key = "spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold"
+    connection = FakeConnection(settings_answer({key: "1MB"}))
+    handle = thrift_handle(connection, opened_with={key: "64MB"})
+    handle.cursor().execute(f"SET {key}=1MB")  # a model's sql_header
+    connection.statements.clear()
+    with handle.settings({key: "64MB"}):
+        pass
+    assert connection.statements == [f"SET {key}", f"SET {key}=64MB", f"SET {key}=1MB"]
+
+
+def test_the_session_opens_with_its_settings_and_nothing_else_changes() -> None:
+    """dbt-spark sends `server_side_parameters` in the OpenSession request: the opening
+    copy carries the settings as `set:hiveconf:` keys; the connection dbt holds and its
+    credentials stay as they were."""
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class Credentials:
+        server_side_parameters: dict[str, str] = field(default_factory=dict)
+
+    @dataclass
+    class Connection:
+        credentials: Credentials
+
+    connection = Connection(Credentials())
+    opening = opening_with(connection, {"a.key": "1"})  # type: ignore[arg-type]  # a stand-in
+    assert opening.credentials.server_side_parameters == {"set:hiveconf:a.key": "1"}
+    assert connection.credentials.server_side_parameters == {}
+    assert dict(SESSION_OPENING_SETTINGS) == HASH_JOIN_SETTINGS
 
 
 def test_settings_restored_when_the_block_fails() -> None:

@@ -208,3 +208,28 @@ def test_the_key_span_comes_last_from_the_same_pass_over_the_key_groups() -> Non
     collected = collected_keys_sql("SELECT * FROM rows", ["id"], ["`id`"], None, span)
     assert collected.startswith("SELECT collect_list(struct(`id`)), min(`id`), max(`id`) FROM")
     assert counted_keys(([(1,), (1,)], "a", "b"), 2) == KeyCounts(2, 1, 2, None, ("a", "b"))
+
+
+def test_over_thrift_the_collection_is_one_json_text() -> None:
+    """The Thrift protocol sends an array as its text: the keys come as one JSON text,
+    each an object of its values in order, NULL fields kept."""
+    sql = collected_keys_sql("SELECT * FROM rows", ["id", "id"], ["`id`", "`id`"], as_text=True)
+    assert sql.startswith(
+        "SELECT to_json(collect_list(named_struct('k0', `id`, 'k1', `id`)), "
+        "map('ignoreNullFields', 'false')) FROM (SELECT"
+    )
+
+
+def test_a_json_collection_is_counted_exactly() -> None:
+    """Equal keys give equal text (a string's bytes as base64, a date as its day number):
+    decimals and large integers are read as written, so keys that differ in their last
+    digit stay apart, and NULL equals NULL."""
+    text = (
+        '[{"k0":12345678901234567890,"k1":"YQ=="},{"k0":12345678901234567891,"k1":"YQ=="},'
+        '{"k0":1.50,"k1":null},{"k0":1.5000000000000001,"k1":null},{"k0":null,"k1":null},'
+        '{"k0":null,"k1":null}]'
+    )
+    assert counted_keys((text, "7"), 0) == KeyCounts(6, 1, 2, "7")
+    assert counted_keys(("[]",)) == KeyCounts(0, 0, 0, None)
+    many = "[" + ",".join(f'{{"k0":{i}}}' for i in range(COLLECTED_KEY_ROWS + 1)) + "]"
+    assert counted_keys((many,)) is None

@@ -7,12 +7,14 @@ connection opens), a query's schema is `DESCRIBE QUERY`, a seed's rows travel as
 
 from __future__ import annotations
 
+import copy
 import re
 import socket
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -20,7 +22,11 @@ from dbt.adapters.spark.connections import PyhiveConnectionWrapper, SparkConnect
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
-from dbt.adapters.s3tables.engines.base import ServerEngineKind, server_address
+from dbt.adapters.s3tables.engines.base import (
+    HASH_JOIN_SETTINGS,
+    ServerEngineKind,
+    server_address,
+)
 from dbt.adapters.s3tables.engines.file_changes import RangeFiles
 from dbt.adapters.s3tables.engines.progress import (
     DEFAULT_PROGRESS_SECONDS,
@@ -52,6 +58,12 @@ logger = AdapterLogger("s3tables")
 
 # Whether a server (host, port) has Iceberg's SQL extensions, asked once per dbt process.
 _EXTENSIONS: dict[tuple[str, int], bool] = {}
+# What a server session opens with, sent in the Thrift `OpenSession` request instead of a
+# `SET` and a `RESET` around each keyed strategy's statement (two round trips per merge):
+# the hash-join threshold those statements run under. It then holds for every statement of
+# the session (one dbt node's), where it only lets Spark hash a join side whose every shuffle
+# partition is under 64 MB.
+SESSION_OPENING_SETTINGS = MappingProxyType(dict(HASH_JOIN_SETTINGS))
 # `SET key=value` (a model's sql_header, the adapter's own settings).
 _ASSIGNMENT = re.compile(r"\s*SET\s+([^\s=]+)\s*=", re.IGNORECASE)
 
@@ -67,6 +79,7 @@ class ThriftEngine(PyhiveConnectionWrapper):
         address: tuple[str, int],
         node: Callable[[], str] = lambda: "",
         progress_seconds: float = DEFAULT_PROGRESS_SECONDS,
+        opened_with: Mapping[str, str] = MappingProxyType({}),
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
@@ -75,9 +88,11 @@ class ThriftEngine(PyhiveConnectionWrapper):
         self.node = node
         # The server reports no progress over thrift: the lines say the elapsed time.
         self.progress_seconds = progress_seconds
-        # Keys a statement of this server session set (its model's sql_header among them):
-        # the only ones whose session value is not the server's default.
+        # Keys a statement of this server session set (its model's sql_header among them)
+        # and those it opened with (`SESSION_OPENING_SETTINGS`): the only ones whose
+        # session value is not the server's default.
         self._set_here: set[str] = set()
+        self._opened_with = dict(opened_with)
         self._range_reads = ServerRangeReader(self._run, self._rows, self.settings)
 
     def cursor(self) -> ThriftEngine:
@@ -162,15 +177,22 @@ class ThriftEngine(PyhiveConnectionWrapper):
     def settings(self, values: dict[str, str]) -> Iterator[None]:
         """`SET` for one block of this server session, then back as it was: `RESET` to
         the server's default, unless a statement of this session set the key (a model's
-        sql_header), whose value is read first and set again."""
-        previous = {key: self.setting(key) for key in values if key in self._set_here}
-        for key, value in values.items():
+        sql_header), whose value is read first and set again, or the session opened with
+        it. A key the session opened with at that value and no statement changed is in
+        effect already: nothing is sent for it."""
+        changed = {
+            key: value
+            for key, value in values.items()
+            if key in self._set_here or self._opened_with.get(key) != value
+        }
+        previous = {key: self.setting(key) for key in changed if key in self._set_here}
+        for key, value in changed.items():
             self._run(f"SET {key}={value}")
         try:
             yield
         finally:
-            for key in values:
-                earlier = previous.get(key)
+            for key in changed:
+                earlier = previous.get(key, self._opened_with.get(key))
                 self._run(f"SET {key}={earlier}" if earlier is not None else f"RESET {key}")
 
     def set_setting(self, key: str, value: str) -> None:
@@ -284,12 +306,26 @@ def _wait(host: str, port: int, settings: EngineSettings, server: str, attempts:
             time.sleep(settings.connect_timeout)
 
 
+def opening_with(connection: Connection, settings: Mapping[str, str]) -> Connection:
+    """A copy of `connection` whose server session opens with `settings`: dbt-spark sends
+    its credentials' `server_side_parameters` with the Thrift `OpenSession` request, and
+    the Spark Thrift Server gives a session each `set:hiveconf:` key as if it had been
+    `SET` (the profile refuses that key, so nothing of the user's is replaced)."""
+    credentials = copy.copy(connection.credentials)
+    credentials.server_side_parameters = {
+        f"set:hiveconf:{key}": value for key, value in settings.items()
+    }
+    opening = copy.copy(connection)
+    opening.credentials = credentials
+    return opening
+
+
 def open_thrift_engine(connection: Connection, setup: EngineSetup) -> ThriftEngine:
     """dbt-spark's thrift connection (auth, retries), checked for reachability first
     and wrapped in an engine that does everything through SQL."""
     setup.refuse_declared_catalogs("thrift", "Spark Thrift Server")
     wait_until_reachable(setup.settings, "Spark Thrift Server")
-    wrapper = SparkConnectionManager.open(connection).handle
+    wrapper = SparkConnectionManager.open(opening_with(connection, SESSION_OPENING_SETTINGS)).handle
     # `setup.after_conflict` is not used: the server writes the files and may still be
     # writing a lost attempt's, so this process cannot remove them.
     address = server_address(setup.settings)
@@ -302,6 +338,7 @@ def open_thrift_engine(connection: Connection, setup: EngineSetup) -> ThriftEngi
         retries=setup.conflict_retries,
         node=lambda: str(connection.name or ""),
         progress_seconds=setup.settings.progress_seconds,
+        opened_with=SESSION_OPENING_SETTINGS,
     )
     setup.apply_spark_conf(
         "Spark Thrift Server", engine.set_setting, engine.setting, thrift_error_text

@@ -128,9 +128,10 @@ class RunContext:
         says when)."""
         warehouse, unique_key = self.table.warehouse, self.settings.unique_key
         columns = collected_key_columns(schema, unique_key)
-        if columns is None or not warehouse.engine.fetches_nested_values():
+        if columns is None:
             return None
-        sql = collected_keys_sql(rows_sql, unique_key, columns, also, span)
+        as_text = not warehouse.engine.fetches_nested_values()
+        sql = collected_keys_sql(rows_sql, unique_key, columns, also, span, as_text)
         return counted_keys(warehouse.fetch_rows(sql)[0], len(span))
 
     def typed(self, query: AnalysedQuery) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from dbt.adapters.s3tables.engines.base import HASH_JOIN_SETTINGS
 from dbt.adapters.s3tables.incremental.partition_evolution import PartitionTerm
 from dbt.adapters.s3tables.incremental.statement_parts import (
     ACTION_COLUMN,
@@ -344,15 +345,6 @@ def scd2_fallback_sql(write: IncrementalWrite) -> str:
         f"INSERT OVERWRITE {write.target} ({column_list(parts.columns)})\n"
         f"{history}\nUNION ALL\n{additions}"
     )
-
-
-# A keyed statement's rows are most often far fewer than its table's. Once every
-# post-shuffle partition of a join's smaller side is under this size, Spark's adaptive
-# execution builds a hash table of that side instead of sorting both (the table's rows
-# too): a warm 1% MERGE into 1M rows took 0.1-0.25 s less. Sizes are measured as the
-# statement runs, so a large side is still sorted. Spark takes the setting from its
-# advisory partition size (64 MB) up, so it is that size.
-HASH_JOIN_SETTINGS = {"spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold": "64MB"}
 
 
 # --- The registry: one record per built-in strategy (strategy_traits.Strategy) ---------

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import time
-
 import pytest
 from sqlalchemy.exc import OperationalError
 
@@ -17,6 +14,7 @@ from dbt.adapters.s3tables.catalogs.relations import (
     stats_from_summary,
     view_schema_from_metadata,
 )
+from tests.unit.sleeps import recorded_sleeps
 
 
 def test_stats_from_summary() -> None:
@@ -97,20 +95,8 @@ def locked() -> OperationalError:
 
 @pytest.fixture
 def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """The delays the retry sleeps, recorded instead of slept. `time.sleep` is the time
-    module's own: in a test process that ran Spark before, other threads (py4j's, the JVM
-    reaper's) call it too, and keep sleeping for real."""
-    calls: list[float] = []
-    test_thread, real_sleep = threading.get_ident(), time.sleep
-
-    def sleep(delay: float) -> None:
-        if threading.get_ident() == test_thread:
-            calls.append(delay)
-        else:
-            real_sleep(delay)
-
-    monkeypatch.setattr(catalog_access.time, "sleep", sleep)
-    return calls
+    """The delays the retry sleeps, recorded instead of slept."""
+    return recorded_sleeps(monkeypatch, catalog_access)
 
 
 def flaky(failures: list[BaseException], result: str = "done"):
@@ -175,7 +161,7 @@ def test_a_creation_race_is_retried(sleeps: list[float]) -> None:
 def test_retries_stop_when_the_lock_budget_is_spent(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = iter(range(0, 1000, 10))  # every look at the clock: 10 s later
     monkeypatch.setattr(catalog_access.time, "monotonic", lambda: next(clock))
-    monkeypatch.setattr(catalog_access.time, "sleep", lambda _: None)
+    recorded_sleeps(monkeypatch, catalog_access)
     operation, calls = flaky([locked() for _ in range(LOCK_RETRY_ATTEMPTS)])
     with pytest.raises(OperationalError):
         retry_on_lock(operation, "test", budget_seconds=25)

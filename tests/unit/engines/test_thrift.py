@@ -39,6 +39,7 @@ from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries
 from dbt.adapters.s3tables.seeds.csv import read_seed_csv
 from dbt.adapters.s3tables.seeds.values import text_rows_view_sql
 from dbt.adapters.s3tables.sql.text import sql_string
+from tests.unit.sleeps import recorded_sleeps
 
 # --- sql_string ----------------------------------------------------------------------
 
@@ -472,14 +473,13 @@ def test_thrift_open_retries_reachability_then_names_host_and_port(monkeypatch) 
     from dbt.adapters.s3tables.engines import thrift as module
 
     attempts: list[tuple[str, int, float]] = []
-    sleeps: list[float] = []
 
     def unreachable(host: str, port: int, timeout: float, server: str) -> None:
         attempts.append((host, port, timeout))
         raise DbtRuntimeError(f"Cannot reach the Spark Thrift Server at {host}:{port}")
 
     monkeypatch.setattr(module, "check_reachable", unreachable)
-    monkeypatch.setattr(module.time, "sleep", sleeps.append)
+    sleeps = recorded_sleeps(monkeypatch, module)
     credentials = SimpleNamespace(host="10.0.0.9", port=10001, connect_timeout=4, connect_retries=2)
     with pytest.raises(DbtRuntimeError, match="10.0.0.9:10001"):
         module.open_thrift_engine(

@@ -15,6 +15,7 @@ from dbt.adapters.s3tables.engines.write_conflicts import (
     is_write_conflict,
     run_with_conflict_retries,
 )
+from tests.unit.sleeps import recorded_sleeps
 
 ARN = "arn:aws:s3tables:us-east-1:111122223333:bucket/amzn-s3-demo-table-bucket"
 
@@ -104,9 +105,7 @@ def test_other_failures_are_not_conflicts(text: str) -> None:
 
 @pytest.fixture
 def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    calls: list[float] = []
-    monkeypatch.setattr(write_conflicts.time, "sleep", calls.append)
-    return calls
+    return recorded_sleeps(monkeypatch, write_conflicts)
 
 
 def failing(errors: list[Exception]):

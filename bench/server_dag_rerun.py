@@ -1,7 +1,9 @@
 """Benchmark: the production path, a Spark server (EMR's Thrift server), as a scheduler
 runs it: whole `dbt run` processes of this adapter (`method: thrift`) beside dbt-spark
 (`method: thrift`, `file_format: iceberg`) against one local Spark Thrift Server
-(`dbt-s3tables-engine start thrift`, the embedded catalog), alternating, medians.
+(`dbt-s3tables-engine start thrift`, the embedded catalog), alternating, medians; and this
+adapter over a local Spark Connect server on the same warehouse (`method: connect`, which
+dbt-spark does not have: its peer is dbt-spark over thrift).
 
 - the DAG: dag_rerun.py's 60 models (20 tables, 20 incremental merges of 2% of their
   table's rows, 20 views; threads 4), rerun after a first build and one untimed rerun;
@@ -32,11 +34,13 @@ from engines import engine
 from machine import write_csv
 
 DBT = str(Path(sys.executable).parent / "dbt")
-# contender: (dbt adapter type, model configs added for that adapter)
+# contender: (dbt adapter type, model configs added for that adapter, the server it uses)
 CONTENDERS = {
-    "s3tables (thrift)": ("s3tables", ""),
-    "dbt-spark (thrift)": ("spark", "file_format='iceberg', "),
+    "s3tables (thrift)": ("s3tables", "", "thrift"),
+    "dbt-spark (thrift)": ("spark", "file_format='iceberg', ", "thrift"),
+    "s3tables (connect)": ("s3tables", "", "connect"),
 }
+PEER = "dbt-spark (thrift)"
 MERGE_SOURCE = "bench_server_source.orders"
 MERGE_MODEL = """
 {{{{ config(materialized='incremental', incremental_strategy='merge', {extra}unique_key='id') }}}}
@@ -55,7 +59,9 @@ def server_sql(state: dict, *statements: str) -> None:
         cursor.execute(statement)
 
 
-def write_project(root: Path, state: dict, adapter: str, schema: str, warehouse: Path) -> None:
+def write_project(
+    root: Path, state: dict, adapter: str, schema: str, warehouse: Path, method: str = "thrift"
+) -> None:
     (root / "dbt_project.yml").write_text(
         json.dumps(
             {"name": "bench_server", "version": "1.0", "config-version": 2, "profile": "bench"}
@@ -63,7 +69,7 @@ def write_project(root: Path, state: dict, adapter: str, schema: str, warehouse:
     )
     output: dict[str, object] = {
         "type": adapter,
-        "method": "thrift",
+        "method": method,
         "host": state["host"],
         "port": state["port"],
         "schema": schema,
@@ -101,8 +107,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench_server_") as temp:
         base = Path(temp)
         warehouse = base / "warehouse"
-        state = engine("start", "thrift", base / "run", "--warehouse", str(warehouse))
+        servers: dict[str, dict] = {}
         try:
+            for service in ("thrift", "connect"):
+                servers[service] = engine(
+                    "start", service, base / service, "--warehouse", str(warehouse)
+                )
+            state = servers["thrift"]
             server_sql(
                 state,
                 "CREATE NAMESPACE IF NOT EXISTS bench_dag_source",
@@ -113,12 +124,12 @@ def main() -> None:
                 f"FROM range({args.merge_rows})",
             )
             projects = {}
-            for label, (adapter, extra) in CONTENDERS.items():
+            for label, (adapter, extra, service) in CONTENDERS.items():
                 for workload in ("dag", "merge"):
-                    root = base / f"{adapter}-{workload}"
+                    root = base / f"{adapter}-{service}-{workload}"
                     root.mkdir()
-                    schema = f"bench_server_{workload}_{adapter}"
-                    write_project(root, state, adapter, schema, warehouse)
+                    schema = f"bench_server_{workload}_{adapter}_{service}"
+                    write_project(root, servers[service], adapter, schema, warehouse, service)
                     if workload == "dag":
                         write_models(root, extra)
                     else:
@@ -152,8 +163,9 @@ def main() -> None:
                             }
                         )
         finally:
-            engine("stop", "thrift", base / "run")
-    peer = labels[1]
+            for service in servers:
+                engine("stop", service, base / service)
+    peer = PEER
     for workload, title in (
         ("dag", f"rerun of the {3 * CHAINS}-model DAG ({args.rows:,} source rows, threads 4)"),
         ("merge", f"a 1% merge into {args.merge_rows:,} rows"),
@@ -164,7 +176,10 @@ def main() -> None:
             )
             for label in labels
         }
-        print(f"{title}, whole dbt processes over one Thrift server, medians of {args.rounds}:")
+        print(
+            f"{title}, whole dbt processes over one Thrift server (and a Connect server), "
+            f"medians of {args.rounds}:"
+        )
         for label in labels:
             ratio = medians[label] / medians[peer]
             print(f"  {label}: {medians[label]:.2f} s ({ratio:.2f}x dbt-spark)")

@@ -60,7 +60,7 @@ def server_sql(state: dict, *statements: str) -> None:
 
 
 def write_project(
-    root: Path, state: dict, adapter: str, schema: str, warehouse: Path, method: str = "thrift"
+    root: Path, state: dict, adapter: str, schema: str, warehouse: Path, method: str
 ) -> None:
     (root / "dbt_project.yml").write_text(
         json.dumps(
@@ -165,7 +165,6 @@ def main() -> None:
         finally:
             for service in servers:
                 engine("stop", service, base / service)
-    peer = PEER
     for workload, title in (
         ("dag", f"rerun of the {3 * CHAINS}-model DAG ({args.rows:,} source rows, threads 4)"),
         ("merge", f"a 1% merge into {args.merge_rows:,} rows"),
@@ -181,7 +180,7 @@ def main() -> None:
             f"medians of {args.rounds}:"
         )
         for label in labels:
-            ratio = medians[label] / medians[peer]
+            ratio = medians[label] / medians[PEER]
             print(f"  {label}: {medians[label]:.2f} s ({ratio:.2f}x dbt-spark)")
     loads = [r["load_1m"] for r in rows]
     print(f"  1-minute load average: {min(loads):.1f}-{max(loads):.1f}")

@@ -220,17 +220,19 @@ SERVERS = itertools.count()
 
 
 def thrift_handle(
-    connection: FakeConnection, opened_with: dict[str, str] | None = None
+    connection: FakeConnection,
+    opened_with: dict[str, str] | None = None,
+    address: tuple[str, int] | None = None,
 ) -> ThriftEngine:
     """An engine of a server of its own (what a server answered is kept per process),
-    whose session opened with `opened_with`."""
+    unless `address` names another's, whose session opened with `opened_with`."""
     return ThriftEngine(
         connection,
         poll_interval=0,
         query_timeout=None,
         query_retries=0,
         retries=ConflictRetries(retries=0),
-        address=("server", next(SERVERS)),
+        address=address or ("server", next(SERVERS)),
         opened_with=opened_with or {},
     )
 
@@ -356,18 +358,34 @@ def test_a_setting_the_session_opened_with_is_not_sent_again() -> None:
     a block asking for it at that value sends nothing; a block asking for another value
     sets it back to the opening value, not to the server's default."""
     key, other = "spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold", "b.two"
-    connection = FakeConnection(settings_answer({}))
+    connection = FakeConnection(settings_answer({key: "64MB"}))
     handle = thrift_handle(connection, opened_with={key: "64MB"})
     with handle.settings({key: "64MB", other: "2"}):
         handle._run("MERGE INTO t USING s ON true WHEN MATCHED THEN DELETE")
     with handle.settings({key: "1MB"}):
         pass
     assert connection.statements == [
+        f"SET {key}",  # the server applied it: asked once per dbt process and server
         f"SET {other}=2",
         "MERGE INTO t USING s ON true WHEN MATCHED THEN DELETE",
         f"RESET {other}",
         f"SET {key}=1MB",
         f"SET {key}=64MB",
+    ]
+
+
+def test_a_server_that_ignores_the_opening_settings_gets_each_blocks_set_and_reset() -> None:
+    key = "spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold"
+    connection = FakeConnection(settings_answer({}))
+    first = thrift_handle(connection, opened_with={key: "64MB"})
+    # The next node's session on the same server: the answer is kept per dbt process.
+    second = thrift_handle(connection, opened_with={key: "64MB"}, address=first.address)
+    for handle in (first, second):
+        with handle.settings({key: "64MB"}):
+            pass
+    assert connection.statements == [
+        f"SET {key}",
+        *[f"SET {key}=64MB", f"RESET {key}"] * 2,
     ]
 
 

@@ -58,6 +58,9 @@ logger = AdapterLogger("s3tables")
 
 # Whether a server (host, port) has Iceberg's SQL extensions, asked once per dbt process.
 _EXTENSIONS: dict[tuple[str, int], bool] = {}
+# Whether a server (host, port) gives a session the settings it opens with, asked once per
+# dbt process, at the first block that relies on them.
+_OPENING_APPLIED: dict[tuple[str, int], bool] = {}
 # What a server session opens with, sent in the Thrift `OpenSession` request instead of a
 # `SET` and a `RESET` around each keyed strategy's statement (two round trips per merge):
 # the hash-join threshold those statements run under. It then holds for every statement of
@@ -180,10 +183,11 @@ class ThriftEngine(PyhiveConnectionWrapper):
         sql_header), whose value is read first and set again, or the session opened with
         it. A key the session opened with at that value and no statement changed is in
         effect already: nothing is sent for it."""
+        opened = self._opened_with if self._opening_applied(values) else {}
         changed = {
             key: value
             for key, value in values.items()
-            if key in self._set_here or self._opened_with.get(key) != value
+            if key in self._set_here or opened.get(key) != value
         }
         previous = {key: self.setting(key) for key in changed if key in self._set_here}
         for key, value in changed.items():
@@ -192,8 +196,25 @@ class ThriftEngine(PyhiveConnectionWrapper):
             yield
         finally:
             for key in changed:
-                earlier = previous.get(key, self._opened_with.get(key))
+                earlier = previous.get(key, opened.get(key))
                 self._run(f"SET {key}={earlier}" if earlier is not None else f"RESET {key}")
+
+    def _opening_applied(self, values: dict[str, str]) -> bool:
+        """Whether this server gave the session the settings it opened with: read once per
+        dbt process and server, from a key of `values` no statement of this session
+        changed (a server that ignores them gets each block's `SET` and `RESET`)."""
+        if self.address not in _OPENING_APPLIED:
+            unchanged = [k for k in values if k in self._opened_with and k not in self._set_here]
+            if not unchanged:
+                return True  # nothing relies on them, or a statement set the keys since
+            key = unchanged[0]
+            _OPENING_APPLIED[self.address] = self.setting(key) == self._opened_with[key]
+            if not _OPENING_APPLIED[self.address]:
+                logger.debug(
+                    f"The Spark Thrift Server at {self.address[0]}:{self.address[1]} does not "
+                    f"apply the settings a session opens with: each block sets `{key}` itself"
+                )
+        return _OPENING_APPLIED[self.address]
 
     def set_setting(self, key: str, value: str) -> None:
         """One `SET` for the rest of this server session, sent as it is: a value may hold

@@ -10,11 +10,16 @@ dbt-spark does not have: its peer is dbt-spark over thrift).
 - a 1% merge: one incremental merge model of `--merge-rows` rows, each run merging a new
   1% of them (updated amounts) after a first build.
 
+With `--in-process`, both adapters also run in the dbt process (`method: session`, a
+Spark of their own per `dbt run`, on the same warehouse: this adapter's catalog settings
+given to dbt-spark), as whole processes too: the in-process path as a scheduler runs it.
+
 Per contender: the process's wall time (dbt's start, parse, the server's statements);
 the 1-minute load average with each round. Raw numbers go to
 `bench/results/server_dag_rerun.csv`.
 
-    .venv/bin/python bench/server_dag_rerun.py [--rows 20000] [--merge-rows 1000000] [--rounds 3]
+    .venv/bin/python bench/server_dag_rerun.py [--rows 20000] [--merge-rows 1000000] \
+        [--rounds 3] [--workloads dag,merge] [--in-process] [--no-servers]
 """
 
 from __future__ import annotations
@@ -31,16 +36,28 @@ from pathlib import Path
 
 from dag_rerun import CHAINS, SOURCE, write_models
 from engines import engine
+from incremental_scale import CATALOG, MASTER
 from machine import write_csv
 
+from dbt.adapters.s3tables.catalogs.config import CatalogConfig
+from dbt.adapters.s3tables.catalogs.jars import JarSources, resolve_jars
+from dbt.adapters.s3tables.engines.spark_session import session_settings
+
 DBT = str(Path(sys.executable).parent / "dbt")
-# contender: (dbt adapter type, model configs added for that adapter, the server it uses)
-CONTENDERS = {
+# contender: (dbt adapter type, model configs added for that adapter, its method)
+SERVER_CONTENDERS = {
     "s3tables (thrift)": ("s3tables", "", "thrift"),
     "dbt-spark (thrift)": ("spark", "file_format='iceberg', ", "thrift"),
     "s3tables (connect)": ("s3tables", "", "connect"),
 }
-PEER = "dbt-spark (thrift)"
+IN_PROCESS_CONTENDERS = {
+    "s3tables (in process)": ("s3tables", "", "session"),
+    "dbt-spark (in process)": ("spark", "file_format='iceberg', ", "session"),
+}
+# Each contender's peer: dbt-spark over thrift for a server (dbt-spark has no Connect
+# method), dbt-spark in process for the in-process path.
+PEERS = {"thrift": "dbt-spark (thrift)", "connect": "dbt-spark (thrift)"}
+PEERS["session"] = "dbt-spark (in process)"
 MERGE_SOURCE = "bench_server_source.orders"
 MERGE_MODEL = """
 {{{{ config(materialized='incremental', incremental_strategy='merge', {extra}unique_key='id') }}}}
@@ -67,14 +84,21 @@ def write_project(
             {"name": "bench_server", "version": "1.0", "config-version": 2, "profile": "bench"}
         )
     )
-    output: dict[str, object] = {
-        "type": adapter,
-        "method": method,
-        "host": state["host"],
-        "port": state["port"],
-        "schema": schema,
-        "threads": 4,
-    }
+    output: dict[str, object] = {"type": adapter, "method": method, "schema": schema, "threads": 4}
+    if method == "session":
+        catalog = CatalogConfig(name=CATALOG, catalog_type="local", warehouse=str(warehouse))
+        if adapter == "s3tables":
+            output["master"] = MASTER
+        else:  # dbt-spark's session on the same catalog, with this adapter's settings
+            output["host"] = "localhost"
+            output["server_side_parameters"] = session_settings(
+                master=MASTER,
+                catalog=catalog,
+                jars=resolve_jars(catalog.jar_artifacts, JarSources()),
+                user_settings={},
+            )
+    else:
+        output.update(host=state["host"], port=state["port"])
     if adapter == "s3tables":
         output["warehouse"] = str(warehouse)
     (root / "profiles.yml").write_text(
@@ -103,13 +127,20 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=20_000)
     parser.add_argument("--merge-rows", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--in-process", action="store_true", help="in-process contenders too")
+    parser.add_argument("--workloads", type=lambda text: text.split(","), default=["dag", "merge"])
+    parser.add_argument("--no-servers", action="store_true", help="only the in-process contenders")
     args = parser.parse_args()
+    contenders = {} if args.no_servers else dict(SERVER_CONTENDERS)
+    if args.in_process or args.no_servers:
+        contenders.update(IN_PROCESS_CONTENDERS)
+    services = ("thrift",) if args.no_servers else ("thrift", "connect")
     with tempfile.TemporaryDirectory(prefix="bench_server_") as temp:
         base = Path(temp)
         warehouse = base / "warehouse"
         servers: dict[str, dict] = {}
         try:
-            for service in ("thrift", "connect"):
+            for service in services:
                 servers[service] = engine(
                     "start", service, base / service, "--warehouse", str(warehouse)
                 )
@@ -123,13 +154,18 @@ def main() -> None:
                 f"CREATE OR REPLACE TABLE {MERGE_SOURCE} USING iceberg AS SELECT id "
                 f"FROM range({args.merge_rows})",
             )
+            if args.no_servers:  # the server made the sources; the runs need none
+                engine("stop", "thrift", base / "thrift")
+                servers.clear()
             projects = {}
-            for label, (adapter, extra, service) in CONTENDERS.items():
-                for workload in ("dag", "merge"):
+            for label, (adapter, extra, service) in contenders.items():
+                for workload in args.workloads:
                     root = base / f"{adapter}-{service}-{workload}"
                     root.mkdir()
                     schema = f"bench_server_{workload}_{adapter}_{service}"
-                    write_project(root, servers[service], adapter, schema, warehouse, service)
+                    write_project(
+                        root, servers.get(service, {}), adapter, schema, warehouse, service
+                    )
                     if workload == "dag":
                         write_models(root, extra)
                     else:
@@ -137,15 +173,16 @@ def main() -> None:
                         (root / "models" / "orders.sql").write_text(
                             MERGE_MODEL.format(extra=extra, source=MERGE_SOURCE)
                         )
-                    server_sql(state, f"CREATE NAMESPACE IF NOT EXISTS {schema}")
+                    if service != "session":
+                        server_sql(state, f"CREATE NAMESPACE IF NOT EXISTS {schema}")
                     dbt_run(root)  # the first build, then a rerun: untimed
                     dbt_run(root, "--vars", "{round: 1}")
                     projects[label, workload] = root
             rows = []
-            labels = list(CONTENDERS)
+            labels = list(contenders)
             for round_number in range(args.rounds):
                 shift = round_number % len(labels)
-                for workload in ("dag", "merge"):
+                for workload in args.workloads:
                     for label in labels[shift:] + labels[:shift]:
                         load = os.getloadavg()[0]
                         seconds = dbt_run(
@@ -165,23 +202,23 @@ def main() -> None:
         finally:
             for service in servers:
                 engine("stop", service, base / service)
-    for workload, title in (
-        ("dag", f"rerun of the {3 * CHAINS}-model DAG ({args.rows:,} source rows, threads 4)"),
-        ("merge", f"a 1% merge into {args.merge_rows:,} rows"),
-    ):
+    titles = {
+        "dag": f"rerun of the {3 * CHAINS}-model DAG ({args.rows:,} source rows, threads 4)",
+        "merge": f"a 1% merge into {args.merge_rows:,} rows",
+    }
+    for workload in args.workloads:
+        title = titles[workload]
         medians = {
             label: statistics.median(
                 r["seconds"] for r in rows if r["workload"] == workload and r["contender"] == label
             )
             for label in labels
         }
-        print(
-            f"{title}, whole dbt processes over one Thrift server (and a Connect server), "
-            f"medians of {args.rounds}:"
-        )
+        print(f"{title}, whole dbt processes, medians of {args.rounds}:")
         for label in labels:
-            ratio = medians[label] / medians[PEER]
-            print(f"  {label}: {medians[label]:.2f} s ({ratio:.2f}x dbt-spark)")
+            peer = PEERS[contenders[label][2]]
+            ratio = medians[label] / medians[peer]
+            print(f"  {label}: {medians[label]:.2f} s ({ratio:.2f}x {peer})")
     loads = [r["load_1m"] for r in rows]
     print(f"  1-minute load average: {min(loads):.1f}-{max(loads):.1f}")
     print(f"raw numbers: {write_csv('server_dag_rerun', rows)}")

@@ -39,6 +39,7 @@ from tests.functional.harness import (
 )
 from tests.functional.server_keyed_reads import keyed_reads_on_a_server
 from tests.functional.test_concurrency import SCHEMA_GROUPS, model_files
+from tests.property.walks import machine_on_server, walk_keyed_reads
 
 PROJECT = INTEGRATION_PROJECT
 
@@ -274,3 +275,12 @@ def test_keyed_upstream_changes_are_read_file_by_file_over_thrift(
 ) -> None:
     """Before, a keyed read over a server compared two whole snapshots of the upstream."""
     keyed_reads_on_a_server(tmp_path, thrift_output(thrift, threads=1), thrift["warehouse"])
+
+
+def test_the_promises_keyed_walk_holds_over_thrift(thrift: dict, tmp_path: Path) -> None:
+    """The promises' state machine (tests/property) over the Thrift server: its keyed walk
+    (merge-on-read ranges read file by file across a committing pre-hook, a compaction,
+    an undo and a failing run; every reader; a skipped build), every promise checked
+    after every step against the warehouse the server writes."""
+    server = {"method": "thrift", "host": thrift["host"], "port": thrift["port"]}
+    walk_keyed_reads(machine_on_server(thrift["warehouse"], tmp_path, server))

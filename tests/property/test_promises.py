@@ -23,6 +23,7 @@ from tests.property.machine import (
     PromisesMachine,
 )
 from tests.property.project import READERS
+from tests.property.walks import walk_keyed_reads
 
 # The bounded run: the first example Hypothesis makes repeats one rule, the second runs
 # none; the other three are sequences of up to 8 steps. About 2.5 minutes alone on 2 cores.
@@ -67,60 +68,11 @@ def test_the_promises_hold_where_features_meet(warehouse_dir: str, tmp_path: Pat
 def test_a_keyed_read_file_by_file_meets_faults_undo_and_compaction(
     warehouse_dir: str, tmp_path: Path
 ) -> None:
-    """A walk the bounded run's few examples do not take: keyed mirrors read upstream
-    ranges of merges (updates, deletes: merge-on-read delete files) file by file, across a
-    committing pre-hook, a compaction of the upstream (files removed and added), an undo
-    of the mirrors' run and a failing run; then every reader, with events to copy; then
-    the `skip_when_unchanged` reader with nothing changed (skipped), and after an undo of
-    its own build. Every promise is checked after every step, as in the random runs; the walk fails
-    unless two reads or more were file by file and one build or more was skipped."""
+    """The keyed walk (walks.py) with dbt's own Spark; test_engines.py walks it over a
+    Thrift server."""
     PromisesMachine.warehouse = Path(warehouse_dir)
     PromisesMachine.workspace = tmp_path
-    machine = PromisesMachine()
-    keyed = {"customers_mirror", "customers_table"}
-
-    def step(rule: str, **arguments: object) -> None:
-        getattr(machine, rule)(**arguments)
-        machine.every_table_holds_what_the_oracle_says()
-
-    def customers(*changes: tuple[int, str, bool]) -> None:
-        step("change_customers", changes=list(changes), full_refresh=False)
-
-    def mirrors(readers: set[str], fault: str = "none") -> None:
-        step(
-            "run_readers",
-            readers=readers,
-            fault=fault,
-            victim="customers_mirror",
-            full_refresh=False,
-        )
-
-    try:
-        step("build_everything")
-        customers((1, "ann", False), (2, "bob", False))
-        mirrors(keyed)
-        customers((1, "cy", False), (2, "bob", True))
-        mirrors(keyed, fault="hook")
-        step("rollback_last")
-        step("compact", table="customers")
-        customers((3, "dee", False), (1, "ann", True))
-        mirrors(keyed, fault="fail")
-        # Events for every reader of them, the microbatch copy's timestamps among them.
-        step("append_events", rows=[(2, 4), (5, 9)], full_refresh=False)
-        mirrors(set(READERS))
-        # Nothing it reads changed since: skipped (and still what a rebuild gives). Then
-        # rebuilt over changed customers, that build undone (its record goes back with
-        # it), and rebuilt again: a skip there would keep the undone rows.
-        skipping = {"dim_and_customers"}
-        mirrors(skipping)
-        customers((4, "eve", False))
-        mirrors(skipping)
-        step("rollback_last")
-        mirrors(skipping)
-    finally:
-        machine.teardown()
-    assert machine.keyed_reads["file by file"] >= 2, machine.keyed_reads
-    assert machine.unchanged_skips >= 1, machine.unchanged_skips
+    walk_keyed_reads(PromisesMachine())
 
 
 def test_two_processes_run_modes_and_a_models_life(warehouse_dir: str, tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ from dbt.adapters.s3tables.engines.thrift import (
     opening_with,
 )
 from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries
+from dbt.adapters.s3tables.errors import StatementRefused
 from dbt.adapters.s3tables.seeds.csv import read_seed_csv
 from dbt.adapters.s3tables.seeds.values import text_rows_view_sql
 from dbt.adapters.s3tables.sql.text import sql_string
@@ -296,6 +297,31 @@ def test_query_schema_server_error_is_raised() -> None:
         thrift_handle(connection).query_schema("select bad")
     assert "no column bad" in str(raised.value)
     assert connection.fetched == []
+
+
+# What a Spark Thrift Server sends for a statement Spark refused: its message, the
+# logical plan and the Java stack.
+SERVER_ERROR = (
+    "org.apache.hive.service.cli.HiveSQLException: Error running query: "
+    "[TABLE_OR_VIEW_NOT_FOUND] org.apache.spark.sql.AnalysisException: "
+    "[TABLE_OR_VIEW_NOT_FOUND] The table or view `s`.`gone` cannot be found.; line 1 pos 14;\n"
+    "'Project [*]\n+- 'UnresolvedRelation [s, gone], [], false\n\n"
+    "\tat org.apache.spark.sql.hive.thriftserver.HiveThriftServerErrors$.runningQueryError("
+    "HiveThriftServerErrors.scala:46)\n"
+    "\tat org.apache.spark.sql.SparkSession.sql(SparkSession.scala:713)\n\t... 16 more"
+)
+
+
+def test_a_failed_statement_shows_the_servers_message_without_plan_or_stack() -> None:
+    connection = FakeConnection()
+    connection.errors["select * from s.gone"] = SERVER_ERROR
+    with pytest.raises(StatementRefused) as raised:  # Spark refused it: it never ran
+        thrift_handle(connection).cursor().execute("select * from s.gone")
+    message = str(raised.value.msg)
+    assert message == (
+        "[TABLE_OR_VIEW_NOT_FOUND] org.apache.spark.sql.AnalysisException: "
+        "[TABLE_OR_VIEW_NOT_FOUND] The table or view `s`.`gone` cannot be found.; line 1 pos 14"
+    )
 
 
 @pytest.mark.parametrize(

@@ -129,7 +129,8 @@ def _unreadable(table: Table, tasks: Sequence[FileScanTask], columns: Sequence[s
 
 def plan_range_files(table: Table, start: int, end: int, columns: Sequence[str]) -> RangePlan:
     """The files the commits after snapshot `start` up to `end` changed (see the module
-    docstring), each with the table's `columns` as it holds them."""
+    docstring), each with the table's `columns` (none: every column) as it holds them."""
+    columns = columns or [f.name for f in table.schema().fields]
     if table.format_version >= 3:
         return RangePlan(fallback=V3_DELETION_VECTORS)
     end_snapshot = table.snapshot_by_id(end)

@@ -106,10 +106,14 @@ class Engine(Protocol):
         """Whether a fetched array or struct arrives as Python values, not as its text."""
         ...
 
-    def create_appended_rows_view(self, view_name: str, table: str, start: int, end: int) -> None:
+    def create_appended_rows_view(
+        self, view_name: str, table: str, start: int, end: int, planned: Callable[[], RangePlan]
+    ) -> None:
         """A temporary view of the rows `table` (an Iceberg table's SQL name) appended by
         its commits after snapshot `start` up to snapshot `end`: Iceberg's incremental
-        append scan, which reads only those commits' data files."""
+        append scan, which reads only those commits' data files; or, for an engine that
+        reads files through SQL only, the files `planned` (catalogs/range_files.py) says
+        the range added, less the rows of those it removed (a compaction)."""
         ...
 
     def create_changed_rows_views(

@@ -67,6 +67,25 @@ class ServerRangeReader:
         self.views.append(view)
         return view
 
+    def appended(self, view_name: str, plan: RangePlan) -> None:
+        """A cached view `view_name` of the rows a range of appends added: the added files'
+        rows, less (as a multiset) the rows of the files it removed and of the positions it
+        deleted, which a compaction or a rewrite of delete files in the range put back in
+        files of their own (the rows an append adds are only in the files it adds)."""
+        added = union_sql([file_rows_sql(f) for f in plan.added], plan.columns)
+        if plan.removed or plan.touched:
+            parts = [file_rows_sql(f) for f in plan.removed]
+            parts += [newly_deleted_rows_sql(s, e) for s, e in plan.touched]
+            removed = union_sql(parts, plan.columns)
+            added = (
+                f"SELECT * FROM ({added}) AS dbt_added\nEXCEPT ALL\n"
+                f"SELECT * FROM ({removed}) AS dbt_removed"
+            )
+        view = quote(view_name)
+        with self.settings(ANALYZED_VIEWS):
+            self.run(f"CACHE TABLE {view} AS {added}")
+        self.views.append(view)
+
     def read(self, table: str, end: int, plan: RangePlan, keys: Sequence[str]) -> RangeFiles:
         """The range's `before` and `after` rows (file_changes.py's), or why not."""
         if plan.fallback is not None:

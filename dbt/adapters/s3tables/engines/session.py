@@ -170,8 +170,11 @@ class SessionEngine(SparkConnectionWrapper):
     def drop_temp_view(self, view_name: str) -> None:
         self.spark.catalog.dropTempView(view_name)
 
-    def create_appended_rows_view(self, view_name: str, table: str, start: int, end: int) -> None:
-        # Spark SQL has no syntax for the incremental scan's options: the reader has.
+    def create_appended_rows_view(
+        self, view_name: str, table: str, start: int, end: int, planned: Callable[[], RangePlan]
+    ) -> None:
+        # Spark SQL has no syntax for the incremental scan's options: the reader has (so
+        # the range needs no plan of its files here).
         try:
             # `table()`, not `format("iceberg").load()`: the source would look the catalog
             # up in the thread's active session, which need not be this one.

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import PyhiveConnectionWrapper, SparkConnectionManager
-from dbt_common.exceptions import DbtRuntimeError
+from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
 
 from dbt.adapters.s3tables.catalogs.config import ICEBERG_EXTENSIONS
 from dbt.adapters.s3tables.engines.base import (
@@ -38,7 +38,7 @@ from dbt.adapters.s3tables.engines.progress import (
 from dbt.adapters.s3tables.engines.query_inputs import SERVER_QUERY_INPUTS, QueryInputs
 from dbt.adapters.s3tables.engines.server_catalog import check_server_catalog
 from dbt.adapters.s3tables.engines.server_range_reads import ServerRangeReader
-from dbt.adapters.s3tables.engines.spark_errors import thrift_error_text
+from dbt.adapters.s3tables.engines.spark_errors import thrift_error, thrift_error_text
 from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries, run_with_conflict_retries
 from dbt.adapters.s3tables.seeds.values import text_rows_view_sql
 from dbt.adapters.s3tables.sql.text import split_statements
@@ -111,12 +111,17 @@ class ThriftEngine(PyhiveConnectionWrapper):
             if assigned:
                 self._set_here.add(assigned.group(1))
             with Ticker(self.progress_seconds, lambda elapsed: progress_line(node, elapsed, None)):
-                run_with_conflict_retries(
-                    partial(super().execute, statement, bindings),
-                    thrift_error_text,
-                    self.retries,
-                    statement,
-                )
+                try:
+                    run_with_conflict_retries(
+                        partial(super().execute, statement, bindings),
+                        thrift_error_text,
+                        self.retries,
+                        statement,
+                    )
+                except DbtDatabaseError as error:
+                    # dbt-spark raises the server's whole text: its Java stack and plan go
+                    # to the debug log, dbt shows the message.
+                    raise thrift_error(str(error.msg)) from None
 
     def fetchall(self) -> list[Any]:
         try:
@@ -240,14 +245,20 @@ class ThriftEngine(PyhiveConnectionWrapper):
     def drop_temp_view(self, view_name: str) -> None:
         self._run(f"DROP VIEW IF EXISTS {view_name}")
 
-    def create_appended_rows_view(self, view_name: str, table: str, start: int, end: int) -> None:
-        raise DbtRuntimeError(
-            f"Model `{node_label(self.node())}`, upstream_changes({table}): reading only the "
-            "commits after a snapshot takes "
-            "Spark's DataFrame reader, which a thrift connection does not have. Fix: run "
-            "this model with `method: session` or `method: connect`, or read the upstream "
-            "with ref()"
-        )
+    def create_appended_rows_view(
+        self, view_name: str, table: str, start: int, end: int, planned: Callable[[], RangePlan]
+    ) -> None:
+        # Spark SQL has no syntax for Iceberg's incremental append scan: the range's added
+        # files are read as Parquet instead.
+        plan = planned()
+        if plan.fallback is not None:
+            raise DbtRuntimeError(
+                f"Model `{node_label(self.node())}`, upstream_changes({table}): over thrift "
+                "the commits after a snapshot are read from the files they added, which "
+                f"cannot be exact here ({plan.fallback}). Fix: run this model with `method: "
+                "session` or `method: connect`, or read the upstream with ref()"
+            )
+        self._range_reads.appended(view_name, plan)
 
     def create_changed_rows_views(
         self,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.s3tables.catalogs.range_files import plan_range_files
+from dbt.adapters.s3tables.catalogs.range_files import RangePlan, plan_range_files
 from dbt.adapters.s3tables.incremental.upstream_reads import (
     CHANGE_TYPE_COLUMN,
     READ_TAG_PREFIX,
@@ -259,21 +259,16 @@ class UpstreamChanges:
         # Three parts: Iceberg's reader resolves a two-part name in a catalog of its own.
         parts = (self._catalog_name(upstream), str(upstream.schema), str(upstream.identifier))
         table = ".".join(quote(part) for part in parts)
+        start, end = planned.start, planned.end
+        iceberg = self._iceberg_for(upstream)
+
+        def range_files() -> RangePlan:
+            loaded = iceberg.load_table(str(upstream.schema), str(upstream.identifier))
+            return plan_range_files(loaded, start, end, columns)
+
         if planned.by_difference:
-            start, end = planned.start, planned.end
-            iceberg = self._iceberg_for(upstream)
             files = self._engine().create_changed_rows_views(
-                table,
-                start,
-                end,
-                columns,
-                planned.keys,
-                lambda: plan_range_files(
-                    iceberg.load_table(str(upstream.schema), str(upstream.identifier)),
-                    start,
-                    end,
-                    columns,
-                ),
+                table, start, end, columns, planned.keys, range_files
             )
             if files.fallback is None:
                 logger.info(f"{model}: {planned.upstream} read file by file: {files.described}")
@@ -289,7 +284,7 @@ class UpstreamChanges:
             netting = row_changes_sql(before, at, columns, planned.keys, whole_snapshots=True)
             return f"({netting})"
         view = f"dbt_upstream_changes_{uuid.uuid4().hex}"
-        self._engine().create_appended_rows_view(view, table, planned.start, planned.end)
+        self._engine().create_appended_rows_view(view, table, start, end, range_files)
         return f"(SELECT *{label} FROM {quote(view)})"
 
 

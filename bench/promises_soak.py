@@ -9,6 +9,8 @@ shrunk, as Python code.
     python bench/promises_soak.py --examples 6 --steps 10 --concurrent
                                       # two dbt processes at once: overlapping runs of the
                                       # same readers, an upstream racing its readers
+    python bench/promises_soak.py --examples 5 --steps 8 --server thrift
+                                      # dbt's statements on a local Thrift server
     python bench/promises_soak.py --seed 1234 ...                     # replay a seed
 """
 
@@ -41,6 +43,11 @@ def main() -> int:
     variants.add_argument(
         "--concurrent", action="store_true", help="two dbt processes at once on the same tables"
     )
+    parser.add_argument(
+        "--server",
+        choices=["thrift", "connect"],
+        help="dbt's statements on a local Spark server of this kind (its own warehouse)",
+    )
     options = parser.parse_args()
     seed = options.seed if options.seed is not None else random.SystemRandom().getrandbits(32)
     environment = {
@@ -48,6 +55,7 @@ def main() -> int:
         "PROMISES_STEPS": str(options.steps),
         **({"PROMISES_DBT": "subprocess"} if options.kill else {}),
         **({"PROMISES_DBT": "concurrent"} if options.concurrent else {}),
+        **({"PROMISES_SERVER": options.server} if options.server else {}),
     }
     command = [
         sys.executable,
@@ -63,6 +71,8 @@ def main() -> int:
     ]
     replay = " ".join([*(f"{k}={v}" for k, v in environment.items()), *map(shlex.quote, command)])
     variant = "kill" if options.kill else "concurrent" if options.concurrent else "in process"
+    if options.server:
+        variant = f"{variant}, statements on a {options.server} server"
     print(
         f"promises soak ({variant}): seed {seed}, {options.examples} examples of up to "
         f"{options.steps} steps",

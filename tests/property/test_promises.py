@@ -7,7 +7,8 @@ process's warehouse. In `make soak` (bench/promises_soak.py): the same test with
 (`--hypothesis-seed`), printed with the command that replays it; with
 `PROMISES_DBT=subprocess`, dbt runs in processes of its own that are SIGKILLed at random
 moments (`KillingPromisesMachine`); with `PROMISES_DBT=concurrent`, two dbt processes
-run at once on the same tables (`OverlappingPromisesMachine`)."""
+run at once on the same tables (`OverlappingPromisesMachine`); with `PROMISES_SERVER=thrift`
+(or `connect`), dbt runs its statements on a local Spark server of that kind."""
 
 from __future__ import annotations
 
@@ -17,13 +18,14 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
+from tests.functional.emulators import services
 from tests.property.machine import (
     KillingPromisesMachine,
     OverlappingPromisesMachine,
     PromisesMachine,
 )
 from tests.property.project import READERS
-from tests.property.walks import walk_keyed_reads
+from tests.property.walks import on_server, walk_keyed_reads
 
 # The bounded run: the first example Hypothesis makes repeats one rule, the second runs
 # none; the other three are sequences of up to 8 steps. About 2.5 minutes alone on 2 cores.
@@ -60,6 +62,17 @@ def test_the_promises_hold_where_features_meet(warehouse_dir: str, tmp_path: Pat
         "subprocess": KillingPromisesMachine,
         "concurrent": OverlappingPromisesMachine,
     }.get(os.environ.get("PROMISES_DBT") or "", PromisesMachine)
+    service = os.environ.get("PROMISES_SERVER")
+    if service:  # thrift or connect: a local server of that kind, on a warehouse of its own
+        run_dir = tmp_path / "server"
+        state = services("start", service, run_dir, "--warehouse", str(tmp_path / "warehouse"))
+        try:
+            server = {"method": service, "host": state["host"], "port": state["port"]}
+            on = on_server(machine, state["warehouse"], tmp_path, server)
+            run_state_machine_as_test(on, settings=chosen_settings())
+        finally:
+            services("stop", service, run_dir)
+        return
     machine.warehouse = Path(warehouse_dir)
     machine.workspace = tmp_path
     run_state_machine_as_test(machine, settings=chosen_settings())

@@ -12,18 +12,21 @@ from tests.property.machine import PromisesMachine
 from tests.property.project import READERS
 
 
+def on_server(
+    machine: type[PromisesMachine], warehouse: str, workspace: Path, server: Mapping[str, object]
+) -> type[PromisesMachine]:
+    """`machine` whose dbt runs its statements on the Spark server `server` names
+    (`method`, `host`, `port`), the server's catalog being `warehouse`'s: the oracle reads
+    the tables the server wrote from this process."""
+    attributes = {"warehouse": Path(warehouse), "workspace": workspace, "server": dict(server)}
+    return type(f"Server{machine.__name__}", (machine,), attributes)
+
+
 def machine_on_server(
     warehouse: str, workspace: Path, server: Mapping[str, object]
 ) -> PromisesMachine:
-    """A machine whose dbt runs its statements on the Spark server `server` names
-    (`method`, `host`, `port`), the server's catalog being `warehouse`'s: the oracle reads
-    the tables the server wrote from this process."""
-    machine = type(
-        "ServerPromisesMachine",
-        (PromisesMachine,),
-        {"warehouse": Path(warehouse), "workspace": workspace, "server": dict(server)},
-    )
-    return machine()
+    """A `PromisesMachine` on the Spark server `server` names (see `on_server`)."""
+    return on_server(PromisesMachine, warehouse, workspace, server)()
 
 
 def walk_keyed_reads(machine: PromisesMachine) -> None:

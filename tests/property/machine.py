@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from dbt.adapters.factory import reset_adapters
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -759,7 +760,10 @@ class PromisesMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         """The steps this example ran: printed (pytest shows it with a failure), and a
-        line in `PROMISES_LOG` when set (the soak counts them)."""
+        line in `PROMISES_LOG` when set (the soak counts them). dbt in this process left
+        its adapter registered, with this project's profile: it goes, or the next test's
+        dbt project would get it (dbt registers no second adapter of a type)."""
+        reset_adapters()
         reads = ", ".join(f"{n} {kind}" for kind, n in sorted(self.keyed_reads.items()))
         print(
             f"{self.schema}: {len(self.steps)} dbt commands (keyed range reads: "

@@ -35,7 +35,6 @@ from tests.functional.harness import (
     write_profiles,
     write_project,
 )
-from tests.functional.server_keyed_reads import keyed_reads_on_a_server
 from tests.property.walks import machine_on_server, walk_keyed_reads
 
 MODELS = {
@@ -304,15 +303,11 @@ def test_an_audited_build_records_its_read_at_its_publish_over_connect(
         assert ids("audited_copy") == ids("appended")
 
 
-def test_keyed_upstream_changes_are_read_file_by_file_over_connect(
-    tmp_path: Path, server: dict
-) -> None:
-    """Before, a keyed read over a server compared two whole snapshots of the upstream."""
-    keyed_reads_on_a_server(tmp_path, connect_output(server), server["warehouse"])
-
-
 def test_the_promises_keyed_walk_holds_over_connect(tmp_path: Path, server: dict) -> None:
     """The promises' state machine (tests/property) over the Connect server: its keyed
-    walk, every promise checked after every step (test_engines.py walks it over thrift)."""
+    walk, every promise checked after every step (test_engines.py walks it over thrift),
+    its keyed mirrors read file by file (before, a keyed read over a server compared two
+    whole snapshots). The reads of an upstream's files of an older schema, by field id,
+    run over thrift (test_engines.py): the same SQL, from the same planner."""
     connect = {"method": "connect", "host": server["host"], "port": server["port"]}
     walk_keyed_reads(machine_on_server(server["warehouse"], tmp_path, connect))

@@ -1,9 +1,10 @@
 """A keyed `upstream_changes()` over a Spark server (`method: thrift` or `connect`), for
 test_engines.py (over Connect, the promises' keyed walk reads the same way): each range
-is read file by file (planned on dbt's host, the changed files read as Parquet by the server with their position deletes)
-and the mirror holds exactly what its upstream holds after every run: merge-on-read
-updates and deletes, several keys deleted at once, and files of the upstream's older
-schema (before a column it added) read by their columns' field ids."""
+is read file by file (planned on dbt's host, the changed files read as Parquet by the
+server with their position deletes) and the mirror holds exactly what its upstream
+holds after every run: merge-on-read updates and deletes, several keys deleted at once,
+and files of the upstream's older schema (before a column it added) read by their
+columns' field ids."""
 
 from __future__ import annotations
 

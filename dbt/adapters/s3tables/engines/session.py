@@ -1,7 +1,8 @@
 """`method: session`: SQL runs in this process's own SparkSession (a local JVM).
 
 Every dbt connection gets its own session over the process's one SparkContext
-(`spark_session.py` starts it), so settings and temporary views stay with the connection.
+(`spark_session.py` starts it), so settings and temporary views stay with the connection;
+a session a closed connection gives back is lent to a later one (`session_pool.py`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from dbt.adapters.s3tables.engines.progress import (
     summarise,
 )
 from dbt.adapters.s3tables.engines.query_inputs import QueryInputs, read_query_inputs
+from dbt.adapters.s3tables.engines.session_pool import SESSIONS, Lent
 from dbt.adapters.s3tables.engines.spark_errors import (
     database_error,
     is_jvm_stopped,
@@ -77,6 +79,7 @@ class SessionEngine(SparkConnectionWrapper):
         self,
         spark: SparkSession,
         job_group: str,
+        lent: Lent | None = None,
         retries: ConflictRetries | None = None,
         after_conflict: Callable[[float], object] | None = None,
         node: Callable[[], str] = lambda: "",
@@ -84,6 +87,8 @@ class SessionEngine(SparkConnectionWrapper):
     ) -> None:
         self.spark = spark
         self.job_group = job_group
+        # The pool's loan of `spark`, given back when the connection closes.
+        self._lent = lent
         self._statement_numbers = itertools.count(1)
         # The job group of the statement running (or last run) on this connection.
         self._statement_group = job_group
@@ -120,6 +125,9 @@ class SessionEngine(SparkConnectionWrapper):
         reads, self._file_reads = self._file_reads, []
         for table, read in reads:
             release(self.spark, table, read)
+        lent, self._lent = self._lent, None
+        if lent is not None:
+            SESSIONS.give_back(lent)
 
     def rollback(self, *args: Any, **kwargs: Any) -> None:
         logger.debug("rollback: Spark has no transactions; each statement is atomic")
@@ -369,14 +377,15 @@ def open_session_engine(connection: Connection, setup: EngineSetup) -> SessionEn
         # Each connection (one per dbt thread) gets its own session over the shared
         # SparkContext: SQL settings and temporary views never leak between models
         # that run at the same time.
-        session = spark.newSession()
+        lent = SESSIONS.lend(spark)
     except Exception as error:
         if is_jvm_stopped(error):  # it died during an earlier statement
             raise DbtRuntimeError(jvm_stopped_message(*jvm_post_mortem())) from None
         raise
     return SessionEngine(
-        session,
+        lent.session,
         job_group=f"dbt:{connection.name}",
+        lent=lent,
         retries=setup.conflict_retries,
         after_conflict=setup.after_conflict,
         node=lambda: str(connection.name or ""),

@@ -34,6 +34,7 @@ from dbt.adapters.s3tables.engines.jvm_process import (
     launch_gateway_logged,
 )
 from dbt.adapters.s3tables.engines.progress import START_TICK_SECONDS, Ticker
+from dbt.adapters.s3tables.engines.session_pool import SESSIONS
 from dbt.adapters.s3tables.engines.spark_errors import (
     JavaError,
     context_start_error,
@@ -158,6 +159,8 @@ def apply_at_runtime(spark: SparkSession, settings: dict[str, str]) -> None:
     Iceberg catalogs load on first use), and the Hadoop configuration for `spark.hadoop.*`
     (which Spark copies only at start)."""
     context: Any = spark.sparkContext._jsc
+    # Sessions lent before hold the earlier settings.
+    SESSIONS.forget()
     for key, value in settings.items():
         context.sc().conf().set(key, value)
         if key.startswith("spark.hadoop."):

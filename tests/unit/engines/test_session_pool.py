@@ -27,48 +27,62 @@ class JavaSeq:
 
 class FakeSession:
     """What the pool reads of a session: settings, current catalog and namespace,
-    temporary views and functions."""
+    temporary views and functions; `_jsparkSession.sessionState()` and `catalog` (PySpark's)
+    answer as Spark's do."""
 
     def __init__(self) -> None:
         self.settings: dict[str, str] = {"spark.sql.shuffle.partitions": "4"}
-        self.current = ("local", [])
+        self.current: tuple[str, list[str]] = ("local", [])
         self.views: list[str] = []
         self.functions: list[str] = []
         self.stopped = False
         self._jsparkSession = self
-        self.catalog = self
+        self.catalog = PySparkCatalog(self)
 
-    # SparkSession._jsparkSession.sessionState()
-    def sessionState(self) -> FakeSession:  # noqa: N802 - Java's name
+    def sessionState(self) -> JavaState:  # noqa: N802 - Java's name
         if self.stopped:
             raise Py4JNetworkError("the JVM stopped")
+        return JavaState(self)
+
+
+class PySparkCatalog:
+    def __init__(self, session: FakeSession) -> None:
+        self.session = session
+
+    def dropTempView(self, name: str) -> None:  # noqa: N802 - PySpark's name
+        self.session.views.remove(name)
+
+
+class JavaState:
+    """SessionState, SQLConf, CatalogManager and SessionCatalog in one."""
+
+    def __init__(self, session: FakeSession) -> None:
+        self.session = session
+
+    def conf(self) -> JavaState:
         return self
 
-    def conf(self) -> FakeSession:
+    def catalog(self) -> JavaState:
+        return self
+
+    def catalogManager(self) -> JavaState:  # noqa: N802 - Java's name
         return self
 
     def getAllConfs(self) -> JavaSeq:  # noqa: N802 - Java's name
-        return JavaSeq(list(self.settings.items()))
-
-    def catalogManager(self) -> FakeSession:  # noqa: N802 - Java's name
-        return self
+        return JavaSeq(list(self.session.settings.items()))
 
     def currentCatalog(self) -> Any:  # noqa: N802 - Java's name
-        name = self.current[0]
+        name = self.session.current[0]
         return type("Catalog", (), {"name": lambda _: name})()
 
     def currentNamespace(self) -> list[str]:  # noqa: N802 - Java's name
-        return self.current[1]
+        return self.session.current[1]
 
     def listTemporaryFunctions(self) -> JavaSeq:  # noqa: N802 - Java's name
-        return JavaSeq(self.functions)
+        return JavaSeq(self.session.functions)
 
     def getTempViewNames(self) -> JavaSeq:  # noqa: N802 - Java's name
-        return JavaSeq(list(self.views))
-
-    # SparkSession.catalog.dropTempView
-    def dropTempView(self, name: str) -> None:  # noqa: N802 - PySpark's name
-        self.views.remove(name)
+        return JavaSeq(list(self.session.views))
 
 
 class FakeRoot:

@@ -227,3 +227,40 @@ class TestUntypedNullColumns:
             }, name
             row = project.run_sql(f"select * from {project.test_schema}.{name}", fetch="one")
             assert tuple(row) == (1, None, [None], None)
+
+
+class TestOneAnalysisUnderS3TablesRules:
+    """Under S3 Tables' rules a table build checks its column names and casts its untyped
+    columns: both read the query's columns, which Spark analyses once (over a server each
+    analysis is a round trip)."""
+
+    @pytest.fixture(scope="class")
+    def dbt_profile_target(self, dbt_profile_target: dict) -> dict:
+        return {**dbt_profile_target, "s3tables_rules": True}
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "ruled_table.sql": "{{ config(materialized='table') }} select 1 as id, null as nothing"
+        }
+
+    def test_the_query_is_analysed_once(self, project, monkeypatch) -> None:
+        from dbt.adapters.s3tables.engines.session import SessionEngine
+
+        analysed: list[str] = []
+        analyse = SessionEngine.query_schema
+
+        def counted(engine: SessionEngine, sql: str):
+            analysed.append(sql)
+            return analyse(engine, sql)
+
+        monkeypatch.setattr(SessionEngine, "query_schema", counted)
+        for _ in range(2):  # the first build creates the table, the second replaces it
+            analysed.clear()
+            results, output = run_dbt_and_capture(["run"])
+            assert len(results) == 1
+            assert "column(s) nothing hold only NULL" in output
+            models = [sql for sql in analysed if "as nothing" in sql]
+            assert len(models) == 1, analysed
+        row = project.run_sql(f"select * from {project.test_schema}.ruled_table", fetch="one")
+        assert tuple(row) == (1, None)

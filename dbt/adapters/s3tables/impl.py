@@ -57,7 +57,7 @@ from dbt.adapters.s3tables.lifecycle.publishing import WriteAuditPublish
 from dbt.adapters.s3tables.lifecycle.resumption import graph_nodes, node_relation
 from dbt.adapters.s3tables.lifecycle.unchanged_inputs import UnchangedInputs
 from dbt.adapters.s3tables.lifecycle.undo_run import RunUndo
-from dbt.adapters.s3tables.model_build import ModelBuild, is_custom_strategy
+from dbt.adapters.s3tables.model_build import ModelBuild, TargetAnalyses, is_custom_strategy
 from dbt.adapters.s3tables.model_config import ParsedModelConfigs
 from dbt.adapters.s3tables.relation import S3TablesRelation
 from dbt.adapters.s3tables.seeds.loader import SeedLoader
@@ -135,6 +135,7 @@ class S3TablesAdapter(SparkAdapter):
         ):
             self.add_catalog_integration(integration)
         self._run_bases = RunBases()
+        self._target_analyses = TargetAnalyses()
         self._upstream_changes = UpstreamChanges(
             self.iceberg_for,
             lambda: self.engine,
@@ -525,6 +526,7 @@ class S3TablesAdapter(SparkAdapter):
             self._warehouse,
             lambda sql: self.connections.execute(sql)[0],
             lambda constraint: self.process_parsed_constraint(constraint, lambda _: None),
+            self._target_analyses,
         )
 
     # --- seeds (seeds/loader.py) ---

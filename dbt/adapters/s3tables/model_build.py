@@ -6,6 +6,7 @@ anything is written; the node's config is parsed once per invocation (model_conf
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ from dbt.adapters.s3tables.sql.types import typed_query
 if TYPE_CHECKING:
     from dbt.adapters.base.relation import BaseRelation
     from dbt.adapters.contracts.connection import AdapterResponse
+    from pyspark.sql.types import StructField
 
     from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
     from dbt.adapters.s3tables.engines.base import Engine
@@ -63,6 +65,33 @@ def is_custom_strategy(
     return macro is not None and getattr(macro, "package_name", None) not in internal
 
 
+class TargetAnalyses:
+    """The query a table build's `check_target_rules` analysed (its column names, for S3
+    Tables' rules), by node, until that build's `typed_sql` of the same query on the same
+    connection takes it: the two asked Spark for the same columns one statement apart.
+    Each build's check forgets what an earlier build of the node kept, and a later
+    connection (another node run) never takes it."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[object, str, list[StructField]]] = {}
+        self._lock = threading.Lock()
+
+    def keep(self, node_id: str, engine: object, sql: str, fields: list[StructField]) -> None:
+        with self._lock:
+            self._kept[node_id] = (engine, sql, fields)
+
+    def forget(self, node_id: str) -> None:
+        with self._lock:
+            self._kept.pop(node_id, None)
+
+    def take(self, node_id: str, engine: object, sql: str) -> list[StructField] | None:
+        with self._lock:
+            kept = self._kept.pop(node_id, None)
+        if kept is None or kept[0] is not engine or kept[1] != sql:
+            return None
+        return kept[2]
+
+
 @dataclass(frozen=True)
 class ModelBuild:
     """The build of `node` (a model, seed or snapshot as dbt hands it to the macros)."""
@@ -75,6 +104,10 @@ class ModelBuild:
     execute: Callable[[str], AdapterResponse]
     # dbt's warning for a constraint this adapter does not enforce.
     warn_constraint: Callable[[Any], object]
+    # By node: the query `check_target_rules` analysed on a connection, for the node's
+    # `typed_sql` of the same query on that connection (over a server each analysis is a
+    # round trip); see `TargetAnalyses`.
+    analyses: TargetAnalyses
 
     @property
     def name(self) -> str:
@@ -94,6 +127,8 @@ class ModelBuild:
         """What the target's catalog would refuse, refused before any call (the columns are
         `columns`, or the output of `sql`, which Spark analyses without running it), and the
         view dbt 1.12 would create after it (a latest version pointer)."""
+        # A build starts here: nothing an earlier build of the node analysed is used.
+        self.analyses.forget(self._node_id)
         flags: Any = get_flags()  # type: ignore[no-untyped-call]  # dbt.flags is untyped
         if materialized in ("table", "incremental") and asks_latest_version_pointer(
             # As dbt 1.12's run task reads the flag.
@@ -109,7 +144,7 @@ class ModelBuild:
             str(relation.schema),
             str(relation.identifier),
             materialized,
-            lambda: list(columns or []) + (self.engine().query_schema(sql).names if sql else []),
+            lambda: list(columns or []) + ([f.name for f in self._analysed(sql)] if sql else []),
         )
 
     def check_format_version(self, relation: BaseRelation) -> None:
@@ -133,7 +168,20 @@ class ModelBuild:
     def typed_sql(self, sql: str) -> str:
         """The query with every column Spark types as `void` (a bare NULL) cast to string,
         since Iceberg cannot store void; the query itself when there is none."""
-        return typed_query(self.name, sql, list(self.engine().query_schema(sql).fields))
+        fields = self.analyses.take(self._node_id, self.engine(), sql)
+        if fields is None:
+            fields = list(self.engine().query_schema(sql).fields)
+        return typed_query(self.name, sql, fields)
+
+    @property
+    def _node_id(self) -> str:
+        return str(self.node.get("unique_id") or self.name)
+
+    def _analysed(self, sql: str) -> list[StructField]:
+        """The output columns of `sql`, analysed now and kept for this build's `typed_sql`."""
+        fields = list(self.engine().query_schema(sql).fields)
+        self.analyses.keep(self._node_id, self.engine(), sql, fields)
+        return fields
 
     def python_model_sql(self, compiled_code: str) -> str:
         """Run a Python model in this connection's SparkSession; SQL selecting its rows."""

@@ -35,13 +35,15 @@ class FakeSession:
         self.current: tuple[str, list[str]] = ("local", [])
         self.views: list[str] = []
         self.functions: list[str] = []
-        self.stopped = False
+        self.stopped = ""
         self._jsparkSession = self
         self.catalog = PySparkCatalog(self)
 
     def sessionState(self) -> JavaState:  # noqa: N802 - Java's name
-        if self.stopped:
+        if self.stopped == "network":
             raise Py4JNetworkError("the JVM stopped")
+        if self.stopped == "socket":
+            raise ConnectionRefusedError(111, "Connection refused")
         return JavaState(self)
 
 
@@ -110,7 +112,8 @@ def test_a_changed_session_is_let_go() -> None:
         lambda s: s.settings.update({"spark.sql.ansi.enabled": "true"}),
         lambda s: setattr(s, "current", ("local", ["marts"])),
         lambda s: s.functions.append("my_udf"),
-        lambda s: setattr(s, "stopped", True),
+        lambda s: setattr(s, "stopped", "network"),
+        lambda s: setattr(s, "stopped", "socket"),  # py4j's socket refused: no JVM
     ):
         lent = pool.lend(root)  # type: ignore[arg-type]  # a stand-in
         change(lent.session)

@@ -83,7 +83,8 @@ class SessionPool:
         lent (its temporary views are dropped first); else let it go."""
         try:
             reason = _kept_state(lent)
-        except Py4JError as error:  # the JVM stopped: the next statement says so
+        except (Py4JError, OSError) as error:
+            # The JVM stopped (the statement that met it says so): nothing to lend.
             reason = f"it cannot be read ({type(error).__name__})"
         if reason is not None:
             logger.debug(f"A SparkSession is not lent again: {reason}")

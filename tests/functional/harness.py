@@ -407,23 +407,33 @@ def jvm_alive(pid: int) -> bool:
     return process_state(pid) not in (None, "Z")  # a zombie holds no memory
 
 
+def spark_jvm_child(parent: int) -> int | None:
+    """The adapter's Spark JVM that process `parent` started (its child running
+    SparkSubmit for `dbt-s3tables`), None while there is none."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if (
+            int(stat.rsplit(")", 1)[1].split()[1]) == parent
+            and b"org.apache.spark.deploy.SparkSubmit" in command
+        ):
+            assert b"spark.app.name=dbt-s3tables" in command
+            return int(entry.name)
+    return None
+
+
 def driver_jvm_of(dbt: subprocess.Popen[bytes], console: Path) -> int:
-    """The driver JVM `dbt` (or the watch) started: its child running SparkSubmit for
-    `dbt-s3tables`."""
+    """The driver JVM `dbt` (or the watch) started."""
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                stat = (entry / "stat").read_text()
-                command = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            parent = int(stat.rsplit(")", 1)[1].split()[1])
-            if parent == dbt.pid and b"org.apache.spark.deploy.SparkSubmit" in command:
-                assert b"spark.app.name=dbt-s3tables" in command
-                return int(entry.name)
+        jvm = spark_jvm_child(dbt.pid)
+        if jvm is not None:
+            return jvm
         assert dbt.poll() is None, console.read_text()
         time.sleep(0.05)
     raise AssertionError("dbt started no Spark JVM within 300 s")

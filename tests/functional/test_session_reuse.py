@@ -11,23 +11,9 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import run_dbt
 
+from tests.functional.harness import spark_jvm_child
+
 TABLES = 10
-
-
-def own_jvm() -> int:
-    """The Spark JVM this test process started (its child running SparkSubmit)."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            command = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        parent = int(stat.rsplit(")", 1)[1].split()[1])
-        if parent == os.getpid() and b"org.apache.spark.deploy.SparkSubmit" in command:
-            return int(entry.name)
-    raise AssertionError("this process runs no Spark JVM")
 
 
 def open_catalog_files(pid: int, warehouse: str) -> int:
@@ -84,7 +70,8 @@ class TestSessionsAreLentAgain:
         self, project, warehouse_dir: str
     ) -> None:
         run_dbt(["run", "--select", "t_00"])  # the JVM is up (an earlier test's or this)
-        jvm = own_jvm()
+        jvm = spark_jvm_child(os.getpid())
+        assert jvm is not None, "this process runs no Spark JVM"
         before = open_catalog_files(jvm, warehouse_dir)
         results = run_dbt(["run"])
         assert len(results) == TABLES + 3

@@ -488,14 +488,41 @@ def test_create_text_view_and_drop(tmp_path: Path) -> None:
     handle.create_text_view("dbt_seed_rows_x", seed)
     seed.remove()
     handle.drop_temp_view("dbt_seed_rows_x")
+    handle.execute("SELECT 1")
     assert connection.statements == [
         "CREATE OR REPLACE TEMPORARY VIEW dbt_seed_rows_x AS SELECT * FROM VALUES\n"
         "('1', CAST(NULL AS STRING), 1),\n"
         "('it\\'s', 'true', 2)\n"
         "AS seed_rows(c0, c1, dbt_row)",
         "DROP VIEW IF EXISTS dbt_seed_rows_x",
+        "SELECT 1",
     ]
     assert connection.fetched == []
+
+
+def test_a_dropped_view_goes_with_the_session_when_no_statement_follows() -> None:
+    # Closing a server session drops its temporary views and their cache (Spark's Thrift
+    # Server 3.5 and 4.1): a DROP VIEW at the end of a node would be a round trip for nothing.
+    connection = FakeConnection()
+    handle = thrift_handle(connection)
+    handle.cursor().execute("CACHE LAZY TABLE `dbt_source_1` AS SELECT 1")
+    handle.drop_temp_view("dbt_source_1")
+    handle.close()
+    assert connection.statements == ["CACHE LAZY TABLE `dbt_source_1` AS SELECT 1"]
+
+
+def test_a_dropped_view_goes_before_the_cached_parts_it_may_be_made_from() -> None:
+    # Uncaching a part makes Spark plan again a cached view made from it.
+    connection = FakeConnection()
+    handle = thrift_handle(connection)
+    part = handle._range_reads.cached("SELECT 1")
+    handle.drop_temp_view("dbt_source_1")
+    handle.close()
+    assert connection.statements == [
+        f"CACHE TABLE {part} AS SELECT 1",
+        "DROP VIEW IF EXISTS dbt_source_1",
+        f"UNCACHE TABLE IF EXISTS {part}",
+    ]
 
 
 def test_engine_description_and_python_models_need_session() -> None:

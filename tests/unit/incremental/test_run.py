@@ -60,6 +60,7 @@ class FakeEngine:
         self.announced: list[int] = []
         # Whether fetched lists arrive as lists (in-process Spark), not text (Thrift).
         self.nested_values = False
+        self.dropped_views: list[str] = []
 
     def query_schema(self, sql: str) -> spark.StructType:
         self.analysed.append(sql)
@@ -78,6 +79,9 @@ class FakeEngine:
 
     def tag_next_write(self) -> None:
         self.announced.append(len(self.executed))
+
+    def drop_temp_view(self, view_name: str) -> None:
+        self.dropped_views.append(view_name)
 
 
 @dataclass
@@ -208,7 +212,10 @@ def test_an_existing_table_gets_the_strategy_statement_with_one_analysis() -> No
     response = run.write()
     assert response is not None and response.code == "MERGE"
     # The rows cached once (emptiness known without running the model twice), merged.
-    assert [s.split()[0] for s in warehouse.statements] == ["CACHE", "SELECT", "MERGE", "DROP"]
+    assert [s.split()[0] for s in warehouse.statements] == ["CACHE", "SELECT", "MERGE"]
+    # Its view (and cache) dropped by the engine (over thrift, with the server session).
+    (cached,) = warehouse.engine.dropped_views
+    assert warehouse.statements[0].startswith(f"CACHE LAZY TABLE `{cached}` AS")
     assert len(warehouse.engine.analysed) == 1
     assert warehouse.iceberg.properties[STRATEGY] == "merge"
 

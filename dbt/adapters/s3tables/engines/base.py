@@ -152,7 +152,8 @@ class Engine(Protocol):
         ...
 
     def drop_temp_view(self, view_name: str) -> None:
-        """Drop a temporary view of this connection."""
+        """Drop a temporary view of this connection, with its cache: now, or before the
+        connection's next statement or with its server session (thrift)."""
         ...
 
     def session(self, model_name: str) -> SparkSession:

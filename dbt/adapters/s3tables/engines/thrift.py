@@ -97,6 +97,9 @@ class ThriftEngine(PyhiveConnectionWrapper):
         self._set_here: set[str] = set()
         self._opened_with = dict(opened_with)
         self._range_reads = ServerRangeReader(self._run, self._rows, self.settings)
+        # Temporary views this connection no longer needs (`drop_temp_view`): dropped
+        # before its next statement, or with the server session when none follows.
+        self._released_views: list[str] = []
 
     def cursor(self) -> ThriftEngine:
         # dbt-spark's opens a server cursor and returns the wrapper, typed as its own class.
@@ -104,6 +107,7 @@ class ThriftEngine(PyhiveConnectionWrapper):
         return self
 
     def execute(self, sql: str, bindings: list[Any] | None = None) -> None:
+        self._drop_released_views()
         # A model's sql_header (`SET ...;`) arrives in front of its statement.
         node = node_label(self.node())
         for statement in split_statements(sql):
@@ -243,7 +247,16 @@ class ThriftEngine(PyhiveConnectionWrapper):
         self._run(text_rows_view_sql(view_name, rows, seed.width))
 
     def drop_temp_view(self, view_name: str) -> None:
-        self._run(f"DROP VIEW IF EXISTS {view_name}")
+        # Spark's Thrift Server drops a closing session's temporary views with their cache
+        # (3.5 and 4.1): the view goes before this connection's next statement, and when
+        # none follows (a merge's rows at the end of its node), with the session, a round
+        # trip fewer.
+        self._released_views.append(view_name)
+
+    def _drop_released_views(self) -> None:
+        views, self._released_views = self._released_views, []
+        for view in views:
+            self._run(f"DROP VIEW IF EXISTS {view}")
 
     def create_appended_rows_view(
         self, view_name: str, table: str, start: int, end: int, planned: Callable[[], RangePlan]
@@ -273,6 +286,10 @@ class ThriftEngine(PyhiveConnectionWrapper):
 
     def close(self) -> None:
         try:
+            if self._range_reads.views:
+                # A released view may be made from a cached part: dropped first, it is not
+                # planned again when the part is uncached.
+                self._drop_released_views()
             self._range_reads.release_views()
         finally:
             super().close()

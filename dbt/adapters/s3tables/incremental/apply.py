@@ -296,13 +296,14 @@ class Apply:
         """The rows `source_sql` gives, computed once into Spark's cache (memory, spilling to
         disk) by the first query that reads them, as a query over the cached view: the
         pass that counts their keys (or looks for one row) fills it, and the statement
-        reads it, so the model is evaluated once. Dropping the view drops its cache too."""
-        view = quote(f"dbt_source_{uuid.uuid4().hex}")
-        self.run.execute_write(f"CACHE LAZY TABLE {view} AS {source_sql}", data_write=False)
+        reads it, so the model is evaluated once. Dropping the view drops its cache too
+        (over thrift, with the server session when no statement follows)."""
+        name = f"dbt_source_{uuid.uuid4().hex}"
+        self.run.execute_write(f"CACHE LAZY TABLE {quote(name)} AS {source_sql}", data_write=False)
         try:
-            yield f"SELECT * FROM {view}"
+            yield f"SELECT * FROM {quote(name)}"
         finally:
-            self.run.table.warehouse.execute(f"DROP VIEW IF EXISTS {view}")
+            self.run.table.warehouse.engine.drop_temp_view(name)
 
     def _is_empty(self, rows_sql: str) -> bool:
         return not self.run.table.warehouse.fetch(f"SELECT 1 FROM ({rows_sql}) LIMIT 1")

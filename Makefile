@@ -152,6 +152,7 @@ bench: setup spark41
 	$(PYTHON) bench/growth.py
 	$(PYTHON) bench/statements_per_run.py
 	$(PYTHON) bench/statements_per_node.py
+	$(PYTHON) bench/statements_per_node.py --dag
 	$(PYTHON) bench/server_dag_rerun.py --in-process
 	$(PYTHON) bench/server_dag_rerun.py --merge-rows 10000000 --workloads merge
 	$(PYTHON) bench/server_integration_build.py

@@ -11,20 +11,31 @@ Both adapters run it twice (a first build, then a rerun) in this process, PyHive
 wrapped to record what it sends; the statements of each node are told by dbt's query
 comment (`node_id`).
 
-    .venv/bin/python bench/statements_per_node.py [--statements]
+With `--dag`, the 60-model DAG of `server_dag_rerun.py` instead (20 tables, 20 merges,
+20 views, threads 4), built, rerun untimed, then rerun counted: every statement of each
+node's connection (its opening `USE`, its analyses and passes, which carry no query
+comment), per node kind and kind of statement, per node on average.
+
+    .venv/bin/python bench/statements_per_node.py [--statements] [--dag]
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import sys
 import tempfile
 from collections import Counter, defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from dag_rerun import SOURCE, write_models
 from engines import engine
+from server_dag_rerun import server_sql
+from server_dag_rerun import write_project as write_server_project
 from statements_per_run import recorded_statements
 
 SEED = "id,name\n1,a\n2,b\n3,c\n"
@@ -56,11 +67,88 @@ KINDS = [
     ("view", r"^(CREATE (OR REPLACE )?(TEMPORARY )?VIEW|DROP VIEW)\b"),
 ]
 NODE = re.compile(r'"node_id": "([^"]+)"')
+# The DAG's kinds of statement: the node kinds' own, a connection's opening `USE`, queries
+# (a merge's pass over its rows).
+DAG_KINDS = [("use", r"^USE\b"), ("query", r"^(SELECT|WITH)\b"), *KINDS]
+DAG_NODE_KINDS = {"t": "table", "m": "incremental merge", "v": "view"}
 
 
-def kind_of(statement: str) -> str:
-    text = re.sub(r"^/\*.*?\*/", "", " ".join(statement.split()), flags=re.S).strip().upper()
-    return next((kind for kind, pattern in KINDS if re.match(pattern, text)), "other")
+def kind_of(statement: str, kinds: list[tuple[str, str]] = KINDS) -> str:
+    # dbt's query comment (`/* ... */`) and leading `--` lines (dbt-spark's merge has one).
+    lines = [line for line in statement.splitlines() if not line.strip().startswith("--")]
+    text = re.sub(r"^/\*.*?\*/", "", " ".join(" ".join(lines).split()), flags=re.S)
+    text = text.strip().upper()
+    return next((kind for kind, pattern in kinds if re.match(pattern, text)), "other")
+
+
+@contextmanager
+def statements_by_connection() -> Iterator[list[tuple[int, str]]]:
+    """Every statement PyHive sends while the block runs, with its connection's id (a dbt
+    connection is one node's: its statements without a query comment are the node's too)."""
+    from pyhive import hive
+
+    sent: list[tuple[int, str]] = []
+    original = hive.Cursor.execute
+    numbers = itertools.count()
+
+    def execute(self: Any, operation: str, *args: Any, **kwargs: Any) -> Any:
+        # A number of its own per connection (an `id()` is reused once one is collected).
+        if not hasattr(self._connection, "bench_number"):
+            self._connection.bench_number = next(numbers)
+        sent.append((self._connection.bench_number, operation))
+        return original(self, operation, *args, **kwargs)
+
+    hive.Cursor.execute = execute  # type: ignore[method-assign]
+    try:
+        yield sent
+    finally:
+        hive.Cursor.execute = original  # type: ignore[method-assign]
+
+
+def dag_counts(root: Path, state: dict[str, Any], warehouse: Path) -> None:
+    """Statements per DAG node over thrift, by node kind and kind of statement, both
+    adapters: the averages per node of one rerun."""
+    from dbt.cli.main import dbtRunner
+
+    server_sql(
+        state,
+        "CREATE NAMESPACE IF NOT EXISTS bench_dag_source",
+        f"CREATE OR REPLACE TABLE {SOURCE} USING iceberg AS SELECT id FROM range(20000)",
+    )
+    columns = ["total", *(kind for kind, _ in DAG_KINDS), "other"]
+    print(f"{'adapter':9} {'node kind':18} " + " ".join(f"{c:>10}" for c in columns))
+    for adapter, extra in (("s3tables", ""), ("spark", "file_format='iceberg', ")):
+        project = root / f"dag_{adapter}"
+        project.mkdir()
+        schema = f"bench_nodes_dag_{adapter}"
+        write_server_project(project, state, adapter, schema, warehouse, "thrift")
+        write_models(project, extra)
+        server_sql(state, f"CREATE NAMESPACE IF NOT EXISTS {schema}")
+        arguments = ["run", "--quiet", "--project-dir", str(project)]
+        arguments += ["--profiles-dir", str(project), "--log-path", str(root / "logs")]
+        for _ in range(2):  # the first build, an untimed rerun
+            if not dbtRunner().invoke(arguments).success:
+                raise SystemExit(f"{adapter}: dbt run of the DAG failed")
+        with statements_by_connection() as sent:
+            if not dbtRunner().invoke(arguments).success:
+                raise SystemExit(f"{adapter}: dbt run of the DAG failed")
+        nodes: dict[int, str] = {}
+        for connection, statement in sent:
+            found = NODE.search(statement)
+            if found:
+                nodes.setdefault(connection, found.group(1).split(".")[-1])
+        per_kind: dict[str, Counter[str]] = defaultdict(Counter)
+        node_names: dict[str, set[str]] = defaultdict(set)
+        for connection, statement in sent:
+            node = nodes.get(connection, "")
+            kind = DAG_NODE_KINDS.get(node[:1], "(no node)") if node[1:2] == "_" else "(no node)"
+            node_names[kind].add(node)
+            per_kind[kind][kind_of(statement, DAG_KINDS)] += 1
+            per_kind[kind]["total"] += 1
+        for kind, counts in sorted(per_kind.items()):
+            each = max(1, len(node_names[kind]))
+            cells = " ".join(f"{counts.get(c, 0) / each:>10.2f}" for c in columns)
+            print(f"{adapter:9} {kind:18} {cells}")
 
 
 def write_project(root: Path, adapter: str, state: dict[str, Any], warehouse: Path) -> Path:
@@ -136,6 +224,9 @@ def main() -> None:
         warehouse = root / "warehouse"
         state = engine("start", "thrift", root / "run", "--warehouse", str(warehouse))
         try:
+            if "--dag" in sys.argv:
+                dag_counts(root, state, warehouse)
+                return
             rows = []
             for adapter in ("s3tables", "spark"):
                 project = write_project(root, adapter, state, warehouse)

@@ -219,23 +219,30 @@ MERGED_SLOWLY = MERGED.replace(
 )
 
 
+# The model's keys are the even numbers 2..100: another writer's rows with odd keys land
+# inside the key span the MERGE reads (2..100), so Iceberg's validation of the MERGE sees
+# them as conflicting files. Rows outside the span never conflict (the span is what the
+# MERGE reads), and whether Iceberg's own commit retries run out is a matter of timing.
+MERGED_SLOWLY_EVEN_KEYS = MERGED_SLOWLY.replace("select id, ", "select id * 2 as id, ")
+
+
 def test_a_merge_that_loses_to_a_concurrent_commit_is_rerun(tmp_path: Path) -> None:
     project = Project(tmp_path / "project", tmp_path / "warehouse", write_conflict_wait_seconds=1)
-    project.model("merged", MERGED_SLOWLY)
+    project.model("merged", MERGED_SLOWLY_EVEN_KEYS)
     assert project.run("run").returncode == 0
     catalog = project.catalog()
     schema = catalog.load_table(SCHEMA, "merged").schema().as_arrow()
 
-    # A concurrent writer (like S3 Tables' compaction) commits to the table while the
-    # merge runs, until the merge reports its first conflict.
+    # A concurrent writer commits rows inside the merge's key span to the table while the
+    # merge runs, until the merge reports its first conflict (49 odd keys at most).
     run = project.start("run", "--vars", "{round: 2}", log_path="logs-merge")
     log = project.root / "logs-merge" / "dbt.log"
     appended = 0
-    while run.poll() is None:
+    while run.poll() is None and appended < 49:
         if log.exists() and "write conflict; retry" in log.read_text(errors="replace"):
             break
         if log.exists() and "START sql incremental model" in log.read_text(errors="replace"):
-            rows = pa.table({"id": [1000 + appended], "v": [0]}, schema=schema)
+            rows = pa.table({"id": [3 + 2 * appended], "v": [0]}, schema=schema)
             catalog.load_table(SCHEMA, "merged").append(rows)
             appended += 1
         time.sleep(0.1)
@@ -245,7 +252,8 @@ def test_a_merge_that_loses_to_a_concurrent_commit_is_rerun(tmp_path: Path) -> N
     table = iceberg_rows(catalog, SCHEMA, "merged")
     merged = {r["id"]: r["v"] for r in table}
     assert len(merged) == len(table) == 50 + appended  # no key twice, nothing lost
-    assert all(merged[i] == 2 * i for i in range(1, 51))
+    assert all(merged[2 * i] == 2 * i for i in range(1, 51))
+    assert all(merged[3 + 2 * k] == 0 for k in range(appended))
 
 
 def test_a_merge_that_loses_to_snapshot_expiry_is_rerun(tmp_path: Path) -> None:

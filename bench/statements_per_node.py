@@ -36,7 +36,7 @@ from dag_rerun import SOURCE, write_models
 from engines import engine
 from server_dag_rerun import server_sql
 from server_dag_rerun import write_project as write_server_project
-from statements_per_run import recorded_statements
+from statements_per_run import recorded_statements, statements_sent
 
 SEED = "id,name\n1,a\n2,b\n3,c\n"
 MODELS = {
@@ -83,26 +83,20 @@ def kind_of(statement: str, kinds: list[tuple[str, str]] = KINDS) -> str:
 
 @contextmanager
 def statements_by_connection() -> Iterator[list[tuple[int, str]]]:
-    """Every statement PyHive sends while the block runs, with its connection's id (a dbt
-    connection is one node's: its statements without a query comment are the node's too)."""
-    from pyhive import hive
-
+    """Every statement PyHive sends while the block runs, with its connection's number (a
+    dbt connection is one node's: its statements without a query comment are the node's
+    too)."""
     sent: list[tuple[int, str]] = []
-    original = hive.Cursor.execute
     numbers = itertools.count()
 
-    def execute(self: Any, operation: str, *args: Any, **kwargs: Any) -> Any:
+    def record(connection: Any, statement: str) -> None:
         # A number of its own per connection (an `id()` is reused once one is collected).
-        if not hasattr(self._connection, "bench_number"):
-            self._connection.bench_number = next(numbers)
-        sent.append((self._connection.bench_number, operation))
-        return original(self, operation, *args, **kwargs)
+        if not hasattr(connection, "bench_number"):
+            connection.bench_number = next(numbers)
+        sent.append((connection.bench_number, statement))
 
-    hive.Cursor.execute = execute  # type: ignore[method-assign]
-    try:
+    with statements_sent(record):
         yield sent
-    finally:
-        hive.Cursor.execute = original  # type: ignore[method-assign]
 
 
 def dag_counts(root: Path, state: dict[str, Any], warehouse: Path) -> None:

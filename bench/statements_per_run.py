@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -44,22 +44,30 @@ RUNS = [
 
 
 @contextmanager
-def recorded_statements() -> Iterator[list[str]]:
-    """Every statement PyHive sends while the block runs."""
+def statements_sent(record: Callable[[Any, str], None]) -> Iterator[None]:
+    """`record(connection, statement)` of every statement PyHive sends while the block
+    runs (the PyHive connection it goes over)."""
     from pyhive import hive
 
-    sent: list[str] = []
     original = hive.Cursor.execute
 
     def execute(self: Any, operation: str, *args: Any, **kwargs: Any) -> Any:
-        sent.append(operation)
+        record(self._connection, operation)
         return original(self, operation, *args, **kwargs)
 
     hive.Cursor.execute = execute  # type: ignore[method-assign]
     try:
-        yield sent
+        yield
     finally:
         hive.Cursor.execute = original  # type: ignore[method-assign]
+
+
+@contextmanager
+def recorded_statements() -> Iterator[list[str]]:
+    """Every statement PyHive sends while the block runs."""
+    sent: list[str] = []
+    with statements_sent(lambda connection, statement: sent.append(statement)):
+        yield sent
 
 
 def main() -> None:

@@ -3,11 +3,14 @@ key, the model and its config key, the catalog, the table) and the fix."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import CompilationError, DbtDatabaseError, DbtRuntimeError
+
+logger = AdapterLogger("s3tables")
 
 # What a fix naming --full-refresh adds for a model whose config sets `full_refresh: false`
 # (dbt then builds it incrementally whatever the flag says).
@@ -30,6 +33,25 @@ def fixes_dbt_honours(node: Mapping[str, Any] | None) -> Iterator[None]:
         if ignored and "--full-refresh" in error.msg and FULL_REFRESH_IGNORED not in error.msg:
             error.msg += FULL_REFRESH_IGNORED
         raise
+
+
+@contextmanager
+def cleaned_up_after(cleanup: Callable[[], object], what: str) -> Iterator[None]:
+    """The block, then `cleanup()` (`what` it does, for the log). A cleanup that fails
+    after the block failed never replaces the block's error, the one that says what went
+    wrong (a statement's, a dead JVM's): it goes on that error as a note and into the
+    debug log. After a block that succeeded, a failed cleanup is the error."""
+    try:
+        yield
+    except BaseException as error:
+        try:
+            cleanup()
+        except Exception as cleanup_error:
+            note = f"{what} failed after that error, too: {cleanup_error}"
+            logger.debug(note)
+            error.add_note(note)
+        raise
+    cleanup()
 
 
 # --- Profile and connection ---

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.transforms import DayTransform, IdentityTransform
@@ -61,6 +62,8 @@ class FakeEngine:
         # Whether fetched lists arrive as lists (in-process Spark), not text (Thrift).
         self.nested_values = False
         self.dropped_views: list[str] = []
+        # What dropping a view raises (a JVM that died), if anything.
+        self.drop_error: Exception | None = None
 
     def query_schema(self, sql: str) -> spark.StructType:
         self.analysed.append(sql)
@@ -81,6 +84,8 @@ class FakeEngine:
         self.announced.append(len(self.executed))
 
     def drop_temp_view(self, view_name: str) -> None:
+        if self.drop_error is not None:
+            raise self.drop_error
         self.dropped_views.append(view_name)
 
 
@@ -141,9 +146,13 @@ class FakeWarehouse:
         self.collected_keys: list[tuple[Any, ...]] = [(1,), (2,)]
         # What the key span's aggregates answer (key_span.py), when a pass asks for them.
         self.key_span: tuple[Any, ...] = ("CAST('1' AS int)", "CAST('2' AS int)", False)
+        # What a statement starting with the key's word raises (a failing statement).
+        self.failures: dict[str, Exception] = {}
 
     def execute(self, sql: str) -> None:
         self.statements.append(sql)
+        if sql.split()[0] in self.failures:
+            raise self.failures[sql.split()[0]]
         self.engine.executed.append(sql)
         if sql.startswith(("MERGE", "INSERT")):
             self.iceberg.snapshot_id += 1
@@ -218,6 +227,22 @@ def test_an_existing_table_gets_the_strategy_statement_with_one_analysis() -> No
     assert warehouse.statements[0].startswith(f"CACHE LAZY TABLE `{cached}` AS")
     assert len(warehouse.engine.analysed) == 1
     assert warehouse.iceberg.properties[STRATEGY] == "merge"
+
+
+def test_a_failed_drop_of_the_cached_rows_never_hides_the_statement_s_own_error() -> None:
+    # The JVM died during the MERGE: dropping the view then fails too, and the error
+    # dbt shows is still the MERGE's (the cause), with the drop's on it as a note.
+    run, warehouse = incremental_run({"unique_key": "id"})
+    warehouse.failures["MERGE"] = DbtDatabaseError("the MERGE failed: the JVM died")
+    warehouse.engine.drop_error = DbtRuntimeError("Py4JNetworkError: no JVM")
+    with pytest.raises(DbtDatabaseError, match="the MERGE failed") as raised:
+        run.write()
+    assert any("no JVM" in note for note in raised.value.__notes__)
+    # After a MERGE that succeeded, a drop that fails is the run's error.
+    run, warehouse = incremental_run({"unique_key": "id"})
+    warehouse.engine.drop_error = DbtRuntimeError("Py4JNetworkError: no JVM")
+    with pytest.raises(DbtRuntimeError, match="no JVM"):
+        run.write()
 
 
 def test_only_the_strategy_statement_is_announced_as_the_data_write() -> None:

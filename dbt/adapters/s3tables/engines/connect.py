@@ -35,6 +35,7 @@ from dbt.adapters.s3tables.engines.session import SessionEngine
 from dbt.adapters.s3tables.engines.spark_errors import database_error
 from dbt.adapters.s3tables.engines.thrift import wait_until_reachable
 from dbt.adapters.s3tables.engines.write_conflicts import run_with_conflict_retries
+from dbt.adapters.s3tables.errors import cleaned_up_after
 from dbt.adapters.s3tables.seeds.values import ROW_COLUMN
 from dbt.adapters.s3tables.sql.text import split_statements
 
@@ -158,11 +159,13 @@ class ConnectEngine(SessionEngine):
         settings, set for them and unset after (each dbt thread has its own session)."""
         for key, value in tags.items():
             self.spark.conf.set(COMMIT_PROPERTY_CONF + key, value)
-        try:
-            yield
-        finally:
+
+        def unset() -> None:
             for key in tags:
                 self.spark.conf.unset(COMMIT_PROPERTY_CONF + key)
+
+        with cleaned_up_after(unset, "Unsetting the commits' tags"):
+            yield
 
     def execute(self, sql: str, bindings: list[Any] | None = None) -> None:
         if bindings:

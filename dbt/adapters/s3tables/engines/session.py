@@ -50,6 +50,7 @@ from dbt.adapters.s3tables.engines.spark_errors import (
 )
 from dbt.adapters.s3tables.engines.spark_session import get_or_create_session
 from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries, run_with_conflict_retries
+from dbt.adapters.s3tables.errors import cleaned_up_after
 from dbt.adapters.s3tables.sql.text import split_statements
 from dbt.adapters.s3tables.sql.types import session_wall_time, time_zone
 
@@ -145,14 +146,16 @@ class SessionEngine(SparkConnectionWrapper):
         previous = {key: self.spark.conf.get(key, None) for key in values}
         for key, value in values.items():
             self.spark.conf.set(key, value)
-        try:
-            yield
-        finally:
+
+        def restore() -> None:
             for key, earlier in previous.items():
                 if earlier is None:
                     self.spark.conf.unset(key)
                 else:
                     self.spark.conf.set(key, earlier)
+
+        with cleaned_up_after(restore, f"Setting {', '.join(previous)} back"):
+            yield
 
     def query_schema(self, sql: str) -> StructType:
         """Output schema of a query; Spark analyses it without running it."""

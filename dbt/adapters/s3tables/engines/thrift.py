@@ -40,6 +40,7 @@ from dbt.adapters.s3tables.engines.server_catalog import check_server_catalog
 from dbt.adapters.s3tables.engines.server_range_reads import ServerRangeReader
 from dbt.adapters.s3tables.engines.spark_errors import thrift_error, thrift_error_text
 from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries, run_with_conflict_retries
+from dbt.adapters.s3tables.errors import cleaned_up_after
 from dbt.adapters.s3tables.seeds.values import text_rows_view_sql
 from dbt.adapters.s3tables.sql.text import split_statements
 from dbt.adapters.s3tables.sql.types import parse_spark_type
@@ -201,12 +202,14 @@ class ThriftEngine(PyhiveConnectionWrapper):
         previous = {key: self.setting(key) for key in changed if key in self._set_here}
         for key, value in changed.items():
             self._run(f"SET {key}={value}")
-        try:
-            yield
-        finally:
+
+        def restore() -> None:
             for key in changed:
                 earlier = previous.get(key, opened.get(key))
                 self._run(f"SET {key}={earlier}" if earlier is not None else f"RESET {key}")
+
+        with cleaned_up_after(restore, f"Setting {', '.join(changed)} back"):
+            yield
 
     def _opening_applied(self, values: dict[str, str]) -> bool:
         """Whether this server gave the session the settings it opened with: read once per

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtInternalError, DbtRuntimeError
 
+from dbt.adapters.s3tables.errors import cleaned_up_after
 from dbt.adapters.s3tables.incremental.commit_counts import (
     CommitCounts,
     IncrementalResponse,
@@ -300,10 +301,9 @@ class Apply:
         (over thrift, with the server session when no statement follows)."""
         name = f"dbt_source_{uuid.uuid4().hex}"
         self.run.execute_write(f"CACHE LAZY TABLE {quote(name)} AS {source_sql}", data_write=False)
-        try:
+        engine = self.run.table.warehouse.engine
+        with cleaned_up_after(lambda: engine.drop_temp_view(name), f"Dropping the view {name}"):
             yield f"SELECT * FROM {quote(name)}"
-        finally:
-            self.run.table.warehouse.engine.drop_temp_view(name)
 
     def _is_empty(self, rows_sql: str) -> bool:
         return not self.run.table.warehouse.fetch(f"SELECT 1 FROM ({rows_sql}) LIMIT 1")

@@ -23,6 +23,7 @@ from dbt.adapters.contracts.relation import RelationType
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtInternalError, DbtRuntimeError
 
+from dbt.adapters.s3tables.errors import cleaned_up_after
 from dbt.adapters.s3tables.sql.text import quote, split_statements
 from dbt.adapters.s3tables.sql.types import spark_type_name
 
@@ -44,7 +45,8 @@ def custom_statements(run: RunContext, write: IncrementalWrite) -> Iterator[list
     table.warehouse.execute(
         f"CREATE OR REPLACE TEMPORARY VIEW {quote(view)} AS\n{write.aligned_select()}"
     )
-    try:
+    engine = table.warehouse.engine
+    with cleaned_up_after(lambda: engine.drop_temp_view(view), f"Dropping the view {view}"):
         before = table.state()
         relation = table.relation
         arg_dict: dict[str, Any] = {
@@ -82,5 +84,3 @@ def custom_statements(run: RunContext, write: IncrementalWrite) -> Iterator[list
                 "table part-way, and the run's reads and state are recorded with the last"
             )
         yield statements
-    finally:
-        table.warehouse.execute(f"DROP VIEW IF EXISTS {quote(view)}")

@@ -53,7 +53,31 @@ def test_a_ticker_says_lines_while_its_block_runs_and_stops_with_it() -> None:
     assert [float(x) for x in lines] == sorted(float(x) for x in lines)
     time.sleep(0.12)
     assert len(lines) == said  # nothing after the block
-    assert not [t for t in threading.enumerate() if t.name == "s3tables-progress"]
+
+
+def test_every_ticker_is_said_by_one_thread_and_a_block_starts_none() -> None:
+    # A thread per block was started and joined, each waiting for the GIL while other
+    # threads ran Python: every statement paid it.
+    fast: list[str] = []
+    slow: list[str] = []
+    with Ticker(0.05, lambda elapsed: "fast", fast.append):
+        with Ticker(0.2, lambda elapsed: "slow", slow.append):
+            for _ in range(200):
+                with Ticker(10, str):
+                    pass
+            time.sleep(0.33)
+    assert len(fast) >= 4 and len(slow) == 1, (fast, slow)
+    assert len([t for t in threading.enumerate() if t.name == "s3tables-progress"]) == 1
+
+
+def test_a_line_that_fails_ends_its_ticker_only() -> None:
+    def broken(elapsed: float) -> str:
+        raise RuntimeError("the JVM is gone")
+
+    lines: list[str] = []
+    with Ticker(0.05, broken, lines.append), Ticker(0.05, str, lines.append):
+        time.sleep(0.2)
+    assert len(lines) >= 2
 
 
 def test_a_block_shorter_than_the_interval_or_an_interval_of_0_says_nothing() -> None:

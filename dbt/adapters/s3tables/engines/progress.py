@@ -5,6 +5,9 @@ read (`SparkProgress`; `summarise` adds up what the in-process engine reads)."""
 
 from __future__ import annotations
 
+import heapq
+import itertools
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -116,8 +119,11 @@ def node_label(connection_name: str) -> str:
 
 class Ticker:
     """While its block runs, `say(line(seconds elapsed))` every `interval` seconds (the
-    first after `interval`), from a daemon thread; nothing when `interval` is 0 or the block
-    ends sooner."""
+    first after `interval`); nothing when `interval` is 0 or the block ends sooner.
+
+    One daemon thread says every ticker's lines (`_TickSchedule`): entering and leaving a
+    block takes a lock, where a thread of its own per block was started and joined, each
+    a wait for the GIL while other threads run Python (every statement runs in one)."""
 
     def __init__(
         self,
@@ -128,16 +134,13 @@ class Ticker:
         self.interval = interval
         self.line = line
         self.say = say
-        self._done = threading.Event()
-        self._thread: threading.Thread | None = None
+        self.running = False
+        self.started = 0.0
 
     def __enter__(self) -> Ticker:
         if self.interval > 0:
-            started = time.monotonic()
-            self._thread = threading.Thread(
-                target=self._tick, args=(started,), name="s3tables-progress", daemon=True
-            )
-            self._thread.start()
+            self.started = time.monotonic()
+            _SCHEDULE.add(self, self.started + self.interval)
         return self
 
     def __exit__(
@@ -146,10 +149,65 @@ class Ticker:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
-        self._done.set()
-        if self._thread is not None:
-            self._thread.join()
+        if self.interval > 0:
+            _SCHEDULE.end(self)
 
-    def _tick(self, started: float) -> None:
-        while not self._done.wait(self.interval):
-            self.say(self.line(time.monotonic() - started))
+
+class _TickSchedule:
+    """The running tickers, by when each says its next line, and the one thread that says
+    them (started with the first). An ended ticker leaves the queue when its turn comes."""
+
+    def __init__(self) -> None:
+        self._start_afresh()
+
+    def _start_afresh(self) -> None:
+        self._due: list[tuple[float, int, Ticker]] = []
+        self._order = itertools.count()
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def add(self, ticker: Ticker, due: float) -> None:
+        with self._changed:
+            ticker.running = True
+            heapq.heappush(self._due, (due, next(self._order), ticker))
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._say_lines, name="s3tables-progress", daemon=True
+                )
+                self._thread.start()
+            elif self._due[0][2] is ticker:
+                self._changed.notify()
+
+    def end(self, ticker: Ticker) -> None:
+        with self._changed:
+            ticker.running = False
+
+    def _say_lines(self) -> None:
+        while True:
+            with self._changed:
+                ticker = self._next_due()
+                while ticker is None:
+                    wait = self._due[0][0] - time.monotonic() if self._due else None
+                    self._changed.wait(wait)
+                    ticker = self._next_due()
+            try:
+                ticker.say(ticker.line(time.monotonic() - ticker.started))
+            except Exception as error:  # the block's own statement reports what failed
+                self.end(ticker)
+                logger.debug(f"progress lines stopped: {error!r}")
+
+    def _next_due(self) -> Ticker | None:
+        """The running ticker whose line is due, queued again for its next one (the lock
+        held); None while none is due."""
+        now = time.monotonic()
+        while self._due and self._due[0][0] <= now:
+            when, _, ticker = heapq.heappop(self._due)
+            if ticker.running:
+                heapq.heappush(self._due, (when + ticker.interval, next(self._order), ticker))
+                return ticker
+        return None
+
+
+_SCHEDULE = _TickSchedule()
+# A forked child has the queue but not the thread.
+os.register_at_fork(after_in_child=_SCHEDULE._start_afresh)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import socket
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +34,7 @@ from dbt.adapters.s3tables.engines.thrift import (
     SESSION_OPENING_SETTINGS,
     ThriftEngine,
     check_reachable,
+    next_poll_pause,
     opening_with,
 )
 from dbt.adapters.s3tables.engines.write_conflicts import ConflictRetries
@@ -181,6 +183,10 @@ class FakeCursor:
 
     def poll(self) -> SimpleNamespace:
         assert self.sql is not None, "poll before execute"
+        if self.connection.running_polls:
+            held = self.connection.running_polls.pop(0)
+            threading.Event().wait(held)  # the server holding the request (long polling)
+            return SimpleNamespace(operationState=TOperationState.RUNNING_STATE, errorMessage=None)
         error = self.connection.errors.get(self.sql)
         if error:
             return SimpleNamespace(operationState=TOperationState.ERROR_STATE, errorMessage=error)
@@ -208,6 +214,8 @@ class FakeConnection:
         self.fetched: list[str] = []
         self.errors: dict[str, str] = {}
         self.cursors = 0
+        # How long the server holds each status request that answers "running", in turn.
+        self.running_polls: list[float] = []
 
     def cursor(self) -> FakeCursor:
         self.cursors += 1
@@ -248,6 +256,44 @@ def settings_answer(current: dict[str, str]) -> Callable[[str], list[tuple]]:
         raise AssertionError(f"unexpected fetch for {sql!r}")
 
     return answer
+
+
+def test_the_next_status_request_follows_one_the_server_held_at_once() -> None:
+    # Spark's Thrift Server holds a request up to 5 s (long polling): dbt-spark then
+    # waited its poll_interval (5 s) more, so a statement of 6 s took 10.
+    assert next_poll_pause(0.4, held=5.0, ceiling=5) == 0.0
+    # A server answering at once is asked again after a pause doubling up to the ceiling.
+    pauses = [0.0]
+    for _ in range(9):
+        pauses.append(next_poll_pause(pauses[-1], held=0.001, ceiling=5))
+    assert pauses[1:] == [0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 5, 5]
+    assert next_poll_pause(0.0, held=0.001, ceiling=0) == 0  # the profile asked for none
+
+
+def test_a_running_statement_is_polled_without_dbt_spark_s_fixed_pause(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from dbt.adapters.s3tables.engines import thrift
+
+    monkeypatch.setattr(thrift, "POLL_HELD_SECONDS", 0.02)
+    connection = FakeConnection()
+    # Held twice (a statement longer than the hold), then answered at once twice.
+    connection.running_polls = [0.05, 0.05, 0.0, 0.0]
+    engine = thrift_handle(connection)
+    engine.poll_interval = 5
+    sleeps = recorded_sleeps(monkeypatch, thrift)
+    engine.cursor().execute("select 1")
+    assert sleeps == [0.05, 0.1]  # dbt-spark's: [5, 5, 5, 5]
+    assert connection.statements == ["select 1"]
+
+
+def test_a_statement_over_its_query_timeout_fails_while_it_runs() -> None:
+    connection = FakeConnection()
+    connection.running_polls = [0.02, 0.02]
+    engine = thrift_handle(connection)
+    engine.query_timeout = 0
+    with pytest.raises(DbtRuntimeError, match="exceeded timeout of 0 seconds"):
+        engine.cursor().execute("select 1")
 
 
 def test_query_schema_from_describe_query() -> None:

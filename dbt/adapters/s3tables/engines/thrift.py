@@ -70,6 +70,20 @@ _OPENING_APPLIED: dict[tuple[str, int], bool] = {}
 SESSION_OPENING_SETTINGS = MappingProxyType(dict(HASH_JOIN_SETTINGS))
 # `SET key=value` (a model's sql_header, the adapter's own settings).
 _ASSIGNMENT = re.compile(r"\s*SET\s+([^\s=]+)\s*=", re.IGNORECASE)
+# Spark's Thrift Server holds a status request until the statement ends or 5 s pass
+# (HiveServer2's long polling): a request it held this long is followed by the next at
+# once. A server that answers at once is asked again after a pause doubling from the first.
+POLL_HELD_SECONDS = 1.0
+FIRST_POLL_PAUSE_SECONDS = 0.05
+
+
+def next_poll_pause(pause: float, held: float, ceiling: float) -> float:
+    """Seconds to wait before the next status request of a running statement: none after
+    a request the server `held` (it waited for the statement), else twice the last `pause`
+    (from `FIRST_POLL_PAUSE_SECONDS`), at most `ceiling` (the profile's `poll_interval`)."""
+    if held >= POLL_HELD_SECONDS:
+        return 0.0
+    return min(ceiling, max(FIRST_POLL_PAUSE_SECONDS, pause * 2))
 
 
 class ThriftEngine(PyhiveConnectionWrapper):
@@ -127,6 +141,40 @@ class ThriftEngine(PyhiveConnectionWrapper):
                     # dbt-spark raises the server's whole text: its Java stack and plan go
                     # to the debug log, dbt shows the message.
                     raise thrift_error(str(error.msg)) from None
+
+    def _execute_with_polling(self, sql: str, bindings: list[Any] | None) -> None:
+        """The statement, sent to run in the background, and its status asked until it
+        ends (dbt-spark's protocol). dbt-spark waits its `poll_interval` (5 s) after every
+        status request, also after one the server held for 5 s, so a statement of 6 s took
+        10: here the next request follows a held one at once (`next_poll_pause`)."""
+        from TCLIService.ttypes import TOperationState
+
+        running = {
+            TOperationState.INITIALIZED_STATE,
+            TOperationState.RUNNING_STATE,
+            TOperationState.PENDING_STATE,
+        }
+        assert self._cursor, "Cursor not available"
+        if bindings is not None:
+            bindings = [self._fix_binding(binding) for binding in bindings]
+        self._cursor.execute(sql.strip().removesuffix(";"), bindings, async_=True)
+        started = time.monotonic()
+        pause = 0.0
+        while True:
+            asked = time.monotonic()
+            status = self._cursor.poll()
+            if status.operationState not in running:
+                break
+            if self.query_timeout is not None and time.monotonic() - started > self.query_timeout:
+                raise DbtRuntimeError(f"Query exceeded timeout of {self.query_timeout} seconds")
+            pause = next_poll_pause(pause, time.monotonic() - asked, self.poll_interval)
+            if pause:
+                time.sleep(pause)
+        if status.errorMessage:
+            raise DbtDatabaseError(status.errorMessage)
+        if status.operationState != TOperationState.FINISHED_STATE:
+            state = TOperationState._VALUES_TO_NAMES.get(status.operationState, "unknown")
+            raise DbtDatabaseError(f"Query failed with status: {state}")
 
     def fetchall(self) -> list[Any]:
         try:

@@ -194,7 +194,7 @@ class _TickSchedule:
                 ticker.say(ticker.line(time.monotonic() - ticker.started))
             except Exception as error:  # the block's own statement reports what failed
                 self.end(ticker)
-                logger.debug(f"progress lines stopped: {error!r}")
+                logger.info(f"No more progress lines for this statement: {error}")
 
     def _next_due(self) -> Ticker | None:
         """The running ticker whose line is due, queued again for its next one (the lock

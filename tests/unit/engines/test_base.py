@@ -35,7 +35,6 @@ EXPECTED_MEMBERS = [
     "engine_description",
     "execute",
     "fetchall",
-    "fetches_nested_values",
     "fetchone",
     "has_iceberg_extensions",
     "query_inputs",

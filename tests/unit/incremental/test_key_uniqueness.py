@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 
 import pytest
@@ -21,6 +22,9 @@ from dbt.adapters.s3tables.incremental.key_uniqueness import (
     key_uniqueness,
     uniqueness_setting,
 )
+
+# The collection of one key column `id`.
+COLLECTED_IDS = "to_json(collect_list(named_struct('k0', `id`)), map('ignoreNullFields', 'false'))"
 
 
 def node(constraints: list | None = None, columns: dict | None = None) -> dict:
@@ -156,7 +160,10 @@ def test_a_key_column_the_rows_lack_is_counted_by_spark() -> None:
 
 def test_the_collection_reads_the_key_columns_of_one_row_more_than_it_counts() -> None:
     sql = collected_keys_sql("SELECT * FROM rows", ["id", "day"], ["`id`", "unix_date(`day`)"])
-    assert sql.startswith("SELECT collect_list(struct(`id`, unix_date(`day`))) FROM (SELECT")
+    assert sql.startswith(
+        "SELECT to_json(collect_list(named_struct('k0', `id`, 'k1', unix_date(`day`))), "
+        "map('ignoreNullFields', 'false')) FROM (SELECT"
+    )
     assert "(SELECT `id`, `day` FROM (\nSELECT * FROM rows\n)" in sql
     assert f"LIMIT {COLLECTED_KEY_ROWS + 1})" in sql
 
@@ -166,33 +173,27 @@ def test_the_collection_carries_the_watermark_aggregate_over_the_same_rows() -> 
     over the collected rows, which are all the rows whenever the keys are counted here."""
     aggregate = "CAST(MAX(`version`) AS STRING)"
     sql = collected_keys_sql("SELECT * FROM rows", ["id"], ["`id`"], ("version", aggregate))
-    assert sql.startswith(f"SELECT collect_list(struct(`id`)), {aggregate} FROM (SELECT")
+    assert sql.startswith(f"SELECT {COLLECTED_IDS}, {aggregate} FROM (SELECT")
     assert "(SELECT `id`, `version` FROM" in sql
     same = collected_keys_sql("SELECT * FROM rows", ["id"], ["`id`"], ("ID", aggregate))
     assert "(SELECT `id` FROM" in same
-    assert counted_keys(([(1,), (2,)], 7)) == KeyCounts(2, 0, 0, "7")
-    assert counted_keys(([], None)) == KeyCounts(0, 0, 0, None)
+    assert counted_keys(('[{"k0":1},{"k0":2}]', 7)) == KeyCounts(2, 0, 0, "7")
+    assert counted_keys(("[]", None)) == KeyCounts(0, 0, 0, None)
 
 
 def test_collected_keys_are_counted_with_null_equal_to_null() -> None:
-    collected = [
-        (1, b"a"),
-        (1, bytearray(b"a")),  # PySpark's binary values
-        (2, None),
-        (2, None),
-        (2, None),
-        (3, Decimal("1.50")),
-        (None, None),
-    ]
-    assert counted_keys((collected,)) == KeyCounts(7, 2, 5)
-    assert counted_keys(([],)) == KeyCounts(0, 0, 0)
+    collected = [(1, "YQ=="), (1, "YQ=="), (2, None), (2, None), (2, None), (3, 1.5), (None, None)]
+    text = json.dumps([{"k0": k0, "k1": k1} for k0, k1 in collected])
+    assert counted_keys((text,)) == KeyCounts(7, 2, 5)
+    assert counted_keys(("[]",)) == KeyCounts(0, 0, 0)
 
 
 def test_more_rows_than_are_collected_are_not_counted_here() -> None:
-    assert counted_keys(([(n,) for n in range(COLLECTED_KEY_ROWS + 1)],)) is None
-    assert counted_keys(([(n,) for n in range(COLLECTED_KEY_ROWS)],)) == KeyCounts(
-        COLLECTED_KEY_ROWS, 0, 0
-    )
+    def keys(n: int) -> str:
+        return json.dumps([{"k0": i} for i in range(n)])
+
+    assert counted_keys((keys(COLLECTED_KEY_ROWS + 1),)) is None
+    assert counted_keys((keys(COLLECTED_KEY_ROWS),)) == KeyCounts(COLLECTED_KEY_ROWS, 0, 0)
 
 
 def test_the_key_span_comes_last_from_the_same_pass_over_the_key_groups() -> None:
@@ -206,14 +207,14 @@ def test_the_key_span_comes_last_from_the_same_pass_over_the_key_groups() -> Non
     assert key_counts((5, 0, 0, "7", "a", "b"), 2) == KeyCounts(5, 0, 0, "7", ("a", "b"))
     assert key_counts((5, 0, 0, "a", "b"), 2).also is None
     collected = collected_keys_sql("SELECT * FROM rows", ["id"], ["`id`"], None, span)
-    assert collected.startswith("SELECT collect_list(struct(`id`)), min(`id`), max(`id`) FROM")
-    assert counted_keys(([(1,), (1,)], "a", "b"), 2) == KeyCounts(2, 1, 2, None, ("a", "b"))
+    assert collected.startswith(f"SELECT {COLLECTED_IDS}, min(`id`), max(`id`) FROM")
+    assert counted_keys(('[{"k0":1},{"k0":1}]', "a", "b"), 2) == KeyCounts(2, 1, 2, None, ("a", "b"))
 
 
-def test_over_thrift_the_collection_is_one_json_text() -> None:
-    """The Thrift protocol sends an array as its text: the keys come as one JSON text,
+def test_the_collection_is_one_json_text() -> None:
+    """The keys come as one JSON text (on every engine: faster to fetch than the list),
     each an object of its values in order, NULL fields kept."""
-    sql = collected_keys_sql("SELECT * FROM rows", ["id", "id"], ["`id`", "`id`"], as_text=True)
+    sql = collected_keys_sql("SELECT * FROM rows", ["id", "id"], ["`id`", "`id`"])
     assert sql.startswith(
         "SELECT to_json(collect_list(named_struct('k0', `id`, 'k1', `id`)), "
         "map('ignoreNullFields', 'false')) FROM (SELECT"

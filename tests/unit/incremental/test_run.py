@@ -59,8 +59,6 @@ class FakeEngine:
         # The statements executed, and the index of each announced as a data write.
         self.executed: list[str] = []
         self.announced: list[int] = []
-        # Whether fetched lists arrive as lists (in-process Spark), not text (Thrift).
-        self.nested_values = False
         self.dropped_views: list[str] = []
         # What dropping a view raises (a JVM that died), if anything.
         self.drop_error: Exception | None = None
@@ -71,9 +69,6 @@ class FakeEngine:
 
     def has_iceberg_extensions(self) -> bool:
         return True
-
-    def fetches_nested_values(self) -> bool:
-        return self.nested_values
 
     @contextmanager
     def settings(self, values: dict[str, str]) -> Iterator[None]:
@@ -170,9 +165,7 @@ class FakeWarehouse:
     def fetch_rows(self, sql: str) -> list[Any]:
         self.statements.append(sql)
         assert "AS dbt_collected_keys" in sql, sql
-        if self.engine.nested_values:
-            return [(self.collected_keys, None, *self.span(sql))]
-        assert sql.startswith("SELECT to_json("), sql  # Thrift's: the list as its JSON text
+        assert sql.startswith("SELECT to_json("), sql  # the list as its JSON text
         text = json.dumps([{f"k{i}": v for i, v in enumerate(key)} for key in self.collected_keys])
         return [(text, None, *self.span(sql))]
 
@@ -508,13 +501,12 @@ def test_a_merge_dedups_its_rows_only_when_a_key_repeats(
 @pytest.mark.parametrize(
     ("collected", "deduplicated"), [([(1,), (2,), (None,)], False), ([(1,), (2,), (1,)], True)]
 )
-def test_a_merge_counts_its_collected_keys_in_process_where_the_engine_gives_lists(
+def test_a_merge_counts_its_collected_keys_in_process(
     collected: list[tuple[Any, ...]], deduplicated: bool
 ) -> None:
-    """In-process Spark and Spark Connect give a collected list as a list: the keys are
-    counted here, and Spark's grouping count is not run."""
+    """The keys are collected (as JSON text) and counted here: Spark's grouping count is
+    not run."""
     run, warehouse = incremental_run({"unique_key": "id"})
-    warehouse.engine.nested_values = True
     warehouse.collected_keys = collected
     run.write()
     assert not any("AS dbt_key_counts" in s for s in warehouse.statements)
@@ -524,7 +516,6 @@ def test_a_merge_counts_its_collected_keys_in_process_where_the_engine_gives_lis
 
 def test_more_rows_than_are_collected_are_counted_by_spark() -> None:
     run, warehouse = incremental_run({"unique_key": "id"})
-    warehouse.engine.nested_values = True
     warehouse.collected_keys = [(n,) for n in range(COLLECTED_KEY_ROWS + 1)]
     warehouse.key_counts = (COLLECTED_KEY_ROWS + 5, 1, 2)
     run.write()
@@ -537,7 +528,6 @@ def test_more_rows_than_are_collected_are_counted_by_spark() -> None:
 def test_a_first_build_counts_its_uncached_rows_with_spark() -> None:
     """A collection of too many uncached rows would evaluate the model's query once more."""
     run, warehouse = incremental_run({"unique_key": "id"}, table_exists=False)
-    warehouse.engine.nested_values = True
     assert run.create_sql
     assert [
         s for s in warehouse.statements if "dbt_key" in s and "AS dbt_key_counts" not in s
@@ -547,7 +537,6 @@ def test_a_first_build_counts_its_uncached_rows_with_spark() -> None:
 
 def test_a_merge_with_no_collected_keys_commits_nothing() -> None:
     run, warehouse = incremental_run({"unique_key": "id"})
-    warehouse.engine.nested_values = True
     warehouse.collected_keys = []
     response = run.write()
     assert response is not None and response.snapshot_id is None

@@ -102,10 +102,6 @@ class Engine(Protocol):
         """Whether Iceberg's SQL extensions (MERGE INTO and row-level writes) are on."""
         ...
 
-    def fetches_nested_values(self) -> bool:
-        """Whether a fetched array or struct arrives as Python values, not as its text."""
-        ...
-
     def create_appended_rows_view(
         self, view_name: str, table: str, start: int, end: int, planned: Callable[[], RangePlan]
     ) -> None:

@@ -137,9 +137,6 @@ class SessionEngine(SparkConnectionWrapper):
         extensions = self.spark.conf.get("spark.sql.extensions", "") or ""
         return ICEBERG_EXTENSIONS in extensions
 
-    def fetches_nested_values(self) -> bool:
-        return True  # PySpark's rows (and Spark Connect's)
-
     @contextmanager
     def settings(self, values: dict[str, str]) -> Iterator[None]:
         """Apply SQL settings to this connection's session for one block, then restore."""

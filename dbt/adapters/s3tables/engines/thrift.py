@@ -223,9 +223,6 @@ class ThriftEngine(PyhiveConnectionWrapper):
                 raise DbtRuntimeError(f"column `{name}`: {error}") from error
         return StructType(fields)
 
-    def fetches_nested_values(self) -> bool:
-        return False  # the Thrift protocol sends an array or struct as its JSON text
-
     def has_iceberg_extensions(self) -> bool:
         # Asked once per dbt process and server: extensions are static, set when Spark
         # starts (each dbt node opens a server session of its own).

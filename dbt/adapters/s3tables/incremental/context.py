@@ -130,8 +130,7 @@ class RunContext:
         columns = collected_key_columns(schema, unique_key)
         if columns is None:
             return None
-        as_text = not warehouse.engine.fetches_nested_values()
-        sql = collected_keys_sql(rows_sql, unique_key, columns, also, span, as_text)
+        sql = collected_keys_sql(rows_sql, unique_key, columns, also, span)
         return counted_keys(warehouse.fetch_rows(sql)[0], len(span))
 
     def typed(self, query: AnalysedQuery) -> str:

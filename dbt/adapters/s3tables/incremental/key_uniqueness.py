@@ -17,10 +17,13 @@ Spark's grouping runs three stages, each a job of its own (bench/dag_rerun.py's 
 of 20 rows: 2.70 s of fetches against 4.45 s, in one sitting). A
 key the collection cannot compare exactly (a floating point NaN, a timestamp read in local
 time, a nested type), more rows, and a first build's rows (not cached: a collection of
-too many would evaluate the model once more) are counted by Spark (`key_counts_sql`). An
-engine whose fetched arrays arrive as text (Thrift) gets the list as one JSON text
-(`to_json`, NULL fields kept), read back exactly (integers and decimals as written, a
-string's bytes as their base64 text): equal keys give equal text.
+too many would evaluate the model once more) are counted by Spark (`key_counts_sql`). The
+list comes as one JSON text (`to_json`, NULL fields kept), read back exactly (integers and
+decimals as written, a string's bytes as their base64 text): equal keys give equal text.
+Every engine fetches it faster than the list itself (one value, where Thrift sends an
+array as its text anyway, and PySpark and Spark Connect convert each element to a Row):
+for 425 keys, 0.17 s against 0.28-0.32 s over Spark Connect; for 20,000 keys in process,
+0.11 s against 0.20 s.
 """
 
 from __future__ import annotations
@@ -217,25 +220,21 @@ def collected_keys_sql(
     key_columns: Sequence[str],
     also: tuple[str, str] | None = None,
     span: Sequence[str] = (),
-    as_text: bool = False,
 ) -> str:
     """One row holding the list of the key values (`key_columns`, from
     `collected_key_columns`) of a query's first `COLLECTED_KEY_ROWS` + 1 rows (one more
-    than that says there are more) and, with `also` (a column and an aggregate of it, as
-    in `key_counts_sql`), the aggregate over those rows, then the `span` aggregates (of
-    key columns): over all of them when the list is whole. `as_text`: the list as its
-    JSON text, each key an object of its values in order (NULLs kept)."""
+    than that says there are more), as its JSON text (each key an object of its values in
+    order, NULLs kept), and, with `also` (a column and an aggregate of it, as in
+    `key_counts_sql`), the aggregate over those rows, then the `span` aggregates (of key
+    columns): over all of them when the list is whole."""
     read: dict[str, str] = {}  # each column once, as Spark names them: case-insensitively
     for column in [*unique_key, *([also[0]] if also else [])]:
         read.setdefault(column.lower(), quote(column))
     aggregate = f", {also[1]}" if also else ""
     aggregate += "".join(f", {span_aggregate}" for span_aggregate in span)
-    collected = f"collect_list(struct({', '.join(key_columns)}))"
-    if as_text:  # fields named apart, so that two of the same expression stay two
-        fields = ", ".join(f"'k{i}', {column}" for i, column in enumerate(key_columns))
-        collected = (
-            f"to_json(collect_list(named_struct({fields})), map('ignoreNullFields', 'false'))"
-        )
+    # Fields named apart, so that two of the same expression stay two.
+    fields = ", ".join(f"'k{i}', {column}" for i, column in enumerate(key_columns))
+    collected = f"to_json(collect_list(named_struct({fields})), map('ignoreNullFields', 'false'))"
     return (
         f"SELECT {collected}{aggregate} FROM (SELECT "
         f"{', '.join(read.values())} FROM (\n{rows_sql}\n) AS dbt_key_rows LIMIT "
@@ -254,18 +253,15 @@ def counted_keys(row: Sequence[Any], span_values: int = 0) -> KeyCounts | None:
     aggregate, as `also`; its last `span_values` values, as `span`), grouped as Spark
     groups them (NULL equal to NULL); None when there were more rows than were collected."""
     row, span = _split_span(row, span_values)
-    collected = row[0]
-    if isinstance(collected, str):  # `as_text`: exact numbers, each key its values in order
-        collected = json.loads(
-            collected,
-            parse_float=Decimal,
-            object_pairs_hook=lambda pairs: tuple(value for _, value in pairs),
-        )
+    # Exact numbers; each key the tuple of its values in order.
+    collected = json.loads(
+        row[0],
+        parse_float=Decimal,
+        object_pairs_hook=lambda pairs: tuple(value for _, value in pairs),
+    )
     if len(collected) > COLLECTED_KEY_ROWS:
         return None
-    rows_of_key = Counter(
-        tuple(bytes(v) if isinstance(v, bytearray) else v for v in key) for key in collected
-    )
+    rows_of_key = Counter(collected)
     repeated = [rows for rows in rows_of_key.values() if rows > 1]
     also = row[1] if len(row) > 1 else None
     return KeyCounts(

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-from decimal import Decimal
 
 import pytest
 from pyspark.sql import types as spark
@@ -208,7 +207,8 @@ def test_the_key_span_comes_last_from_the_same_pass_over_the_key_groups() -> Non
     assert key_counts((5, 0, 0, "a", "b"), 2).also is None
     collected = collected_keys_sql("SELECT * FROM rows", ["id"], ["`id`"], None, span)
     assert collected.startswith(f"SELECT {COLLECTED_IDS}, min(`id`), max(`id`) FROM")
-    assert counted_keys(('[{"k0":1},{"k0":1}]', "a", "b"), 2) == KeyCounts(2, 1, 2, None, ("a", "b"))
+    counted = counted_keys(('[{"k0":1},{"k0":1}]', "a", "b"), 2)
+    assert counted == KeyCounts(2, 1, 2, None, ("a", "b"))
 
 
 def test_the_collection_is_one_json_text() -> None:

@@ -6,6 +6,9 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
+from dbt.adapters.s3tables.engines import progress
 from dbt.adapters.s3tables.engines.progress import (
     SparkProgress,
     Ticker,
@@ -71,14 +74,21 @@ def test_every_ticker_is_said_by_one_thread_and_a_block_starts_none() -> None:
     assert len([t for t in threading.enumerate() if t.name == "s3tables-progress"]) == 1
 
 
-def test_a_line_that_fails_ends_its_ticker_only() -> None:
+def test_a_line_that_fails_ends_its_ticker_only(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(elapsed: float) -> str:
         raise RuntimeError("the JVM is gone")
 
+    said: list[str] = []
+    monkeypatch.setattr(progress.logger, "info", said.append)
     lines: list[str] = []
-    with Ticker(0.05, broken, lines.append), Ticker(0.05, str, lines.append):
+    with (
+        Ticker(0.05, broken, lines.append, what="a statement of orders"),
+        Ticker(0.05, str, lines.append),
+    ):
         time.sleep(0.2)
     assert len(lines) >= 2  # the healthy ticker went on
+    # Said once, naming whose lines stopped.
+    assert said == ["No more progress lines for a statement of orders: the JVM is gone"]
 
 
 def test_a_block_shorter_than_the_interval_or_an_interval_of_0_says_nothing() -> None:

@@ -197,7 +197,9 @@ class ConnectEngine(SessionEngine):
                 register(self._on_progress)
             self._listening = True
         return Ticker(
-            self.progress_seconds, lambda elapsed: progress_line(node, elapsed, self._reported)
+            self.progress_seconds,
+            lambda elapsed: progress_line(node, elapsed, self._reported),
+            what=f"a statement of {node}",
         )
 
     def _on_progress(

@@ -130,10 +130,13 @@ class Ticker:
         interval: float,
         line: Callable[[float], str],
         say: Callable[[str], None] = logger.info,
+        what: str = "a statement",
     ) -> None:
         self.interval = interval
         self.line = line
         self.say = say
+        # What the lines are about (a node's name): the line saying they stopped names it.
+        self.what = what
         self.running = False
         self.started = 0.0
 
@@ -194,7 +197,7 @@ class _TickSchedule:
                 ticker.say(ticker.line(time.monotonic() - ticker.started))
             except Exception as error:  # the block's own statement reports what failed
                 self.end(ticker)
-                logger.info(f"No more progress lines for this statement: {error}")
+                logger.info(f"No more progress lines for {ticker.what}: {error}")
 
     def _next_due(self) -> Ticker | None:
         """The running ticker whose line is due, queued again for its next one (the lock

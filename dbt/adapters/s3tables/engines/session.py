@@ -292,7 +292,7 @@ class SessionEngine(SparkConnectionWrapper):
                 progress = None
             return progress_line(node, elapsed, progress)
 
-        return Ticker(self.progress_seconds, line)
+        return Ticker(self.progress_seconds, line, what=f"a statement of {node}")
 
     def progress(self) -> SparkProgress | None:
         """The jobs of the running statement's job group (Spark's status tracker) and

@@ -206,7 +206,11 @@ def get_or_create_session(
         logger.info(
             f"Starting Spark {pyspark.__version__} (master {master}, catalog `{catalog.name}`)"
         )
-        with Ticker(START_TICK_SECONDS, lambda elapsed: f"Spark still starting ({elapsed:.0f} s)"):
+        with Ticker(
+            START_TICK_SECONDS,
+            lambda elapsed: f"Spark still starting ({elapsed:.0f} s)",
+            what="Spark's start",
+        ):
             return _start_session(
                 catalog, master, user_settings, jar_sources, other_catalogs, class_data_sharing
             )

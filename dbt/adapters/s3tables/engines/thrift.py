@@ -129,7 +129,11 @@ class ThriftEngine(PyhiveConnectionWrapper):
             assigned = _ASSIGNMENT.match(statement)
             if assigned:
                 self._set_here.add(assigned.group(1))
-            with Ticker(self.progress_seconds, lambda elapsed: progress_line(node, elapsed, None)):
+            with Ticker(
+                self.progress_seconds,
+                lambda elapsed: progress_line(node, elapsed, None),
+                what=f"a statement of {node}",
+            ):
                 try:
                     run_with_conflict_retries(
                         partial(super().execute, statement, bindings),
@@ -384,6 +388,7 @@ def wait_until_reachable(settings: EngineSettings, server: str) -> None:
     with Ticker(
         START_TICK_SECONDS,
         lambda elapsed: f"still waiting for the {server} at {host}:{port} ({elapsed:.0f} s)",
+        what=f"the wait for the {server}",
     ):
         _wait(host, port, settings, server, attempts)
 

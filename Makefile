@@ -52,8 +52,8 @@ spark41: system-deps $(STAMP41)
 	@$(VENV41)/bin/dbt-s3tables-jars >/dev/null
 
 # The other dbt line, dbt-core 1.11 (with dbt-spark 1.11, Spark 3.5), beside 1.12: `make test`
-# builds integration_tests/ on it and compares it with the 1.12 build table by table
-# (tests/dbt111/), then runs the conformance classes and the dbt Cloud package's tests on it.
+# builds integration_tests/ on it over thrift and on a cluster and compares it with the 1.12
+# build table by table (tests/functional/test_engines.py), then runs the conformance classes and the dbt Cloud package's tests on it.
 VENV111  := .venv-dbt111
 STAMP111 := $(VENV111)/.installed
 
@@ -112,8 +112,9 @@ functional: setup emulators
 # would send the files of many quick tests first and leave the slow ones for the end).
 # The dbt processes the tests start run Spark's JVM with C1 only, the tests' own JVMs
 # without generated code (tests/functional/harness.py).
-# Then, on dbt-core 1.11 (the whole suite ran on 1.12; tests/dbt111 built integration_tests/
-# on 1.11, every model kind and strategy, and compared it with the 1.12 build table by table):
+# Then, on dbt-core 1.11 (the whole suite ran on 1.12; test_engines.py built integration_tests/
+# on 1.11 over thrift and on a cluster, every model kind and strategy, and compared it with
+# the 1.12 build table by table):
 # what runs through dbt-core's own code, which differs between the lines (its macros and
 # tasks): the conformance classes but for those of the adapter's own materializations
 # (incremental strategies, schema changes, copies, Python models, concurrent threads: the

@@ -44,10 +44,10 @@ def pytest_configure(config: pytest.Config) -> None:
 # process may still be busy with its last file. The property test is not first: in a
 # process whose JVM has not warmed up yet it took 240 s instead of 100.
 def run_rank(path: Path, root: Path) -> int:
-    """Where a test file goes: Spark 4.1's and dbt 1.11's first, then this repository's
+    """Where a test file goes: Spark 4.1's first, then this repository's
     functional and property tests, then the conformance suite, then the unit tests."""
     relative = path.relative_to(root).as_posix()
-    if relative.startswith(("tests/spark41/", "tests/dbt111/")):
+    if relative.startswith("tests/spark41/"):
         return 0
     if relative.startswith("tests/functional/adapter/"):
         return 2
@@ -85,10 +85,22 @@ def dbt_profile_target(warehouse_dir: str) -> dict:
 @pytest.fixture(scope="session")
 def integration_builds(tmp_path_factory: pytest.TempPathFactory) -> IntegrationBuilds:
     """integration_tests/ built twice in process (harness.IntegrationBuilds), once per
-    pytest run: test_integration_project.py checks the builds, and test_engines.py,
-    tests/spark41 and tests/dbt111 compare other engines', Spark 4.1's and dbt 1.11's builds
-    with them."""
+    pytest run: test_integration_project.py checks the builds, and test_engines.py (dbt
+    1.11 over thrift and on a cluster) and tests/spark41 compare other engines', dbt 1.11's
+    and Spark 4.1's builds with them."""
     # Imported here: the adapter it imports is checked (pytest_configure) before.
     from tests.functional.harness import IntegrationBuilds, once_per_run
 
     return once_per_run(tmp_path_factory, "integration-builds", IntegrationBuilds.make)
+
+
+@pytest.fixture(scope="session")
+def dbt111_dbt() -> Path:
+    """`.venv-dbt111`'s dbt (`make dbt111`: dbt-core 1.11, dbt-spark 1.11, Spark 3.5), once
+    its dbt-core is 1.11 and its adapter the source tree's. `make test` also runs the
+    conformance classes and the dbt Cloud package's tests with its pytest."""
+    from tests.installed_copy import other_install
+
+    return other_install(
+        Path(__file__).parents[1] / ".venv-dbt111", "dbt.version", "1.11.", "dbt111"
+    )

@@ -1,10 +1,15 @@
-"""The integration project on three engines, with the same data: in-process Spark
-(`local[2]`: the `integration_builds` fixture's builds, which test_integration_project.py
-checks), the in-process driver on a standalone cluster (a master and two workers; the
-catalog operations, `CATALOG_OPERATIONS` in harness.py, and the Python model), and a
-Spark Thrift Server (`method: thrift`). The cluster and the server are started here
-from pyspark's own scripts and jars by `dbt-s3tables-engine start`, and listen on 127.0.0.1
-only; threads 8 over thrift with 30+ models loses and duplicates nothing.
+"""The integration project on three engines and both dbt lines, with the same data:
+in-process Spark (`local[2]`, dbt-core 1.12: the `integration_builds` fixture's builds,
+which test_integration_project.py checks) is the reference; dbt-core 1.11 (`.venv-dbt111`,
+`make dbt111`) builds it on the other two engines, each build compared table by table
+(schemas and rows) with the reference's: the in-process driver on a standalone cluster (a
+master and two workers; the catalog operations, `CATALOG_OPERATIONS` in harness.py, and the
+Python model) and a Spark Thrift Server (`method: thrift`; both builds, the second with
+the project's data tests). One build per pair of axes: dbt 1.11's differences (dbt-core's
+macros and tasks) and the engines' meet in the same builds, and every model kind and
+strategy of the adapter runs on 1.11. The cluster and the server are started here from
+pyspark's own scripts and jars by `dbt-s3tables-engine start`, and listen on 127.0.0.1
+only; threads 8 over thrift with 30+ models loses and duplicates nothing (dbt 1.12).
 
 Over thrift the Python model is left out: it needs `method: session` by design, and a
 test below checks that it fails at compile time saying so.
@@ -25,13 +30,13 @@ from tests.functional.harness import (
     PYTHON_MODEL,
     WITHOUT_PYTHON_MODEL,
     IntegrationBuilds,
+    assert_tables_match,
     conf_probe_project,
     dbt_in,
     iceberg_rows,
     local_catalog,
     node_statuses,
     passed_run_results,
-    table_contents,
     warehouse_tables,
     write_files,
     write_profiles,
@@ -70,31 +75,15 @@ def write_profile(folder: Path, output: dict) -> None:
     write_profiles(folder, "integration_tests", output, target="engine")
 
 
-# The data tests run on the in-process builds; here every table they check is compared
-# with those builds' (table_contents), so running them again would repeat that work.
-WITHOUT_DATA_TESTS = ("--exclude-resource-type", "test")
-
-
-def build_phase(folder: Path, phase: int, *extra: str) -> dict[str, str]:
-    """One build without data tests, every node passing; the status of each node."""
+def build_phase(folder: Path, phase: int, *extra: str, dbt: Path) -> dict[str, str]:
+    """One build by `dbt`, every node passing; the status of each node."""
     result = dbt_in(
-        folder,
-        PROJECT,
-        "build",
-        "--vars",
-        f"{{schema_phase: {phase}}}",
-        *WITHOUT_DATA_TESTS,
-        *extra,
+        folder, PROJECT, "build", "--vars", f"{{schema_phase: {phase}}}", *extra, dbt=dbt
     )
-    results = passed_run_results(result, folder / "target", stderr_tail=2000)
+    results = passed_run_results(result, folder / "target", stderr_tail=2000, prefix=f"{dbt}: ")
     statuses = node_statuses(results)
     assert set(statuses.values()) <= {"success", "pass"}, statuses
     return statuses
-
-
-def build_twice(folder: Path, *extra: str) -> None:
-    for phase in (1, 2):
-        build_phase(folder, phase, *extra)
 
 
 def session_output(warehouse: Path, master: str) -> dict:
@@ -121,28 +110,57 @@ def thrift_output(state: dict, threads: int = 4) -> dict:
     }
 
 
-def test_same_results_on_three_engines(
-    tmp_path: Path, cluster: dict, thrift: dict, integration_builds: IntegrationBuilds
+# The first build's data tests are left out: every table they read is compared after it.
+WITHOUT_DATA_TESTS = ("--exclude-resource-type", "test")
+PYTHON_MODEL_TABLES = (PYTHON_MODEL, f"{PYTHON_MODEL}_values")
+
+
+def test_the_integration_project_on_dbt_1_11_on_a_cluster_and_over_thrift(
+    tmp_path: Path,
+    cluster: dict,
+    thrift: dict,
+    dbt111_dbt: Path,
+    integration_builds: IntegrationBuilds,
 ) -> None:
-    # In process, after each of the two builds (the first creates every table, the second
-    # runs incrementally and evolves schemas): test_integration_project.py's builds.
-    local = [table_contents(tables) for tables in integration_builds.tables]
-    assert PYTHON_MODEL in local[1] and len(local[1]) >= 15
+    first, second = integration_builds.tables
+    assert len(second) >= 15 and any(name.endswith(f".{PYTHON_MODEL}") for name in second)
     # A standalone cluster runs the same driver code as in process, with executors in
     # other JVMs: the first build of the catalog operations and the Python model (every
     # table written by them) is compared.
     cluster_output = session_output(tmp_path / "cluster-warehouse", cluster["master"])
     write_profile(tmp_path / "cluster", cluster_output)
-    nodes = build_phase(tmp_path / "cluster", 1, "--select", CATALOG_OPERATIONS, PYTHON_MODEL)
+    nodes = build_phase(
+        tmp_path / "cluster",
+        1,
+        *WITHOUT_DATA_TESTS,
+        "--select",
+        CATALOG_OPERATIONS,
+        PYTHON_MODEL,
+        dbt=dbt111_dbt,
+    )
     names = {node.split(".")[-1] for node in nodes}
     assert PYTHON_MODEL in names and "orders_delete_insert" in names, sorted(names)
-    expected = {name: rows for name, rows in local[0].items() if name in names}
-    assert table_contents(warehouse_tables(cluster_output["warehouse"])) == expected
-    # Thrift runs every statement in another process: both builds.
+    built = warehouse_tables(cluster_output["warehouse"])
+    assert_tables_match(
+        "the cluster's build",
+        built,
+        {name: table for name, table in first.items() if name.split(".")[-1] in names},
+        "dbt-core 1.11 on a cluster",
+        "dbt-core 1.12 in process",
+    )
+    # Thrift runs every statement in another process: both builds, the second with the
+    # project's data tests.
     write_profile(tmp_path / "thrift", thrift_output(thrift))
-    build_twice(tmp_path / "thrift", *WITHOUT_PYTHON_MODEL)
-    expected = {k: v for k, v in local[1].items() if k != PYTHON_MODEL}
-    assert table_contents(warehouse_tables(thrift["warehouse"])) == expected
+    for phase, extra, reference in ((1, WITHOUT_DATA_TESTS, first), (2, (), second)):
+        build_phase(tmp_path / "thrift", phase, *extra, *WITHOUT_PYTHON_MODEL, dbt=dbt111_dbt)
+        assert_tables_match(
+            f"build {phase} over thrift",
+            warehouse_tables(thrift["warehouse"]),
+            reference,
+            "dbt-core 1.11 over thrift",
+            "dbt-core 1.12 in process",
+            left_out=PYTHON_MODEL_TABLES,
+        )
 
 
 def test_the_cluster_and_the_thrift_server_listen_on_loopback_only(

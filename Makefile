@@ -64,8 +64,9 @@ $(STAMP111): pyproject.toml setup.cfg scripts/install-python-env $(SOURCES)
 
 dbt111: system-deps $(STAMP111)
 
-# integration_tests/ built twice on Spark 4.1 and on Spark 3.5: the same tables (pytest runs
-# in .venv, the Spark 4.1 builds are .venv-spark41's dbt). `make test` runs it with the rest.
+# integration_tests/ built twice on Spark 4.1 through Iceberg's REST catalog server and on Spark
+# 3.5 in the embedded catalog: the same tables (pytest runs in .venv, the Spark 4.1 builds are
+# .venv-spark41's dbt). `make test` runs it with the rest.
 test-spark41: setup spark41
 	$(VENV)/bin/pytest tests/spark41
 

@@ -647,9 +647,14 @@ def iceberg_rows(
 
 
 def warehouse_tables(warehouse: Path | str) -> dict[str, tuple[str, list[dict[str, Any]]]]:
-    """Every table of the embedded catalog in `warehouse`, by `<namespace>.<table>`: its
-    schema as PyIceberg prints it and its rows as dicts (in no particular order)."""
-    catalog = local_catalog(warehouse)
+    """Every table of the embedded catalog in `warehouse` (`catalog_tables`)."""
+    return catalog_tables(local_catalog(warehouse))
+
+
+def catalog_tables(catalog: IcebergCatalog) -> dict[str, tuple[str, list[dict[str, Any]]]]:
+    """Every table of `catalog` (the adapter's PyIceberg catalog object), by
+    `<namespace>.<table>`: its schema as PyIceberg prints it and its rows as dicts (in no
+    particular order)."""
     found = {}
     for namespace in catalog.list_namespaces():
         for relation in catalog.list_relations(namespace):
@@ -665,10 +670,15 @@ def warehouse_tables(warehouse: Path | str) -> dict[str, tuple[str, list[dict[st
 
 
 def build_integration_project(
-    folder: Path, *extra: str, s3tables_rules: bool = False, dbt: str | Path = DBT
+    folder: Path,
+    *extra: str,
+    s3tables_rules: bool = False,
+    dbt: str | Path = DBT,
+    profiles_dir: Path = INTEGRATION_PROJECT,
 ) -> dict[str, Any]:
-    """`dbt build` of integration_tests/ into `folder` (warehouse, target, logs) by `dbt`;
-    every node must pass. Its run results."""
+    """`dbt build` of integration_tests/ into `folder` (warehouse, target, logs) by `dbt`,
+    with the project's own profile (or the one in `profiles_dir`, which may read the same
+    variables); every node must pass. Its run results."""
     env = {
         **os.environ,
         "DBT_S3TABLES_WAREHOUSE": str(folder / "warehouse"),
@@ -679,7 +689,7 @@ def build_integration_project(
         INTEGRATION_PROJECT,
         "build",
         *extra,
-        profiles_dir=INTEGRATION_PROJECT,
+        profiles_dir=profiles_dir,
         env=env,
         timeout=900,
         dbt=dbt,
@@ -731,9 +741,9 @@ PHASE_2 = ("--vars", "{schema_phase: 2}")
 # CREATE OR REPLACE; incremental append, MERGE, delete+insert and insert_overwrite commits;
 # a schema evolved through PyIceberg; a snapshot; views as ephemeral models). The rest of
 # the project adds Spark SQL, not catalog calls: it is built whole in process
-# (`IntegrationBuilds`), over thrift (test_engines.py, and tests/functional/
-# test_spark_package.py on dbt-spark) and on Spark 4.1; a catalog (Iceberg's REST server,
-# emulated S3 Tables) or a cluster builds these.
+# (`IntegrationBuilds`), over thrift (test_engines.py on dbt 1.11, and tests/functional/
+# test_spark_package.py on dbt-spark) and on Spark 4.1 through Iceberg's REST server; the
+# emulated S3 Tables and a cluster build these.
 CATALOG_OPERATIONS = (
     "customers orders tier_changes stg_customers customer_view customer_order_summary "
     "orders_partitioned orders_appended customers_evolving orders_delete_insert orders_by_day "
@@ -828,16 +838,30 @@ def assert_tables_match(
 
 
 def assert_integration_tables_match(
-    folder: Path, dbt: Path, reference: IntegrationBuilds, other: str, ours: str
-) -> None:
-    """integration_tests/ built by `dbt` (another install: `other`) into `folder` as
-    `reference` was built by this virtualenv's (`ours`): after each build, every table's
-    schema and rows, read with PyIceberg, the same."""
+    folder: Path,
+    dbt: Path,
+    reference: IntegrationBuilds,
+    other: str,
+    ours: str,
+    *,
+    profiles_dir: Path,
+    catalog: IcebergCatalog,
+) -> list[dict[str, Any]]:
+    """integration_tests/ built by `dbt` (another install: `other`) with the profile in
+    `profiles_dir` into `catalog`, as `reference` was built by this virtualenv's (`ours`):
+    after each build, every table's schema and rows, read with PyIceberg, the same. The
+    run results of each build."""
+    results = []
     for (step, (extra, s3tables_rules)), expected in zip(
         INTEGRATION_BUILD_STEPS.items(), reference.tables, strict=True
     ):
-        build_integration_project(folder, *extra, s3tables_rules=s3tables_rules, dbt=dbt)
-        assert_tables_match(step, warehouse_tables(folder / "warehouse"), expected, other, ours)
+        results.append(
+            build_integration_project(
+                folder, *extra, s3tables_rules=s3tables_rules, dbt=dbt, profiles_dir=profiles_dir
+            )
+        )
+        assert_tables_match(step, catalog_tables(catalog), expected, other, ours)
+    return results
 
 
 # --- once per pytest run -----------------------------------------------------------------------

@@ -1,16 +1,9 @@
 """`catalog_type: rest` against Apache Iceberg's own REST catalog test server
 (`org.apache.iceberg.rest.RESTCatalogServer` 1.11.0, from iceberg-open-api's test
-fixtures; `make emulators` installs it), started by this module on a free port:
-
-- the integration project's catalog operations (`CATALOG_OPERATIONS` in harness.py, with
-  their data tests) built twice through Spark, the second time with `schema_phase: 2`
-  (schemas evolve, incremental models converge), every result success or pass both times,
-  the data tests on snapshots (`.history`) and `tblproperties` included: this server keeps
-  them, as a real catalog does;
-- the adapter's own PyIceberg catalog object (`catalog_config_for` + `IcebergCatalog`,
-  from the same kind of profile) on the built catalog: the tables listed, the column
-  phase 2 adds to `customers_evolving`, and the snapshots of the append-only
-  incremental `orders_appended` (more than one).
+fixtures; `make emulators` installs it), started by this module on a free port: format-v3
+tables commit through it. The integration project is built on such a server by Spark 4.1
+(tests/spark41/test_integration_on_spark41.py: one build per pair of axes, the Spark line
+and the catalog), every table compared with the in-process builds'.
 
 The server is a real Iceberg catalog (Iceberg's `JdbcCatalog` behind Iceberg's REST
 adapter): no gap needed a workaround in the build. Test-only settings, written down:
@@ -36,19 +29,13 @@ from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
 from dbt.adapters.s3tables.credentials import S3TablesCredentials
 from tests.functional.emulators import iceberg_rest_server
 from tests.functional.harness import (
-    CATALOG_OPERATIONS_ONLY,
-    INTEGRATION_PROJECT,
-    PHASE_2,
     dbt_in,
     delete_file_formats,
-    node_statuses,
     passed_run_results,
-    write_profiles,
     write_project,
 )
 from tests.functional.test_iceberg_v3 import EVENTS, SCHEMA_YML
 
-PROJECT = INTEGRATION_PROJECT
 SCHEMA = "analytics"
 
 
@@ -72,72 +59,6 @@ def _profile_keys(uri: str, warehouse: str) -> dict:
         "catalog_uri": uri,
         "warehouse": warehouse,
     }
-
-
-def _build(folder: Path, *extra: str) -> dict:
-    result = dbt_in(folder, PROJECT, "build", *extra, timeout=900)
-    return passed_run_results(result, folder / "target")
-
-
-@pytest.fixture(scope="module")
-def builds(server: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
-    """run_results of the two builds of the integration project on the server."""
-    folder = tmp_path_factory.mktemp("dbt")
-    write_profiles(folder, "integration_tests", _profile_keys(*server), target="rest")
-    first = _build(folder, *CATALOG_OPERATIONS_ONLY)
-    # The incremental runs' commits through the server; the data tests ran on the first
-    # build (the same tests pass on the in-process builds after both).
-    second = _build(folder, *CATALOG_OPERATIONS_ONLY, *PHASE_2, "--exclude-resource-type", "test")
-    return first, second
-
-
-def test_integration_project_builds_twice(builds: tuple[dict, dict]) -> None:
-    for results in builds:
-        statuses = node_statuses(results)
-        assert statuses, "dbt build ran nothing"
-        assert set(statuses.values()) <= {"success", "pass"}, statuses
-    first, _ = builds
-    kinds = {r["unique_id"].split(".")[0] for r in first["results"]}
-    assert {"seed", "model", "test", "snapshot"} <= kinds
-    # The data tests reading what only a real catalog keeps ran (and passed above).
-    ran = {
-        r["unique_id"].split(".")[2] for r in first["results"] if r["unique_id"].startswith("test.")
-    }
-    assert {
-        "orders_partitioned_properties",
-        "customer_tiers_upserted",
-        "orders_appended_batches",
-    } <= ran
-
-
-def test_adapter_catalog_sees_the_built_tables(
-    builds: tuple[dict, dict], server: tuple[str, str]
-) -> None:
-    uri, warehouse = server
-    credentials = S3TablesCredentials.from_dict(
-        {"schema": SCHEMA, "catalog_type": "rest", "catalog_uri": uri, "warehouse": warehouse}
-    )
-    config = catalog_config_for(credentials)
-    assert config.catalog_type == "rest"
-    iceberg = IcebergCatalog(config)
-
-    assert SCHEMA in iceberg.list_namespaces()
-    tables = {r.name for r in iceberg.list_relations(SCHEMA) if r.kind == "table"}
-    assert {"customers", "orders", "orders_appended", "customers_evolving"} <= tables
-
-    # Phase 2 adds `name_length` to customers_evolving (append_new_columns).
-    columns = [c.name for c in iceberg.columns(SCHEMA, "customers_evolving", "table")]
-    assert "name_length" in columns, columns
-
-    # orders_appended: created by the first build with the first orders, the rest
-    # appended by the second (INSERT INTO: a snapshot of its own).
-    table = iceberg.load_table(SCHEMA, "orders_appended")
-    assert len(table.snapshots()) > 1, table.snapshots()
-    current = table.current_snapshot()
-    assert current is not None and current.summary is not None
-    assert current.summary.operation.value == "append", current.summary
-    orders = len((PROJECT / "seeds" / "orders.csv").read_text().splitlines()) - 1
-    assert int(current.summary["total-records"]) == orders, current.summary
 
 
 def test_format_v3_tables_commit_through_the_server(

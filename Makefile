@@ -67,7 +67,7 @@ dbt111: system-deps $(STAMP111)
 # integration_tests/ built twice on Spark 4.1 through Iceberg's REST catalog server and on Spark
 # 3.5 in the embedded catalog: the same tables (pytest runs in .venv, the Spark 4.1 builds are
 # .venv-spark41's dbt). `make test` runs it with the rest.
-test-spark41: setup spark41
+test-spark41: setup emulators spark41
 	$(VENV)/bin/pytest tests/spark41
 
 # Both distributions' wheels into dist/, for a team's package index: dbt-s3tables-core (the

@@ -104,7 +104,7 @@ lint: setup
 unit: setup
 	$(VENV)/bin/pytest tests/unit
 
-functional: setup emulators
+functional: setup emulators dbt111
 	$(VENV)/bin/pytest tests/functional
 
 # Two test processes (pytest-xdist), one per core; `--dist loadfile` keeps each test file on

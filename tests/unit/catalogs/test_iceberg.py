@@ -244,3 +244,56 @@ def test_embedded_views_are_listed_read_and_dropped_through_its_rows(tmp_path) -
     assert [c.name for c in iceberg.find_columns("analytics", "v")] == ["id", "name"]
     iceberg.drop_namespace("analytics")
     assert not iceberg.namespace_exists("analytics")
+
+
+def _table_with_a_run_branch(tmp_path):  # noqa: ANN202
+    """An embedded catalog's table with a snapshot on main and a run's branch one commit
+    ahead of it; (the adapter's catalog object, main's snapshot, the rows appended)."""
+    import pyarrow as pa
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import LongType, NestedField
+
+    from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
+
+    iceberg = IcebergCatalog(
+        CatalogConfig(name="local", catalog_type="local", warehouse=str(tmp_path))
+    )
+    iceberg.create_namespace("s")
+    table = iceberg.catalog.create_table(
+        "s.t", Schema(NestedField(1, "id", LongType(), required=False))
+    )
+    rows = pa.table({"id": pa.array([1], pa.int64())})
+    table.append(rows)
+    base = iceberg.load_table("s", "t").current_snapshot().snapshot_id
+    iceberg.create_branch("s", "t", "run", base)
+    iceberg.load_table("s", "t").append(rows, branch="run")
+    return iceberg, base, rows
+
+
+def test_a_publish_starts_from_the_state_read_after_the_write(tmp_path) -> None:
+    iceberg, base, _ = _table_with_a_run_branch(tmp_path)
+    after = iceberg.table_state("s", "t", "run")
+    loads = []
+    real_load = iceberg.catalog.load_table
+    iceberg.catalog.load_table = lambda name: loads.append(name) or real_load(name)  # type: ignore[method-assign]
+    iceberg.publish_branch("s", "t", "run", base, {"k": "v"}, loaded=after.loaded)
+    table = real_load("s.t")
+    assert table.current_snapshot().snapshot_id == after.snapshot_id
+    assert table.properties["k"] == "v" and "run" not in table.metadata.refs
+    # The embedded catalog's commit reads the table's current metadata itself; the
+    # adapter's own load before it is gone.
+    assert len(loads) == 1
+
+
+def test_a_publish_from_a_state_main_has_moved_past_is_the_runs_conflict(tmp_path) -> None:
+    from dbt.adapters.s3tables.catalogs.table_changes import MainMoved
+
+    iceberg, base, rows = _table_with_a_run_branch(tmp_path)
+    after = iceberg.table_state("s", "t", "run")
+    iceberg.load_table("s", "t").append(rows)  # another run commits to main meanwhile
+    with pytest.raises(MainMoved) as moved:
+        iceberg.publish_branch("s", "t", "run", base, {"k": "v"}, loaded=after.loaded)
+    assert [c.operation for c in moved.value.since or ()] == ["append"]
+    table = iceberg.load_table("s", "t")
+    assert table.current_snapshot().parent_snapshot_id == base
+    assert "k" not in table.properties and "run" in table.metadata.refs

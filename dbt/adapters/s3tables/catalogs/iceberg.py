@@ -136,8 +136,9 @@ class IcebergCatalog:
         branch: str,
         base: int,
         stale: Callable[[list[str]], list[str]] = lambda names: [],
+        loaded: Table | None = None,
     ) -> None:
-        self.changes.create_branch(namespace, name, branch, base, stale)
+        self.changes.create_branch(namespace, name, branch, base, stale, loaded)
 
     def remove_branch(self, namespace: str, name: str, branch: str) -> None:
         self.changes.remove_branch(namespace, name, branch)
@@ -150,8 +151,9 @@ class IcebergCatalog:
         base: int,
         properties: dict[str, str],
         remove: tuple[str, ...] = (),
+        loaded: Table | None = None,
     ) -> None:
-        self.changes.publish_branch(namespace, name, branch, base, properties, remove)
+        self.changes.publish_branch(namespace, name, branch, base, properties, remove, loaded)
 
     def evolve_schema(
         self,

@@ -9,7 +9,7 @@ table's metadata (format v3 on a catalog whose metadata files PyIceberg writes i
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -101,6 +101,9 @@ class TableState:
     summary: dict[str, str]
     spec: PartitionSpec
     format_version: int
+    # The table as loaded for this state: the next commit of the same step may start from
+    # it instead of loading it again (`_commit_to`).
+    loaded: Table | None = field(default=None, compare=False, repr=False)
 
     @property
     def columns(self) -> list[ColumnInfo]:
@@ -133,6 +136,7 @@ class TableChanges:
                 summary=dict(summary),
                 spec=table.spec(),
                 format_version=table.format_version,
+                loaded=table,
             )
 
         return self.access.call(load, f"state of {namespace}.{name}")
@@ -182,13 +186,22 @@ class TableChanges:
             self.run_sql(statement)
 
     def _commit_to(
-        self, namespace: str, name: str, what: str, make: Callable[[Table], MetadataChange]
+        self,
+        namespace: str,
+        name: str,
+        what: str,
+        make: Callable[[Table], MetadataChange],
+        loaded: Table | None = None,
     ) -> MetadataChange:
-        """Load the table, commit the change `make` derives from it (see `commit`), in one
-        catalog operation; returns the change."""
+        """Load the table (or start from `loaded`, the table as loaded moments before),
+        commit the change `make` derives from it (see `commit`), in one catalog operation;
+        returns the change. The commit asserts what the change was derived from (main's
+        snapshot for a fast-forward): when another commit landed since the load, the
+        catalog refuses it, and the retry loads the table again."""
+        first = [loaded] if loaded is not None else []
 
         def commit() -> MetadataChange:
-            table = self.access.load_table(namespace, name)
+            table = first.pop() if first else self.access.load_table(namespace, name)
             change = make(table)
             self.commit(namespace, name, table, change)
             return change
@@ -224,9 +237,11 @@ class TableChanges:
         branch: str,
         base: int,
         stale: Callable[[list[str]], list[str]] = lambda names: [],
+        loaded: Table | None = None,
     ) -> None:
         """Create `branch` at snapshot `base`, main's current one (else MainMoved), and
-        remove the branches `stale` picks among the table's, in one commit."""
+        remove the branches `stale` picks among the table's, in one commit (from `loaded`,
+        see `_commit_to`)."""
 
         def change(table: Table) -> MetadataChange:
             check_main_at(table, base)
@@ -235,7 +250,7 @@ class TableChanges:
                 remove_branches=stale([n for n in table.metadata.refs if n != "main"]),
             )
 
-        self._commit_to(namespace, name, "branch", change)
+        self._commit_to(namespace, name, "branch", change, loaded)
 
     def remove_branch(self, namespace: str, name: str, branch: str) -> None:
         """Remove `branch` (one the table no longer has is removed already)."""
@@ -253,11 +268,13 @@ class TableChanges:
         base: int,
         properties: dict[str, str],
         remove: tuple[str, ...] = (),
+        loaded: Table | None = None,
     ) -> None:
         """Main fast-forwarded to `branch`'s head, only from snapshot `base` (else
         MainMoved, nothing changed), the branch removed and the table properties set and
         removed, in one commit (several through Spark SQL, see `commit`: the fast-forward
-        first, which Iceberg refuses unless main is an ancestor of the branch's head)."""
+        first, which Iceberg refuses unless main is an ancestor of the branch's head), from
+        `loaded` (see `_commit_to`)."""
 
         def change(table: Table) -> MetadataChange:
             check_main_at(table, base)
@@ -265,7 +282,7 @@ class TableChanges:
             change.fast_forward_to, change.remove_branches = branch, [branch]
             return change
 
-        self._commit_to(namespace, name, "publish", change)
+        self._commit_to(namespace, name, "publish", change, loaded)
 
     def set_properties_at(
         self,

@@ -418,7 +418,9 @@ class Apply:
         if branch is None:
             return write_and_record()
         return branch.written_through(
-            write_and_record, lambda after: run.read_records(after.snapshot_id)
+            write_and_record,
+            lambda after: run.read_records(after.snapshot_id),
+            lambda after: after.loaded,
         )
 
     def _execute(self, statement: Statement, write: IncrementalWrite, reason: str) -> None:

@@ -142,6 +142,7 @@ class IncrementalRun:
                     warehouse.iceberg,
                     self.planned_from,
                     base.read_by,
+                    planned=state.loaded if state is not None else None,
                 )
                 table = RunTable(run_branch.relation, warehouse)
                 keep_state = run_branch.keep_properties

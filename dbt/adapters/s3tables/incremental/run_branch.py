@@ -37,6 +37,7 @@ from dbt.adapters.s3tables.incremental.warehouse import on_branch
 
 if TYPE_CHECKING:
     from dbt.adapters.base.relation import BaseRelation
+    from pyiceberg.table import Table
 
     from dbt.adapters.s3tables.catalogs.iceberg import IcebergCatalog
     from dbt.adapters.s3tables.catalogs.table_changes import MainMoved
@@ -134,6 +135,9 @@ class RunBranch:
     properties: dict[str, str] = field(default_factory=dict)
     removed: set[str] = field(default_factory=set)
     opened: bool = False
+    # The table as the run's plan loaded it (main at `base`): the branch's first creation
+    # starts from it instead of loading the table again.
+    planned: Table | None = None
 
     @property
     def relation(self) -> BaseRelation:
@@ -157,6 +161,7 @@ class RunBranch:
     def open(self) -> None:
         """The branch at the run's base (main still there, else MainMoved), with the run
         branches of killed runs removed in the same commit."""
+        planned, self.planned = self.planned, None
         self.iceberg.create_branch(
             self._namespace,
             self._table,
@@ -165,13 +170,14 @@ class RunBranch:
             lambda names: stale_run_branches(
                 (n for n in names if n != self.name), time.time(), socket.gethostname(), pid_alive
             ),
+            planned,
         )
         self.opened = True
 
-    def publish(self, records: dict[str, str]) -> None:
+    def publish(self, records: dict[str, str], loaded: Table | None = None) -> None:
         """Main takes the branch's head, only from the run's base (else MainMoved, nothing
         changed), with the run's state and `records` (what it read), and the branch goes:
-        one commit."""
+        one commit, from `loaded` (the table as loaded after the run's write) when given."""
         self.iceberg.publish_branch(
             self._namespace,
             self._table,
@@ -179,13 +185,20 @@ class RunBranch:
             self.base,
             {**self.properties, **records},
             tuple(self.removed),
+            loaded,
         )
         self.opened = False
 
-    def written_through(self, write: Callable[[], T], records: Callable[[T], dict[str, str]]) -> T:
+    def written_through(
+        self,
+        write: Callable[[], T],
+        records: Callable[[T], dict[str, str]],
+        loaded: Callable[[T], Table | None] = lambda _: None,
+    ) -> T:
         """`write()` (the run's statements, onto the branch) published into main from the
-        run's base with `records(what write() gave)`; written again from main's new
-        snapshot after commits that change no row or are the run's own, refused as a
+        run's base with `records(what write() gave)` (from `loaded(what write() gave)`,
+        the table as loaded after the write, when there is one); written again from main's
+        new snapshot after commits that change no row or are the run's own, refused as a
         conflict after any other, the branch removed whatever fails."""
         from dbt.adapters.s3tables.catalogs.table_changes import MainMoved
 
@@ -193,7 +206,7 @@ class RunBranch:
             try:
                 self.open()
                 written = write()
-                self.publish(records(written))
+                self.publish(records(written), loaded(written))
                 return written
             except MainMoved as moved:
                 if not self.can_rebase(moved) or rebase == REBASES:

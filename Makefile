@@ -53,7 +53,8 @@ spark41: system-deps $(STAMP41)
 
 # The other dbt line, dbt-core 1.11 (with dbt-spark 1.11, Spark 3.5), beside 1.12: `make test`
 # builds integration_tests/ on it over thrift and on a cluster and compares it with the 1.12
-# build table by table (tests/functional/test_engines.py), then runs the conformance classes and the dbt Cloud package's tests on it.
+# build table by table (tests/functional/test_engines.py), then runs the conformance classes
+# and the dbt Cloud package's tests on it.
 VENV111  := .venv-dbt111
 STAMP111 := $(VENV111)/.installed
 

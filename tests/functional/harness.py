@@ -703,7 +703,11 @@ def build_integration_project(
 
 # The integration project's Python model: built only by `method: session` (no thrift).
 PYTHON_MODEL = "customer_balances_py"
-WITHOUT_PYTHON_MODEL = ("--exclude", PYTHON_MODEL, f"{PYTHON_MODEL}_values")
+# The Python model and the model reading it: the tables a build over a server leaves out.
+PYTHON_MODEL_TABLES = (PYTHON_MODEL, f"{PYTHON_MODEL}_values")
+WITHOUT_PYTHON_MODEL = ("--exclude", *PYTHON_MODEL_TABLES)
+# A build's arguments that leave out the data tests.
+WITHOUT_DATA_TESTS = ("--exclude-resource-type", "test")
 
 # Columns whose values come from the clock of the build (scd2 validity, snapshot
 # bookkeeping, events relative to the build's day): not the same on two builds, whatever
@@ -795,7 +799,7 @@ BUILD_TIME_COLUMNS = frozenset(
 # S3 Tables rules. The first build's data tests are left out (every table they read is
 # compared after it); the second build runs them.
 INTEGRATION_BUILD_STEPS = {
-    "build": (("--exclude-resource-type", "test"), False),
+    "build": (WITHOUT_DATA_TESTS, False),
     "incremental build": (PHASE_2, True),
 }
 

@@ -28,6 +28,8 @@ from tests.functional.harness import (
     CATALOG_OPERATIONS,
     INTEGRATION_PROJECT,
     PYTHON_MODEL,
+    PYTHON_MODEL_TABLES,
+    WITHOUT_DATA_TESTS,
     WITHOUT_PYTHON_MODEL,
     IntegrationBuilds,
     assert_tables_match,
@@ -110,11 +112,6 @@ def thrift_output(state: dict, threads: int = 4) -> dict:
     }
 
 
-# The first build's data tests are left out: every table they read is compared after it.
-WITHOUT_DATA_TESTS = ("--exclude-resource-type", "test")
-PYTHON_MODEL_TABLES = (PYTHON_MODEL, f"{PYTHON_MODEL}_values")
-
-
 def test_the_integration_project_on_dbt_1_11_on_a_cluster_and_over_thrift(
     tmp_path: Path,
     cluster: dict,
@@ -149,7 +146,7 @@ def test_the_integration_project_on_dbt_1_11_on_a_cluster_and_over_thrift(
         "dbt-core 1.12 in process",
     )
     # Thrift runs every statement in another process: both builds, the second with the
-    # project's data tests.
+    # project's data tests (the first's: every table they read is compared after it).
     write_profile(tmp_path / "thrift", thrift_output(thrift))
     for phase, extra, reference in ((1, WITHOUT_DATA_TESTS, first), (2, (), second)):
         build_phase(tmp_path / "thrift", phase, *extra, *WITHOUT_PYTHON_MODEL, dbt=dbt111_dbt)

@@ -50,6 +50,7 @@ from tests.functional.harness import (
     INTEGRATION_PROJECT,
     PHASE_2,
     PYTHON_MODEL,
+    WITHOUT_DATA_TESTS,
     WITHOUT_PYTHON_MODEL,
     IntegrationBuilds,
     dbt_command,
@@ -779,7 +780,7 @@ def test_integration_project_gives_the_adapters_tables(
     write_profiles(
         tmp_path, "integration_tests", {**spark_output(thrift_server), "schema": "analytics"}
     )
-    builds = [("--exclude-resource-type", "test"), PHASE_2]
+    builds = [WITHOUT_DATA_TESTS, PHASE_2]
     for step, (extra, reference) in enumerate(zip(builds, integration_builds.tables, strict=True)):
         result = dbt_in(tmp_path, project, "build", *extra, *WITHOUT_PYTHON_MODEL)
         statuses = node_statuses(passed_run_results(result, tmp_path / "target"))

@@ -45,8 +45,12 @@ def test_integration_project_gives_the_same_tables_on_spark_4_1_through_a_rest_c
     assert pyspark.__version__.startswith("3.5."), f"the reference is pyspark {pyspark.__version__}"
     warehouse = tmp_path / "rest-warehouse"
     with iceberg_rest_server(warehouse, tmp_path / "server.log") as uri:
-        keys = {"schema": SCHEMA, "catalog_type": "rest", "catalog_uri": uri}
-        keys["warehouse"] = warehouse.as_uri()
+        keys = {
+            "schema": SCHEMA,
+            "catalog_type": "rest",
+            "catalog_uri": uri,
+            "warehouse": warehouse.as_uri(),
+        }
         output = {
             "type": "s3tables",
             "method": "session",

@@ -240,8 +240,9 @@ class TableChanges:
         loaded: Table | None = None,
     ) -> None:
         """Create `branch` at snapshot `base`, main's current one (else MainMoved), and
-        remove the branches `stale` picks among the table's, in one commit (from `loaded`,
-        see `_commit_to`)."""
+        remove the branches `stale` picks among the table's, in one commit. From `loaded`
+        (see `_commit_to`), main is checked as that load saw it: the commit asserts only
+        that the branch is new, so a main moved since is found by the branch's publish."""
 
         def change(table: Table) -> MetadataChange:
             check_main_at(table, base)

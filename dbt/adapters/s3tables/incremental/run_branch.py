@@ -159,7 +159,8 @@ class RunBranch:
         self.removed.difference_update(wanted)
 
     def open(self) -> None:
-        """The branch at the run's base (main still there, else MainMoved), with the run
+        """The branch at the run's base (main still there, else MainMoved; as the plan's
+        load saw it on the first creation, the publish checking main again), with the run
         branches of killed runs removed in the same commit."""
         planned, self.planned = self.planned, None
         self.iceberg.create_branch(
